@@ -1,0 +1,159 @@
+import assert from 'node:assert/strict';
+import { readdirSync, readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import {
+  AbortedError,
+  ArgumentError,
+  DecodeError,
+  LimitError,
+  LongLivedChild,
+  SpawnError,
+  TimeoutError,
+  run,
+} from '../../src/process/index.js';
+
+function openFdCount(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+/** Children of this process, from /proc (zombies included: they still have a stat entry). */
+function childPids(): number[] {
+  const mine = String(process.pid);
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (fields[1] === mine) pids.push(Number(entry));
+    } catch {
+      // exited while listing
+    }
+  }
+  return pids;
+}
+
+describe('run', () => {
+  it('captures stdout and stderr separately with status, pid and timing', async () => {
+    const result = await run(['sh', '-c', 'printf out; printf err >&2; exit 3']);
+    assert.equal(result.stdout.toString(), 'out');
+    assert.equal(result.stderr.toString(), 'err');
+    assert.equal(result.exitCode, 3);
+    assert.equal(result.ok, false);
+    assert.ok(result.pid > 0);
+    assert.ok(result.elapsedMs > 0);
+    assert.deepEqual(result.argv, ['sh', '-c', 'printf out; printf err >&2; exit 3']);
+  });
+
+  it('passes argv without a shell and feeds stdin bytes', async () => {
+    const result = await run(['cat'], { input: Buffer.from([0, 1, 2, 255]) });
+    assert.deepEqual([...result.stdout], [0, 1, 2, 255]);
+    const echoed = await run(['printf', '%s', '$(whoami); `id` *']);
+    assert.equal(echoed.text(), '$(whoami); `id` *');
+  });
+
+  it('decodes UTF-8 only when asked, strictly', async () => {
+    const result = await run(['printf', '\\377ok']);
+    assert.throws(() => result.text(), DecodeError);
+    assert.equal(result.lossyText(), '\ufffdok');
+  });
+
+  it('reports a signal exit', async () => {
+    const result = await run(['sh', '-c', 'kill -TERM $$']);
+    assert.equal(result.exitCode, null);
+    assert.equal(result.signal, 'SIGTERM');
+  });
+
+  it('keeps large output intact up to the cap and fails past it', async () => {
+    const big = await run(['head', '-c', String(1024 * 1024), '/dev/zero']);
+    assert.equal(big.stdout.length, 1024 * 1024);
+    await assert.rejects(run(['head', '-c', String(1024 * 1024 + 1), '/dev/zero']), (error: unknown) => {
+      assert.ok(error instanceof LimitError);
+      assert.equal(error.limit, 'stdout');
+      return true;
+    });
+    await assert.rejects(run(['sh', '-c', 'head -c 300000 /dev/zero >&2']), LimitError);
+  });
+
+  it('rejects oversized argv and stdin before starting anything', async () => {
+    const before = (await import('../../src/process/index.js')).processDiagnostics().spawned;
+    await assert.rejects(run(['echo', 'x'.repeat(300 * 1024)]), (error: unknown) => {
+      assert.ok(error instanceof LimitError);
+      assert.equal(error.delivery, 'not_sent');
+      return true;
+    });
+    await assert.rejects(run(['cat'], { input: Buffer.alloc(2 * 1024 * 1024) }), LimitError);
+    await assert.rejects(run([]), ArgumentError);
+    await assert.rejects(run(['echo', 'a\0b']), ArgumentError);
+    assert.equal((await import('../../src/process/index.js')).processDiagnostics().spawned, before);
+  });
+
+  it('reports a missing executable as a spawn error with nothing sent', async () => {
+    await assert.rejects(run(['/nonexistent/drover-no-such-binary']), (error: unknown) => {
+      assert.ok(error instanceof SpawnError);
+      assert.equal(error.delivery, 'not_sent');
+      return true;
+    });
+  });
+
+  it('kills and reaps at the deadline', async () => {
+    const started = Date.now();
+    await assert.rejects(run(['sleep', '10'], { timeoutMs: 200 }), (error: unknown) => {
+      assert.ok(error instanceof TimeoutError);
+      assert.equal(error.delivery, 'possibly_sent');
+      return true;
+    });
+    assert.ok(Date.now() - started < 1500);
+    assert.deepEqual(childPids(), []);
+  });
+
+  it('times out when the child exited but a descendant holds the pipe open', async () => {
+    const started = Date.now();
+    await assert.rejects(run(['sh', '-c', 'sleep 10 & exit 0'], { timeoutMs: 300 }), TimeoutError);
+    assert.ok(Date.now() - started < 1500);
+  });
+
+  it('honours an AbortSignal', async () => {
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 100);
+    await assert.rejects(run(['sleep', '10'], { signal: controller.signal }), AbortedError);
+    const aborted = AbortSignal.abort();
+    await assert.rejects(run(['true'], { signal: aborted }), (error: unknown) => {
+      assert.ok(error instanceof AbortedError);
+      assert.equal(error.delivery, 'not_sent');
+      return true;
+    });
+  });
+
+  it('leaks no descriptors and no children over 500 timeouts', async () => {
+    await run(['true']);
+    const fdsBefore = openFdCount();
+    const batch = 25;
+    for (let i = 0; i < 500; i += batch) {
+      const calls = Array.from({ length: batch }, () => run(['sleep', '5'], { timeoutMs: 20 }).then(
+        () => assert.fail('expected a timeout'),
+        (error: unknown) => assert.ok(error instanceof TimeoutError),
+      ));
+      await Promise.all(calls);
+    }
+    // Let the event loop close the last handles.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.deepEqual(childPids(), []);
+    assert.ok(openFdCount() <= fdsBefore, `fds grew from ${fdsBefore} to ${openFdCount()}`);
+  });
+});
+
+describe('LongLivedChild', () => {
+  it('stops a child that ignores SIGTERM within its grace', async () => {
+    const child = await LongLivedChild.start(['sh', '-c', 'trap "" TERM; while :; do sleep 0.05; done']);
+    const started = Date.now();
+    const exit = await child.stop(200);
+    assert.equal(exit.signal, 'SIGKILL');
+    assert.ok(Date.now() - started < 1500);
+    assert.deepEqual(childPids(), []);
+  });
+
+  it('reports a missing executable', async () => {
+    await assert.rejects(LongLivedChild.start(['/nonexistent/drover-no-such-binary']), SpawnError);
+  });
+});
