@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { readdirSync, readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import {
   AbortedError,
@@ -11,27 +10,7 @@ import {
   TimeoutError,
   run,
 } from '../../src/process/index.js';
-
-function openFdCount(): number {
-  return readdirSync('/proc/self/fd').length;
-}
-
-/** Children of this process, from /proc (zombies included: they still have a stat entry). */
-function childPids(): number[] {
-  const mine = String(process.pid);
-  const pids: number[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      if (fields[1] === mine) pids.push(Number(entry));
-    } catch {
-      // exited while listing
-    }
-  }
-  return pids;
-}
+import { childPids, openFdCount } from '../support/proc.js';
 
 describe('run', () => {
   it('captures stdout and stderr separately with status, pid and timing', async () => {

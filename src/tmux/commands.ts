@@ -1,0 +1,371 @@
+import { statSync } from 'node:fs';
+import { ArgumentError } from './errors.js';
+import { escapeFormat, protectArgument } from './escape.js';
+import type { PaneId, SessionId, WindowId } from './ids.js';
+
+/**
+ * One tmux argv builder per operation. Builders validate their inputs and return the tmux
+ * arguments (without executable or socket flags); they perform no I/O beyond checking that
+ * a requested working directory exists.
+ */
+
+/** Printed by every creation command: the ids tmux assigned, from the same reply. */
+export const CREATION_FORMAT = '#{session_id} #{window_id} #{pane_id}';
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const OPTION_NAME = /^@?[A-Za-z0-9_-]+(\[\d+\])?$/;
+const MAX_NAME_BYTES = 1024;
+
+export interface SpawnSpec {
+  /** Working directory; must be an existing directory. Unset = tmux's default. */
+  cwd?: string;
+  /** Extra environment for the new pane; values are literal. */
+  env?: Readonly<Record<string, string>>;
+  /**
+   * The program as argv. One element is run directly (never through `sh -c`); to use a
+   * shell, pass it explicitly: ['sh', '-c', '…'].
+   */
+  command?: readonly string[];
+}
+
+export function checkName(what: string, name: string): string {
+  if (typeof name !== 'string' || name === '') throw new ArgumentError(`${what} must be a non-empty string`);
+  if (name.includes('\0')) throw new ArgumentError(`${what} contains NUL`);
+  if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw new ArgumentError(`${what} is longer than ${MAX_NAME_BYTES} bytes`);
+  return name;
+}
+
+export function checkEnvName(name: string): string {
+  if (!ENV_NAME.test(name)) throw new ArgumentError(`${JSON.stringify(name)} is not a valid environment variable name`);
+  return name;
+}
+
+export function checkOptionName(name: string): string {
+  if (typeof name !== 'string' || !OPTION_NAME.test(name)) throw new ArgumentError(`${JSON.stringify(name)} is not a valid tmux option name`);
+  return name;
+}
+
+function checkDirectory(cwd: string): void {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(cwd).isDirectory();
+  } catch {
+    throw new ArgumentError(`working directory ${cwd} does not exist`);
+  }
+  if (!isDirectory) throw new ArgumentError(`working directory ${cwd} is not a directory`);
+}
+
+function spawnArgs(spec: SpawnSpec): { flags: string[]; command: string[] } {
+  const flags: string[] = [];
+  if (spec.cwd !== undefined) {
+    checkName('cwd', spec.cwd);
+    checkDirectory(spec.cwd);
+    flags.push('-c', protectArgument(escapeFormat(spec.cwd)));
+  }
+  for (const [name, value] of Object.entries(spec.env ?? {})) {
+    checkEnvName(name);
+    if (typeof value !== 'string' || value.includes('\0')) throw new ArgumentError(`environment value for ${name} must be a string without NUL`);
+    flags.push('-e', protectArgument(`${name}=${value}`));
+  }
+  const command: string[] = [];
+  if (spec.command !== undefined) {
+    if (!Array.isArray(spec.command) || spec.command.length === 0) throw new ArgumentError('command must be a non-empty argv array');
+    spec.command.forEach((arg, i) => {
+      if (typeof arg !== 'string' || arg.includes('\0')) throw new ArgumentError(`command[${i}] must be a string without NUL`);
+    });
+    // tmux hands a lone argument to `sh -c`; env makes it an exec of exactly that program.
+    const argv = spec.command.length === 1 ? ['/usr/bin/env', '--', spec.command[0]!] : spec.command;
+    command.push(...argv.map(protectArgument));
+  }
+  return { flags, command };
+}
+
+export interface NewSessionSpec extends SpawnSpec {
+  name?: string;
+  windowName?: string;
+  width?: number;
+  height?: number;
+}
+
+export function newSessionArgs(spec: NewSessionSpec = {}): string[] {
+  const args = ['new-session', '-d', '-P', '-F', CREATION_FORMAT];
+  if (spec.name !== undefined) args.push('-s', protectArgument(escapeFormat(checkName('session name', spec.name))));
+  if (spec.windowName !== undefined) args.push('-n', protectArgument(escapeFormat(checkName('window name', spec.windowName))));
+  if (spec.width !== undefined) args.push('-x', String(checkCells('width', spec.width)));
+  if (spec.height !== undefined) args.push('-y', String(checkCells('height', spec.height)));
+  const { flags, command } = spawnArgs(spec);
+  return [...args, ...flags, ...command];
+}
+
+export interface NewWindowSpec extends SpawnSpec {
+  name?: string;
+  /** Explicit window index; an index already in use fails instead of replacing it. */
+  index?: number;
+  /** Make the new window current in its session (default false). */
+  focus?: boolean;
+}
+
+export function newWindowArgs(session: SessionId, spec: NewWindowSpec = {}): string[] {
+  const args = ['new-window', '-P', '-F', CREATION_FORMAT];
+  if (!spec.focus) args.push('-d');
+  const index = spec.index === undefined ? '' : String(checkIndex(spec.index));
+  args.push('-t', `${session}:${index}`);
+  if (spec.name !== undefined) args.push('-n', protectArgument(escapeFormat(checkName('window name', spec.name))));
+  const { flags, command } = spawnArgs(spec);
+  return [...args, ...flags, ...command];
+}
+
+export type SplitDirection = 'horizontal' | 'vertical';
+
+export interface SplitSpec extends SpawnSpec {
+  /** horizontal: the new pane sits beside the target (tmux -h); vertical: below it (tmux -v). */
+  direction: SplitDirection;
+  /** Put the new pane left of / above the target instead. */
+  before?: boolean;
+  /** Cells, or a percentage string like "30%". */
+  size?: number | string;
+  /** Split across the whole window rather than the target pane (tmux -f). */
+  fullSize?: boolean;
+  focus?: boolean;
+}
+
+export function splitArgs(target: PaneId | WindowId, spec: SplitSpec): string[] {
+  if (spec.direction !== 'horizontal' && spec.direction !== 'vertical') {
+    throw new ArgumentError('split direction must be "horizontal" or "vertical"');
+  }
+  const args = ['split-window', '-P', '-F', CREATION_FORMAT, '-t', target, spec.direction === 'horizontal' ? '-h' : '-v'];
+  if (!spec.focus) args.push('-d');
+  if (spec.before) args.push('-b');
+  if (spec.fullSize) args.push('-f');
+  if (spec.size !== undefined) args.push('-l', checkSize(spec.size));
+  const { flags, command } = spawnArgs(spec);
+  return [...args, ...flags, ...command];
+}
+
+export interface RespawnSpec extends SpawnSpec {
+  command: readonly string[];
+  /** Kill a still-running program first (tmux -k); otherwise a live pane refuses. */
+  kill?: boolean;
+}
+
+export function respawnPaneArgs(pane: PaneId, spec: RespawnSpec): string[] {
+  const args = ['respawn-pane', '-t', pane];
+  if (spec.kill) args.push('-k');
+  const { flags, command } = spawnArgs(spec);
+  return [...args, ...flags, ...command];
+}
+
+export function checkCells(what: string, value: number): number {
+  if (!Number.isSafeInteger(value) || value <= 0) throw new ArgumentError(`${what} must be a positive number of cells`);
+  return value;
+}
+
+function checkIndex(index: number): number {
+  if (!Number.isSafeInteger(index) || index < 0) throw new ArgumentError('window index must be a non-negative integer');
+  return index;
+}
+
+function checkSize(size: number | string): string {
+  if (typeof size === 'number') return String(checkCells('size', size));
+  const match = /^(\d{1,3})%$/.exec(size);
+  if (!match || Number(match[1]) < 1 || Number(match[1]) > 100) throw new ArgumentError(`size ${JSON.stringify(size)} must be cells or a percentage like "30%"`);
+  return size;
+}
+
+const LAYOUT_NAMES = ['even-horizontal', 'even-vertical', 'main-horizontal', 'main-vertical', 'tiled'] as const;
+const MIRRORED_LAYOUTS = ['main-horizontal-mirrored', 'main-vertical-mirrored'] as const;
+const SAVED_LAYOUT = /^[0-9a-f]{4},\d+x\d+,\d+,\d+[,[{]/;
+
+/**
+ * Resolves a layout name the way tmux does (full names and unambiguous prefixes) or accepts
+ * a saved layout string; anything else fails before tmux is asked.
+ */
+export function resolveLayout(layout: string, tmuxVersion?: string): string {
+  if (typeof layout !== 'string' || layout === '') throw new ArgumentError('layout must be a non-empty string');
+  if (/^[0-9a-f]{4},/.test(layout)) {
+    if (!SAVED_LAYOUT.test(layout)) throw new ArgumentError('saved layout string is malformed (expected "XXXX,WxH,X,Y…")');
+    return layout;
+  }
+  const mirroredSupported = tmuxVersion !== undefined && versionAtLeast(tmuxVersion, '3.5');
+  const names: readonly string[] = mirroredSupported ? [...LAYOUT_NAMES, ...MIRRORED_LAYOUTS] : LAYOUT_NAMES;
+  if (names.includes(layout)) return layout;
+  if ((MIRRORED_LAYOUTS as readonly string[]).includes(layout)) throw new ArgumentError(`layout ${layout} needs tmux 3.5 or newer`);
+  const matches = names.filter((name) => name.startsWith(layout));
+  if (matches.length === 1) return matches[0]!;
+  if (matches.length > 1) throw new ArgumentError(`layout ${JSON.stringify(layout)} is ambiguous (${matches.join(', ')})`);
+  throw new ArgumentError(`unknown layout ${JSON.stringify(layout)} (layouts: ${names.join(', ')})`);
+}
+
+/** Compares tmux version strings like "3.3a", "3.5", "next-3.6". */
+export function versionAtLeast(version: string, minimum: string): boolean {
+  const parse = (v: string): [number, number, number] => {
+    const match = /(\d+)\.(\d+)([a-z]?)/.exec(v);
+    if (!match) return [0, 0, 0];
+    return [Number(match[1]), Number(match[2]), match[3] ? match[3].charCodeAt(0) - 96 : 0];
+  };
+  const a = parse(version);
+  const b = parse(minimum);
+  for (let i = 0; i < 3; i += 1) {
+    if (a[i]! !== b[i]!) return a[i]! > b[i]!;
+  }
+  return true;
+}
+
+export function sendTextArgs(pane: PaneId, text: string): string[] {
+  if (typeof text !== 'string') throw new ArgumentError('text must be a string');
+  if (text.includes('\0')) throw new ArgumentError('text contains NUL');
+  return ['send-keys', '-t', pane, '-l', '--', protectArgument(text)];
+}
+
+export function sendKeysArgs(pane: PaneId, keys: readonly string[]): string[] {
+  if (!Array.isArray(keys) || keys.length === 0) throw new ArgumentError('keys must be a non-empty array of tmux key names');
+  keys.forEach((key, i) => {
+    if (typeof key !== 'string' || key === '' || key.includes('\0')) throw new ArgumentError(`keys[${i}] must be a non-empty key name`);
+  });
+  return ['send-keys', '-t', pane, '--', ...keys.map(protectArgument)];
+}
+
+export interface CaptureSpec {
+  /** First line: 0 is the top of the visible screen, negative lines reach into history, "-" is the start of history. */
+  start?: number | '-';
+  /** Last line, or "-" for the end of the visible screen. */
+  end?: number | '-';
+  /** Keep escape sequences for colours and attributes (tmux -e). */
+  escapes?: boolean;
+  /** Join wrapped lines (tmux -J). */
+  join?: boolean;
+  /** Keep trailing spaces at line ends (tmux -N). */
+  trailingSpaces?: boolean;
+  /** Capture the alternate screen (tmux -a). */
+  alternate?: boolean;
+  /** Capture output tmux has not yet processed (tmux -P). */
+  pending?: boolean;
+}
+
+export function captureArgs(pane: PaneId, spec: CaptureSpec = {}): string[] {
+  if (spec.alternate && spec.pending) throw new ArgumentError('alternate and pending captures are mutually exclusive');
+  const args = ['capture-pane', '-p', '-t', pane];
+  const line = (what: string, value: number | '-'): string => {
+    if (value === '-' || Number.isSafeInteger(value)) return String(value);
+    throw new ArgumentError(`${what} must be an integer or "-"`);
+  };
+  if (spec.start !== undefined) args.push('-S', line('start', spec.start));
+  if (spec.end !== undefined) args.push('-E', line('end', spec.end));
+  if (spec.escapes) args.push('-e');
+  if (spec.join) args.push('-J');
+  if (spec.trailingSpaces) args.push('-N');
+  if (spec.alternate) args.push('-a');
+  if (spec.pending) args.push('-P');
+  return args;
+}
+
+export type OptionScope =
+  | { kind: 'server' }
+  | { kind: 'global'; of: 'session' | 'window' | 'pane' }
+  | { kind: 'session'; id: SessionId }
+  | { kind: 'window'; id: WindowId }
+  | { kind: 'pane'; id: PaneId };
+
+function scopeFlags(scope: OptionScope): string[] {
+  switch (scope.kind) {
+    case 'server':
+      return ['-s'];
+    case 'global':
+      return scope.of === 'session' ? ['-g'] : scope.of === 'window' ? ['-g', '-w'] : ['-g', '-p'];
+    case 'session':
+      return ['-t', scope.id];
+    case 'window':
+      return ['-w', '-t', scope.id];
+    case 'pane':
+      return ['-p', '-t', scope.id];
+  }
+}
+
+/** Prints the value alone; absent prints nothing at all, empty prints an empty line. */
+export function showOptionArgs(scope: OptionScope, name: string, inherited: boolean): string[] {
+  return ['show-options', ...scopeFlags(scope), '-q', '-v', ...(inherited ? ['-A'] : []), checkOptionName(name)];
+}
+
+export function setOptionArgs(scope: OptionScope, name: string, value: string | number | boolean, append = false): string[] {
+  let text: string;
+  if (typeof value === 'boolean') text = value ? 'on' : 'off';
+  else if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new ArgumentError(`option ${name} value must be an integer`);
+    text = String(value);
+  } else if (typeof value === 'string') {
+    if (value.includes('\0')) throw new ArgumentError(`option ${name} value contains NUL`);
+    text = value;
+  } else throw new ArgumentError(`option ${name} value must be a string, integer or boolean`);
+  return ['set-option', ...scopeFlags(scope), ...(append ? ['-a'] : []), '--', checkOptionName(name), protectArgument(text)];
+}
+
+export function unsetOptionArgs(scope: OptionScope, name: string): string[] {
+  return ['set-option', ...scopeFlags(scope), '-u', '--', checkOptionName(name)];
+}
+
+export function listOptionArgs(scope: OptionScope, inherited: boolean): string[] {
+  return ['show-options', ...scopeFlags(scope), ...(inherited ? ['-A'] : [])];
+}
+
+export type HookScope = { kind: 'global' } | { kind: 'session'; id: SessionId } | { kind: 'window'; id: WindowId } | { kind: 'pane'; id: PaneId };
+
+function hookFlags(scope: HookScope): string[] {
+  switch (scope.kind) {
+    case 'global':
+      return ['-g'];
+    case 'session':
+      return ['-t', scope.id];
+    case 'window':
+      return ['-w', '-t', scope.id];
+    case 'pane':
+      return ['-p', '-t', scope.id];
+  }
+}
+
+export function showHooksArgs(scope: HookScope, name?: string): string[] {
+  return ['show-hooks', ...hookFlags(scope), ...(name === undefined ? [] : [checkOptionName(name)])];
+}
+
+export function setHookArgs(scope: HookScope, name: string, command: string, append = false): string[] {
+  checkName('hook command', command);
+  return ['set-hook', ...hookFlags(scope), ...(append ? ['-a'] : []), checkOptionName(name), protectArgument(command)];
+}
+
+export function unsetHookArgs(scope: HookScope, name: string): string[] {
+  return ['set-hook', ...hookFlags(scope), '-u', checkOptionName(name)];
+}
+
+export type EnvironmentScope = { kind: 'global' } | { kind: 'session'; id: SessionId };
+
+function envFlags(scope: EnvironmentScope): string[] {
+  return scope.kind === 'global' ? ['-g'] : ['-t', scope.id];
+}
+
+export function showEnvironmentArgs(scope: EnvironmentScope, name?: string): string[] {
+  return ['show-environment', ...envFlags(scope), ...(name === undefined ? [] : [checkEnvName(name)])];
+}
+
+export function setEnvironmentArgs(scope: EnvironmentScope, name: string, value: string, hidden = false): string[] {
+  if (typeof value !== 'string' || value.includes('\0')) throw new ArgumentError(`environment value for ${name} must be a string without NUL`);
+  return ['set-environment', ...envFlags(scope), ...(hidden ? ['-h'] : []), '--', checkEnvName(name), protectArgument(value)];
+}
+
+export function unsetEnvironmentArgs(scope: EnvironmentScope, name: string): string[] {
+  return ['set-environment', ...envFlags(scope), '-u', '--', checkEnvName(name)];
+}
+
+const BUFFER_NAME = /^[^\0\n]{1,256}$/;
+
+export function checkBufferName(name: string): string {
+  if (typeof name !== 'string' || !BUFFER_NAME.test(name)) throw new ArgumentError('buffer name must be 1–256 characters without NUL or newline');
+  return name;
+}
+
+export type WaitAction = 'wait' | 'signal' | 'lock' | 'unlock';
+
+export function waitForArgs(channel: string, action: WaitAction): string[] {
+  checkName('channel', channel);
+  const flag = { wait: [], signal: ['-S'], lock: ['-L'], unlock: ['-U'] }[action];
+  if (!flag) throw new ArgumentError(`wait action must be wait, signal, lock or unlock`);
+  return ['wait-for', ...flag, protectArgument(channel)];
+}

@@ -1,0 +1,512 @@
+import { statSync } from 'node:fs';
+import { connect } from 'node:net';
+import { runOnTerminal, type TerminalResult } from '../process/index.js';
+import {
+  checkName,
+  newSessionArgs,
+  waitForArgs,
+  type NewSessionSpec,
+  type WaitAction,
+} from './commands.js';
+import { Criteria } from './criteria.js';
+import { Deadline, type OperationOptions } from './deadline.js';
+import { Endpoint } from './endpoint.js';
+import {
+  ArgumentError,
+  CapacityError,
+  ClosedError,
+  CommandError,
+  DroverError,
+  ServerReplacedError,
+  ServerUnreachableError,
+  TargetNotFoundError,
+  TimeoutError,
+} from './errors.js';
+import { protectArgument } from './escape.js';
+import { checkId, type PaneId, type SessionId, type WindowId } from './ids.js';
+import { Environment, Options, Hooks, Buffers } from './settings.js';
+import { OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
+import { Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
+import { Selection, Snapshot, snapshotCommands, type PaneRecord, type SnapshotOptions } from './snapshot.js';
+import { CommandResult, SpawnTransport, type CommandTransport } from './transport.js';
+
+export interface ServerOptions {
+  /** Requests admitted at once; further requests wait within their own deadline. Default 32. */
+  maxRequests?: number;
+  /** Control connections this binding may hold. Default 4. */
+  maxControlConnections?: number;
+  /** How long close() waits for in-flight work. Default 500 ms. */
+  closeTimeoutMs?: number;
+  /** Base environment for tmux clients ($TMUX and $TMUX_PANE are always removed). */
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface StartOptions extends ServerOptions, Omit<DaemonStartOptions, 'env'> {}
+
+export interface RunOptions extends OperationOptions {
+  /** Bytes for the tmux client's stdin (e.g. `load-buffer -`). */
+  input?: Uint8Array | string;
+}
+
+/** Aggregate evidence of a `;`-joined group: per-step outcomes are not known. */
+export interface GroupResult {
+  readonly result: CommandResult;
+  readonly steps: number;
+  readonly ok: boolean;
+  readonly transactional: false;
+}
+
+export interface ServerDiagnostics {
+  readonly owned: boolean;
+  readonly closed: boolean;
+  readonly admittedRequests: number;
+  readonly waitingRequests: number;
+  readonly controlConnections: number;
+  readonly limits: { readonly maxRequests: number; readonly maxControlConnections: number; readonly closeTimeoutMs: number };
+}
+
+interface SocketIdentity {
+  dev: number;
+  ino: number;
+}
+
+const UNREACHABLE = /^(no server running on|error connecting to|server exited unexpectedly|lost server|server version is too old|open terminal failed)/m;
+const NOT_FOUND = /can't find (session|window|pane|client)[: ]\s*(.*)$/m;
+
+/** Turns a failed tmux reply into the matching typed error. */
+export function failureOf(result: CommandResult): DroverError {
+  const message = result.stderrText() || result.stdout.toString('utf8').trim() || `exit status ${result.exitCode}`;
+  if (UNREACHABLE.test(message)) {
+    const neverConnected = /^(no server running on|error connecting to)/m.test(message);
+    return new ServerUnreachableError(`tmux server unreachable: ${message}`, { delivery: neverConnected ? 'not_sent' : 'possibly_sent' });
+  }
+  const missing = NOT_FOUND.exec(message);
+  if (missing) return new TargetNotFoundError(missing[2]!.trim() || missing[1]!, { result });
+  return new CommandError(`tmux ${result.args[0] ?? ''} failed: ${message}`, { result });
+}
+
+/** A small counting semaphore whose waiters give up at their own deadline. */
+class Admission {
+  admitted = 0;
+  private readonly waiters: { resolve: () => void; reject: (e: Error) => void }[] = [];
+  constructor(readonly limit: number) {}
+
+  get waiting(): number {
+    return this.waiters.length;
+  }
+
+  async acquire(deadline: Deadline): Promise<() => void> {
+    if (this.admitted < this.limit) {
+      this.admitted += 1;
+      return () => this.release();
+    }
+    const remaining = deadline.remaining();
+    await new Promise<void>((resolve, reject) => {
+      const waiter = {
+        resolve: () => {
+          clearTimeout(timer);
+          resolve();
+        },
+        reject: (e: Error) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+      const timer = setTimeout(() => {
+        this.waiters.splice(this.waiters.indexOf(waiter), 1);
+        reject(new TimeoutError(`no request slot became free within ${deadline.timeoutMs} ms`, deadline.timeoutMs, { phase: 'admit', delivery: 'not_sent' }));
+      }, remaining);
+      this.waiters.push(waiter);
+    });
+    return () => this.release();
+  }
+
+  private release(): void {
+    const next = this.waiters.shift();
+    if (next) next.resolve();
+    else this.admitted -= 1;
+  }
+
+  rejectWaiters(error: Error): void {
+    for (const waiter of this.waiters.splice(0)) waiter.reject(error);
+  }
+}
+
+function identityOf(socketPath: string): SocketIdentity | undefined {
+  try {
+    const stat = statSync(socketPath);
+    return stat.isSocket() ? { dev: stat.dev, ino: stat.ino } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function probeSocket(socketPath: string, timeoutMs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const socket = connect(socketPath);
+    const timer = setTimeout(() => {
+      socket.destroy();
+      reject(new ServerUnreachableError(`tmux server at ${socketPath} did not accept a connection within ${timeoutMs} ms`));
+    }, timeoutMs);
+    socket.once('connect', () => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve();
+    });
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new ServerUnreachableError(`no tmux server is listening at ${socketPath} (${error.code ?? error.message})`));
+    });
+  });
+}
+
+/**
+ * A binding to one tmux server: borrowed (`Server.open`) or owned (`Server.start`). Handles,
+ * snapshots and raw commands go through it; `close()` releases what the binding owns.
+ */
+export class Server {
+  readonly endpoint: Endpoint;
+  private readonly daemon: OwnedDaemon | undefined;
+  private readonly identity: SocketIdentity;
+  private readonly admission: Admission;
+  private readonly limits: Required<Pick<ServerOptions, 'maxRequests' | 'maxControlConnections' | 'closeTimeoutMs'>>;
+  private transport: CommandTransport;
+  private readonly spawnTransport: SpawnTransport;
+  private closed = false;
+  private cachedVersion: string | undefined;
+  /** Extra resources (control connections) retired with the binding. */
+  private readonly owned = new Set<{ close(): Promise<void> }>();
+
+  private constructor(endpoint: Endpoint, identity: SocketIdentity, daemon: OwnedDaemon | undefined, options: ServerOptions) {
+    this.endpoint = endpoint;
+    this.identity = identity;
+    this.daemon = daemon;
+    this.limits = {
+      maxRequests: options.maxRequests ?? 32,
+      maxControlConnections: options.maxControlConnections ?? 4,
+      closeTimeoutMs: options.closeTimeoutMs ?? 500,
+    };
+    if (!Number.isSafeInteger(this.limits.maxRequests) || this.limits.maxRequests < 1) throw new ArgumentError('maxRequests must be a positive integer');
+    this.admission = new Admission(this.limits.maxRequests);
+    this.spawnTransport = new SpawnTransport(endpoint, options.env);
+    this.transport = this.spawnTransport;
+  }
+
+  /** Binds a running server. Starts nothing; a missing socket or a dead server fails here. */
+  static async open(endpoint: Endpoint, options: ServerOptions = {}): Promise<Server> {
+    const identity = identityOf(endpoint.socketPath);
+    if (!identity) throw new ServerUnreachableError(`no tmux server socket at ${endpoint.socketPath}`);
+    await probeSocket(endpoint.socketPath, 1000);
+    return new Server(endpoint, identity, undefined, options);
+  }
+
+  /** Starts and owns a private tmux server in a fresh 0700 temporary directory. */
+  static async start(options: StartOptions = {}): Promise<Server> {
+    const daemon = await OwnedDaemon.start({ ...options, env: options.env });
+    const identity = identityOf(daemon.record.socketPath);
+    if (!identity) {
+      await daemon.retire().catch(() => undefined);
+      throw new ServerUnreachableError('the owned tmux server socket disappeared right after start');
+    }
+    return new Server(daemon.endpoint, identity, daemon, options);
+  }
+
+  /** Binds a persistent daemon drover started earlier, taking back its ownership. */
+  static async adopt(record: OwnedDaemonRecord, options: ServerOptions = {}): Promise<Server> {
+    const daemon = await OwnedDaemon.adopt(record, { env: options.env });
+    const identity = identityOf(record.socketPath);
+    if (!identity) throw new ServerUnreachableError(`no tmux server socket at ${record.socketPath}`);
+    return new Server(daemon.endpoint, identity, daemon, options);
+  }
+
+  /** True when closing this binding retires the daemon itself. */
+  get ownsDaemon(): boolean {
+    return this.daemon !== undefined;
+  }
+
+  /** Where an owned daemon lives (to record it for later adoption). */
+  get ownedRecord(): OwnedDaemonRecord | undefined {
+    return this.daemon?.record;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /** The transport typed operations currently use. */
+  get transportKind(): 'spawn' | 'control' {
+    return this.transport.kind;
+  }
+
+  /** Replaces the transport for typed operations (the control-mode layer installs itself here). */
+  useTransport(transport: CommandTransport | undefined): void {
+    this.transport = transport ?? this.spawnTransport;
+  }
+
+  /** Registers a resource retired by close(), counted against the control-connection limit. */
+  adoptResource(resource: { close(): Promise<void> }): () => void {
+    if (this.closed) throw new ClosedError();
+    if (this.owned.size >= this.limits.maxControlConnections) {
+      throw new CapacityError(`this binding already holds ${this.limits.maxControlConnections} control connections`);
+    }
+    this.owned.add(resource);
+    return () => this.owned.delete(resource);
+  }
+
+  private checkIdentity(): void {
+    const now = identityOf(this.endpoint.socketPath);
+    if (!now) throw new ServerUnreachableError(`the tmux server socket ${this.endpoint.socketPath} is gone`);
+    if (now.dev !== this.identity.dev || now.ino !== this.identity.ino) {
+      throw new ServerReplacedError(`the tmux server socket ${this.endpoint.socketPath} was replaced; this binding will not follow a new server`);
+    }
+  }
+
+  /** Runs tmux arguments on the chosen transport within the deadline, admission included. */
+  private async execute(args: readonly string[], deadline: Deadline, input: Uint8Array | undefined, transport: CommandTransport): Promise<CommandResult> {
+    if (this.closed) throw new ClosedError();
+    const release = await this.admission.acquire(deadline);
+    try {
+      if (transport.kind === 'spawn') this.checkIdentity();
+      return await transport.execute(args, { input, timeoutMs: deadline.remaining(), signal: deadline.signal });
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Submits a raw tmux command (argv, no shell) and returns its result, including a nonzero
+   * status. Separators, formats and aliases keep their tmux meaning; endpoint flags come
+   * from the binding and are rejected here.
+   */
+  async run(argv: readonly string[], options: RunOptions = {}): Promise<CommandResult> {
+    if (!Array.isArray(argv) || argv.length === 0) throw new ArgumentError('argv must be a non-empty array');
+    if (typeof argv[0] !== 'string' || argv[0].startsWith('-')) {
+      throw new ArgumentError(`raw commands start with a tmux command, not ${JSON.stringify(argv[0])}; the socket comes from the binding`);
+    }
+    const input = typeof options.input === 'string' ? Buffer.from(options.input) : options.input;
+    const transport = input ? this.spawnTransport : this.transport;
+    return this.execute(argv, Deadline.start(options), input, transport);
+  }
+
+  /** Runs several commands through one client, in order. Not transactional. */
+  async runGroup(commands: readonly (readonly string[])[], options: OperationOptions = {}): Promise<GroupResult> {
+    if (!Array.isArray(commands) || commands.length === 0) throw new ArgumentError('a group needs at least one command');
+    const args: string[] = [];
+    commands.forEach((command, i) => {
+      if (!Array.isArray(command) || command.length === 0 || command[0]!.startsWith('-')) throw new ArgumentError(`group command ${i} must start with a tmux command`);
+      if (i > 0) args.push(';');
+      args.push(...command);
+    });
+    const result = await this.execute(args, Deadline.start(options), undefined, this.spawnTransport);
+    return Object.freeze({ result, steps: commands.length, ok: result.ok, transactional: false as const });
+  }
+
+  /**
+   * Runs a tmux command for a typed operation: failures become typed errors (target not
+   * found, server unreachable, command error). Used by handles and by drover's other layers.
+   */
+  async command(args: readonly string[], options: OperationOptions & { deadline?: Deadline; input?: Uint8Array } = {}): Promise<CommandResult> {
+    const deadline = options.deadline ?? Deadline.start(options);
+    const transport = options.input ? this.spawnTransport : this.transport;
+    const result = await this.execute(args, deadline, options.input, transport);
+    if (!result.ok) throw failureOf(result);
+    return result;
+  }
+
+  /** Parses the ids printed by CREATION_FORMAT. */
+  creationIds(result: CommandResult): { session: SessionId; window: WindowId; pane: PaneId } {
+    const match = /^(\$\d+) (@\d+) (%\d+)\n?$/.exec(result.stdout.toString('latin1'));
+    if (!match) {
+      throw new CommandError(`tmux ${result.args[0]} succeeded but its reply did not name the created objects`, { result, delivery: 'observed' });
+    }
+    return { session: match[1] as SessionId, window: match[2] as WindowId, pane: match[3] as PaneId };
+  }
+
+  receipt(result: CommandResult): CreationReceipt {
+    const ids = this.creationIds(result);
+    return Object.freeze({ session: this.session(ids.session), window: this.window(ids.window), pane: this.pane(ids.pane), result });
+  }
+
+  session(id: string): Session {
+    return new Session(this, checkId('session', id));
+  }
+
+  window(id: string): Window {
+    return new Window(this, checkId('window', id));
+  }
+
+  pane(id: string): Pane {
+    return new Pane(this, checkId('pane', id));
+  }
+
+  windowLink(session: string, index: number, window: string): WindowLink {
+    return new WindowLink(this, checkId('session', session), index, checkId('window', window));
+  }
+
+  /** Creates a detached session; returns its handle, or the full receipt when asked. */
+  async newSession(spec: NewSessionSpec & OperationOptions & { receipt: true }): Promise<CreationReceipt>;
+  async newSession(spec?: NewSessionSpec & OperationOptions & { receipt?: false }): Promise<Session>;
+  async newSession(spec: NewSessionSpec & OperationOptions & { receipt?: boolean } = {}): Promise<Session | CreationReceipt> {
+    const result = await this.command(newSessionArgs(spec), spec);
+    const receipt = this.receipt(result);
+    return spec.receipt ? receipt : receipt.session;
+  }
+
+  /** The server's tmux version (read once per binding). */
+  async version(options: OperationOptions = {}): Promise<string> {
+    if (this.cachedVersion === undefined) {
+      this.cachedVersion = (await this.command(['display-message', '-p', '#{version}'], options)).text().trim();
+    }
+    return this.cachedVersion;
+  }
+
+  /** Reads sessions, windows and panes (clients optional) in one tmux invocation. */
+  async snapshot(options: SnapshotOptions & OperationOptions = {}): Promise<Snapshot> {
+    const startedAt = Date.now();
+    const args = snapshotCommands(options).flatMap((command, i) => (i === 0 ? command : [';', ...command]));
+    const deadline = Deadline.start(options);
+    const result = await this.execute(args, deadline, undefined, this.transport);
+    if (!result.ok) {
+      // An empty server answers the window and pane listings with "no current target".
+      const empty = result.stdout.length === 0 && /no current (target|session)|no sessions/.test(result.stderrText());
+      if (!empty) throw failureOf(result);
+      return new Snapshot(Buffer.alloc(0), { ...options, startedAt, finishedAt: Date.now() });
+    }
+    return new Snapshot(result.stdout, { ...options, startedAt, finishedAt: Date.now() });
+  }
+
+  /** Captures a snapshot and returns the panes matching criteria (wire form or Criteria). */
+  async searchPanes(criteria: Criteria | object | string, options: SnapshotOptions & OperationOptions = {}): Promise<Selection<PaneRecord>> {
+    const compiled = criteria instanceof Criteria ? criteria : typeof criteria === 'string' || 'version' in criteria ? Criteria.fromJSON(criteria) : Criteria.build('pane', criteria);
+    if (compiled.entity !== 'pane') throw new ArgumentError(`searchPanes needs pane criteria, not ${compiled.entity}`);
+    return (await this.snapshot(options)).panes.where(compiled);
+  }
+
+  async listSessions(options: OperationOptions = {}): Promise<Session[]> {
+    const result = await this.command(['list-sessions', '-F', '#{session_id}'], options);
+    return idsOf(result).map((id) => this.session(id));
+  }
+
+  async listWindows(options: OperationOptions = {}): Promise<Window[]> {
+    const result = await this.command(['list-windows', '-a', '-F', '#{window_id}'], options);
+    return [...new Set(idsOf(result))].map((id) => this.window(id));
+  }
+
+  async listPanes(options: OperationOptions = {}): Promise<Pane[]> {
+    const result = await this.command(['list-panes', '-a', '-F', '#{pane_id}'], options);
+    return [...new Set(idsOf(result))].map((id) => this.pane(id));
+  }
+
+  /**
+   * Expands a tmux format. With a target, the target's own id is printed in the same reply,
+   * so a vanished target is an error instead of tmux's silent fallback to another one.
+   */
+  async display(format: string, options: OperationOptions & { target?: Session | Window | Pane } = {}): Promise<Buffer> {
+    checkName('format', format);
+    const target = options.target;
+    if (!target) {
+      const result = await this.command(['display-message', '-p', protectArgument(format)], options);
+      return stripNewline(result.stdout);
+    }
+    const idVar = target.kind === 'session' ? 'session_id' : target.kind === 'window' ? 'window_id' : 'pane_id';
+    const result = await this.command(['display-message', '-p', '-t', target.id, protectArgument(`#{${idVar}} ${format}`)], options);
+    const out = stripNewline(result.stdout);
+    const space = out.indexOf(0x20);
+    const shownId = out.subarray(0, space === -1 ? out.length : space).toString('latin1');
+    if (shownId !== target.id) throw new TargetNotFoundError(target.id, { result });
+    return space === -1 ? Buffer.alloc(0) : out.subarray(space + 1);
+  }
+
+  options(scope: 'server' | 'global-session' | 'global-window' | 'global-pane' = 'server'): Options {
+    if (scope === 'server') return new Options(this, { kind: 'server' });
+    const of = scope.slice('global-'.length) as 'session' | 'window' | 'pane';
+    return new Options(this, { kind: 'global', of });
+  }
+
+  /** Global hooks (session scope, tmux -g). */
+  hooks(): Hooks {
+    return new Hooks(this, { kind: 'global' });
+  }
+
+  /** The server's global environment. */
+  environment(): Environment {
+    return new Environment(this, { kind: 'global' });
+  }
+
+  buffers(): Buffers {
+    return new Buffers(this);
+  }
+
+  /** tmux wait-for: wait on, signal, lock or unlock a channel within the deadline. */
+  async waitFor(channel: string, action: WaitAction = 'wait', options: OperationOptions = {}): Promise<CommandResult> {
+    return this.command(waitForArgs(channel, action), options);
+  }
+
+  /** Runs a tmux configuration file on the server (not inert: it executes). */
+  async sourceFile(path: string, options: OperationOptions = {}): Promise<CommandResult> {
+    checkName('path', path);
+    return this.command(['source-file', '--', protectArgument(path)], options);
+  }
+
+  /** Switches the named attached client to a session of this server. */
+  async switchClient(client: string, session: Session, options: OperationOptions = {}): Promise<CommandResult> {
+    checkName('client', client);
+    if (session.server !== this) throw new ArgumentError('the session belongs to another binding');
+    return this.command(['switch-client', '-E', '-c', protectArgument(client), '-t', session.id], options);
+  }
+
+  /** Attaches this process's terminal to a session until the user detaches. */
+  async attach(session: Session, options: { readOnly?: boolean; signal?: AbortSignal } = {}): Promise<TerminalResult> {
+    if (session.server !== this) throw new ArgumentError('the session belongs to another binding');
+    const env = { ...process.env };
+    delete env.TMUX;
+    delete env.TMUX_PANE;
+    return runOnTerminal([this.endpoint.executable, ...this.endpoint.args, 'attach-session', ...(options.readOnly ? ['-r'] : []), '-t', session.id], {
+      env,
+      signal: options.signal,
+    });
+  }
+
+  /** Submits kill-server: destroys every session of the daemon, borrowed or not. */
+  async kill(options: OperationOptions = {}): Promise<CommandResult> {
+    return this.execute(['kill-server'], Deadline.start(options), undefined, this.spawnTransport);
+  }
+
+  /**
+   * Stops admitting requests, closes owned connections and, when the daemon is owned,
+   * retires it and removes its directory. Idempotent; incomplete cleanup throws and can be
+   * retried.
+   */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.admission.rejectWaiters(new ClosedError('the binding was closed while waiting for admission'));
+    const cleanupErrors: Error[] = [];
+    for (const resource of [...this.owned]) {
+      await resource.close().catch((e: Error) => cleanupErrors.push(e));
+      this.owned.delete(resource);
+    }
+    await this.transport.close().catch((e: Error) => cleanupErrors.push(e));
+    if (this.daemon) await this.daemon.retire(this.limits.closeTimeoutMs).catch((e: Error) => cleanupErrors.push(e));
+    if (cleanupErrors.length > 0) throw new DroverError('closing the tmux binding left resources behind; retry close()', { phase: 'cleanup', cleanupErrors });
+  }
+
+  /** Local counts only: no I/O, no paths, no identifiers. */
+  diagnostics(): ServerDiagnostics {
+    return Object.freeze({
+      owned: this.ownsDaemon,
+      closed: this.closed,
+      admittedRequests: this.admission.admitted,
+      waitingRequests: this.admission.waiting,
+      controlConnections: this.owned.size,
+      limits: Object.freeze({ ...this.limits }),
+    });
+  }
+}
+
+function idsOf(result: CommandResult): string[] {
+  return result.stdout.toString('latin1').split('\n').filter((line) => line !== '');
+}
+
+function stripNewline(bytes: Buffer): Buffer {
+  return bytes.length > 0 && bytes[bytes.length - 1] === 0x0a ? bytes.subarray(0, -1) : bytes;
+}

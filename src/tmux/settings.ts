@@ -1,0 +1,230 @@
+import type { Server } from './server.js';
+import {
+  checkBufferName,
+  checkEnvName,
+  checkOptionName,
+  listOptionArgs,
+  setEnvironmentArgs,
+  setHookArgs,
+  setOptionArgs,
+  showEnvironmentArgs,
+  showHooksArgs,
+  showOptionArgs,
+  unsetEnvironmentArgs,
+  unsetHookArgs,
+  unsetOptionArgs,
+  type EnvironmentScope,
+  type HookScope,
+  type OptionScope,
+} from './commands.js';
+import type { OperationOptions } from './deadline.js';
+import { ArgumentError, FieldDecodeError, NoMatchError, TargetNotFoundError } from './errors.js';
+import { decodeUtf8 } from '../process/errors.js';
+import { protectArgument } from './escape.js';
+import { parseFramedRows, rowFormat } from './framing.js';
+import type { CommandResult } from './transport.js';
+
+/** One option's captured value: the raw bytes, with explicit conversions. */
+export class OptionValue {
+  constructor(
+    readonly name: string,
+    readonly raw: Buffer,
+    readonly inherited: boolean,
+  ) {
+    Object.freeze(this);
+  }
+
+  as(type: 'bytes'): Buffer;
+  as(type: 'string'): string;
+  as(type: 'integer'): number;
+  as(type: 'boolean'): boolean;
+  as(type: 'bytes' | 'string' | 'integer' | 'boolean'): Buffer | string | number | boolean {
+    switch (type) {
+      case 'bytes':
+        return this.raw;
+      case 'string':
+        try {
+          return decodeUtf8(this.raw, `option ${this.name}`);
+        } catch (cause) {
+          throw new FieldDecodeError(`option ${this.name} is not valid UTF-8`, { cause });
+        }
+      case 'integer': {
+        const text = this.raw.toString('latin1');
+        if (!/^-?\d+$/.test(text)) throw new FieldDecodeError(`option ${this.name} is not an integer`);
+        return Number(text);
+      }
+      case 'boolean': {
+        const text = this.raw.toString('latin1');
+        if (text === 'on' || text === '1') return true;
+        if (text === 'off' || text === '0') return false;
+        throw new FieldDecodeError(`option ${this.name} is not a boolean (on/off/1/0)`);
+      }
+      default:
+        throw new ArgumentError(`unknown option value type ${JSON.stringify(type)}`);
+    }
+  }
+
+  toString(): string {
+    return this.as('string');
+  }
+}
+
+function withoutFinalNewline(bytes: Buffer): Buffer {
+  return bytes.length > 0 && bytes[bytes.length - 1] === 0x0a ? bytes.subarray(0, -1) : bytes;
+}
+
+/** Options at one explicit scope. Absent and empty are different answers. */
+export class Options {
+  constructor(
+    private readonly server: Server,
+    readonly scope: OptionScope,
+  ) {}
+
+  /** The option's value; NoMatchError when it is not set at this scope (or inherited, if asked). */
+  async get(name: string, options: OperationOptions & { inherited?: boolean } = {}): Promise<OptionValue> {
+    const value = await this.getOrUndefined(name, options);
+    if (!value) throw new NoMatchError(`option ${name} is not set`);
+    return value;
+  }
+
+  async getOrUndefined(name: string, options: OperationOptions & { inherited?: boolean } = {}): Promise<OptionValue | undefined> {
+    const inherited = options.inherited ?? true;
+    const result = await this.server.command(showOptionArgs(this.scope, name, inherited), options);
+    // -q -v prints nothing for an absent option and a line (maybe empty) for a present one.
+    if (result.stdout.length === 0) return undefined;
+    return new OptionValue(name, withoutFinalNewline(result.stdout), false);
+  }
+
+  async set(name: string, value: string | number | boolean, options: OperationOptions & { append?: boolean } = {}): Promise<CommandResult> {
+    return this.server.command(setOptionArgs(this.scope, name, value, options.append), options);
+  }
+
+  async unset(name: string, options: OperationOptions = {}): Promise<CommandResult> {
+    return this.server.command(unsetOptionArgs(this.scope, name), options);
+  }
+
+  /** Option names and raw value text as tmux lists them at this scope. */
+  async list(options: OperationOptions & { inherited?: boolean } = {}): Promise<string[]> {
+    const result = await this.server.command(listOptionArgs(this.scope, options.inherited ?? false), options);
+    return result.lossyText().split('\n').filter((line) => line !== '');
+  }
+}
+
+/** Hooks at one explicit scope: authored tmux command text that tmux runs. */
+export class Hooks {
+  constructor(
+    private readonly server: Server,
+    readonly scope: HookScope,
+  ) {}
+
+  async list(options: OperationOptions = {}): Promise<string[]> {
+    const result = await this.server.command(showHooksArgs(this.scope), options);
+    return result.lossyText().split('\n').filter((line) => line !== '');
+  }
+
+  async set(name: string, command: string, options: OperationOptions & { append?: boolean } = {}): Promise<CommandResult> {
+    return this.server.command(setHookArgs(this.scope, name, command, options.append), options);
+  }
+
+  async unset(name: string, options: OperationOptions = {}): Promise<CommandResult> {
+    return this.server.command(unsetHookArgs(this.scope, name), options);
+  }
+
+  /** Runs the hook's commands now (tmux set-hook -R). */
+  async run(name: string, options: OperationOptions = {}): Promise<CommandResult> {
+    checkOptionName(name);
+    const flags = this.scope.kind === 'global' ? ['-g'] : this.scope.kind === 'session' ? ['-t', this.scope.id] : this.scope.kind === 'window' ? ['-w', '-t', this.scope.id] : ['-p', '-t', this.scope.id];
+    return this.server.command(['set-hook', ...flags, '-R', name], options);
+  }
+}
+
+/** Environment variables at the global or a session scope; values are literal. */
+export class Environment {
+  constructor(
+    private readonly server: Server,
+    readonly scope: EnvironmentScope,
+  ) {}
+
+  /** The value, or null when the variable is marked unset (`-NAME`); NoMatchError when absent. */
+  async get(name: string, options: OperationOptions = {}): Promise<string | null> {
+    checkEnvName(name);
+    let result: CommandResult;
+    try {
+      result = await this.server.command(showEnvironmentArgs(this.scope, name), options);
+    } catch (error) {
+      if (error instanceof Error && /unknown variable/.test(error.message) && !(error instanceof TargetNotFoundError)) {
+        throw new NoMatchError(`environment variable ${name} is not set`);
+      }
+      throw error;
+    }
+    const line = withoutFinalNewline(result.stdout).toString('utf8');
+    if (line === `-${name}`) return null;
+    if (!line.startsWith(`${name}=`)) throw new FieldDecodeError(`unexpected show-environment reply for ${name}`);
+    return line.slice(name.length + 1);
+  }
+
+  async set(name: string, value: string, options: OperationOptions & { hidden?: boolean } = {}): Promise<CommandResult> {
+    return this.server.command(setEnvironmentArgs(this.scope, name, value, options.hidden), options);
+  }
+
+  async unset(name: string, options: OperationOptions = {}): Promise<CommandResult> {
+    return this.server.command(unsetEnvironmentArgs(this.scope, name), options);
+  }
+
+  /** All variables at this scope; null marks a variable set to be removed. */
+  async list(options: OperationOptions = {}): Promise<Map<string, string | null>> {
+    const result = await this.server.command(showEnvironmentArgs(this.scope), options);
+    const out = new Map<string, string | null>();
+    for (const line of result.lossyText().split('\n')) {
+      if (line === '') continue;
+      if (line.startsWith('-')) out.set(line.slice(1), null);
+      else {
+        const eq = line.indexOf('=');
+        if (eq > 0) out.set(line.slice(0, eq), line.slice(eq + 1));
+      }
+    }
+    return out;
+  }
+}
+
+export interface BufferInfo {
+  readonly name: string;
+  readonly size: number;
+  readonly created: number;
+}
+
+const BUFFER_SPECS = [
+  { wire: 'buffer_name', type: 'string', emptyIsNull: false },
+  { wire: 'buffer_size', type: 'int', emptyIsNull: false },
+  { wire: 'buffer_created', type: 'time', emptyIsNull: false },
+] as const;
+
+/** Named paste buffers; contents are bytes, never passed through a temporary file. */
+export class Buffers {
+  constructor(private readonly server: Server) {}
+
+  async write(name: string, data: Uint8Array | string, options: OperationOptions = {}): Promise<CommandResult> {
+    checkBufferName(name);
+    const bytes = typeof data === 'string' ? Buffer.from(data) : Buffer.from(data);
+    return this.server.command(['load-buffer', '-b', protectArgument(name), '-'], { ...options, input: bytes.length > 0 ? bytes : Buffer.alloc(0) });
+  }
+
+  async read(name: string, options: OperationOptions = {}): Promise<Buffer> {
+    checkBufferName(name);
+    return (await this.server.command(['save-buffer', '-b', protectArgument(name), '-'], options)).stdout;
+  }
+
+  async delete(name: string, options: OperationOptions = {}): Promise<CommandResult> {
+    checkBufferName(name);
+    return this.server.command(['delete-buffer', '-b', protectArgument(name)], options);
+  }
+
+  async list(options: OperationOptions = {}): Promise<BufferInfo[]> {
+    const result = await this.server.command(['list-buffers', '-F', rowFormat('B', BUFFER_SPECS)], options);
+    return parseFramedRows(result.stdout, { B: 3 }).map((row) => ({
+      name: row.values[0]!.toString('utf8'),
+      size: Number(row.values[1]!.toString('latin1')),
+      created: Number(row.values[2]!.toString('latin1')),
+    }));
+  }
+}

@@ -1,0 +1,448 @@
+/* eslint-disable @typescript-eslint/no-empty-object-type, @typescript-eslint/no-unsafe-declaration-merging --
+   each record class merges with the interface of its catalog fields, whose readers are defined at runtime from the catalog. */
+import { performance } from 'node:perf_hooks';
+import {
+  CLIENT_FIELDS,
+  PANE_FIELDS,
+  SESSION_FIELDS,
+  WINDOW_FIELDS,
+  WINDOW_LINK_FIELDS,
+  type ClientFields,
+  type FieldSpec,
+  type FieldTable,
+  type PaneFields,
+  type SessionFields,
+  type WindowFields,
+} from './catalog.js';
+import { Criteria, type CriteriaEntity, type EvaluableRecord } from './criteria.js';
+import { ArgumentError, FieldDecodeError, IncompleteSnapshotError, MultipleMatchesError, NoMatchError } from './errors.js';
+import { DEFAULT_FRAMING_LIMITS, decodeField, parseFramedRows, rowFormat, tableSpecs, type FramingLimits, type RawRow } from './framing.js';
+import type { PaneId, SessionId, WindowId } from './ids.js';
+
+let nextCaptureId = 1;
+
+abstract class SnapshotRecord implements EvaluableRecord {
+  abstract readonly entity: CriteriaEntity;
+  protected readonly graph: SnapshotGraph;
+  private readonly rawByWire: ReadonlyMap<string, Buffer>;
+  private readonly decoded = new Map<string, string | number | boolean | null>();
+  private readonly specs: ReadonlyMap<string, FieldSpec>;
+
+  constructor(graph: SnapshotGraph, table: FieldTable, values: readonly Buffer[]) {
+    this.graph = graph;
+    const specs = tableSpecs(table);
+    this.specs = new Map(specs.map((s) => [s.wire, s]));
+    this.rawByWire = new Map(specs.map((s, i) => [s.wire, values[i]!]));
+  }
+
+  /** The exact bytes tmux printed for a field. */
+  raw(wire: string): Buffer {
+    const value = this.rawByWire.get(wire);
+    if (value === undefined) throw new ArgumentError(`${this.entity} has no field ${wire}`);
+    return value;
+  }
+
+  /** The field decoded by its catalog type; invalid UTF-8 raises FieldDecodeError. */
+  value(wire: string): string | number | boolean | null {
+    if (!this.decoded.has(wire)) this.decoded.set(wire, decodeField(this.specOf(wire), this.raw(wire)));
+    return this.decoded.get(wire)!;
+  }
+
+  abstract related(relation: string): readonly EvaluableRecord[];
+
+  /** Fields by tmux name; text that is not valid UTF-8 is shown with replacement characters. */
+  toJSON(): Record<string, string | number | boolean | null> {
+    const out: Record<string, string | number | boolean | null> = {};
+    for (const [wire, spec] of this.specs) {
+      try {
+        out[wire] = this.value(wire);
+      } catch (error) {
+        if (!(error instanceof FieldDecodeError) || spec.type !== 'string') throw error;
+        out[wire] = this.raw(wire).toString('utf8');
+      }
+    }
+    return out;
+  }
+
+  private specOf(wire: string): FieldSpec {
+    const spec = this.specs.get(wire);
+    if (!spec) throw new ArgumentError(`${this.entity} has no field ${wire}`);
+    return spec;
+  }
+}
+
+function defineReaders(proto: object, table: FieldTable): void {
+  for (const [key, spec] of Object.entries(table)) {
+    Object.defineProperty(proto, key, {
+      get(this: SnapshotRecord) {
+        return this.value(spec.wire);
+      },
+      enumerable: false,
+    });
+  }
+}
+
+export interface SessionRecord extends SessionFields {}
+export class SessionRecord extends SnapshotRecord {
+  readonly entity = 'session' as const;
+
+  /** Window links of this session in index order. */
+  links(): readonly WindowLinkRecord[] {
+    return this.graph.linksOfSession(this.sessionId as SessionId);
+  }
+
+  windows(): Selection<WindowRecord> {
+    return new Selection('window', this.links().map((l) => l.window()));
+  }
+
+  panes(): Selection<PaneRecord> {
+    return new Selection('pane', this.windows().toArray().flatMap((w) => w.panes().toArray()));
+  }
+
+  related(relation: string): readonly EvaluableRecord[] {
+    if (relation === 'windows') return this.windows().toArray();
+    if (relation === 'panes') return this.panes().toArray();
+    throw new ArgumentError(`session has no relation ${relation}`);
+  }
+}
+defineReaders(SessionRecord.prototype, SESSION_FIELDS);
+
+export class WindowLinkRecord {
+  readonly sessionId: SessionId;
+  readonly windowIndex: number;
+  readonly windowId: WindowId;
+  readonly windowActive: boolean;
+  private readonly graph: SnapshotGraph;
+
+  constructor(graph: SnapshotGraph, values: readonly Buffer[]) {
+    this.graph = graph;
+    const specs = tableSpecs(WINDOW_LINK_FIELDS);
+    this.sessionId = decodeField(specs[0]!, values[0]!) as SessionId;
+    this.windowIndex = decodeField(specs[1]!, values[1]!) as number;
+    this.windowId = decodeField(specs[2]!, values[2]!) as WindowId;
+    this.windowActive = decodeField(specs[3]!, values[3]!) as boolean;
+    Object.freeze(this);
+  }
+
+  session(): SessionRecord {
+    return this.graph.sessionById(this.sessionId);
+  }
+
+  window(): WindowRecord {
+    return this.graph.windowById(this.windowId);
+  }
+
+  toJSON(): Record<string, string | number | boolean> {
+    return { session_id: this.sessionId, window_index: this.windowIndex, window_id: this.windowId, window_active: this.windowActive };
+  }
+}
+
+export interface WindowRecord extends WindowFields {}
+export class WindowRecord extends SnapshotRecord {
+  readonly entity = 'window' as const;
+
+  links(): readonly WindowLinkRecord[] {
+    return this.graph.linksOfWindow(this.windowId as WindowId);
+  }
+
+  sessions(): Selection<SessionRecord> {
+    return new Selection('session', this.links().map((l) => l.session()));
+  }
+
+  panes(): Selection<PaneRecord> {
+    return new Selection('pane', this.graph.panesOfWindow(this.windowId as WindowId));
+  }
+
+  related(relation: string): readonly EvaluableRecord[] {
+    if (relation === 'sessions') return this.sessions().toArray();
+    if (relation === 'panes') return this.panes().toArray();
+    throw new ArgumentError(`window has no relation ${relation}`);
+  }
+}
+defineReaders(WindowRecord.prototype, WINDOW_FIELDS);
+
+export interface PaneRecord extends PaneFields {}
+export class PaneRecord extends SnapshotRecord {
+  readonly entity = 'pane' as const;
+
+  window(): WindowRecord {
+    return this.graph.windowById(this.windowId as WindowId);
+  }
+
+  /** Every session the pane's window is linked into (usually one), in listing order. */
+  sessions(): Selection<SessionRecord> {
+    return this.window().sessions();
+  }
+
+  /** The first session listing the pane's window, with the window's index there. */
+  primaryLink(): WindowLinkRecord {
+    const link = this.window().links()[0];
+    if (!link) throw new IncompleteSnapshotError(`window ${this.windowId} has no captured session link`);
+    return link;
+  }
+
+  related(relation: string): readonly EvaluableRecord[] {
+    if (relation === 'window') return [this.window()];
+    if (relation === 'sessions') return this.sessions().toArray();
+    throw new ArgumentError(`pane has no relation ${relation}`);
+  }
+}
+defineReaders(PaneRecord.prototype, PANE_FIELDS);
+
+export interface ClientRecord extends ClientFields {}
+export class ClientRecord extends SnapshotRecord {
+  readonly entity = 'client' as const;
+
+  related(relation: string): readonly EvaluableRecord[] {
+    throw new ArgumentError(`client has no relation ${relation}`);
+  }
+}
+defineReaders(ClientRecord.prototype, CLIENT_FIELDS);
+
+type AnyRecord = SessionRecord | WindowRecord | PaneRecord | ClientRecord;
+
+/** An ordered, captured set of records; filtering never refreshes it. */
+export class Selection<R extends AnyRecord> implements Iterable<R> {
+  readonly entity: CriteriaEntity;
+  private readonly records: readonly R[];
+
+  constructor(entity: CriteriaEntity, records: readonly R[]) {
+    this.entity = entity;
+    this.records = Object.freeze([...records]);
+    Object.freeze(this);
+  }
+
+  get size(): number {
+    return this.records.length;
+  }
+
+  isEmpty(): boolean {
+    return this.records.length === 0;
+  }
+
+  exists(): boolean {
+    return this.records.length > 0;
+  }
+
+  [Symbol.iterator](): Iterator<R> {
+    return this.records[Symbol.iterator]();
+  }
+
+  toArray(): R[] {
+    return [...this.records];
+  }
+
+  at(index: number): R | undefined {
+    return this.records.at(index);
+  }
+
+  filter(predicate: (record: R) => boolean): Selection<R> {
+    return new Selection(this.entity, this.records.filter(predicate));
+  }
+
+  /** Keeps records matching criteria (a Criteria, or an expression for this entity). */
+  where(criteria: Criteria | object): Selection<R> {
+    const compiled = criteria instanceof Criteria ? criteria : Criteria.build(this.entity, criteria);
+    if (compiled.entity !== this.entity) throw new ArgumentError(`${compiled.entity} criteria cannot filter ${this.entity} records`);
+    return this.filter((r) => compiled.test(r));
+  }
+
+  /** Exactly one record, else NoMatchError or MultipleMatchesError. */
+  one(): R {
+    if (this.records.length === 0) throw new NoMatchError(`no ${this.entity} matched`);
+    if (this.records.length > 1) throw new MultipleMatchesError(this.records.length, `${this.records.length} ${this.entity}s matched where exactly one was expected`);
+    return this.records[0]!;
+  }
+
+  /** The one record or undefined when none; still rejects ambiguity. */
+  oneOrUndefined(): R | undefined {
+    if (this.records.length > 1) throw new MultipleMatchesError(this.records.length, `${this.records.length} ${this.entity}s matched where at most one was expected`);
+    return this.records[0];
+  }
+
+  toJSON(): unknown[] {
+    return this.records.map((r) => r.toJSON());
+  }
+}
+
+const SESSION_SPECS = tableSpecs(SESSION_FIELDS);
+const LINK_AND_WINDOW_SPECS = [...tableSpecs(WINDOW_LINK_FIELDS), ...tableSpecs(WINDOW_FIELDS)];
+const PANE_SPECS = tableSpecs(PANE_FIELDS);
+const CLIENT_SPECS = tableSpecs(CLIENT_FIELDS);
+const LINK_COUNT = tableSpecs(WINDOW_LINK_FIELDS).length;
+
+const FIELD_COUNTS: Readonly<Record<string, number>> = Object.freeze({
+  S: SESSION_SPECS.length,
+  W: LINK_AND_WINDOW_SPECS.length,
+  P: PANE_SPECS.length,
+  C: CLIENT_SPECS.length,
+});
+
+export interface SnapshotOptions {
+  /** Also list clients (off by default). */
+  clients?: boolean;
+  limits?: Partial<FramingLimits>;
+}
+
+/** The tmux commands one snapshot runs, joined into one client invocation. */
+export function snapshotCommands(options: SnapshotOptions = {}): string[][] {
+  const commands = [
+    ['list-sessions', '-F', rowFormat('S', SESSION_SPECS)],
+    ['list-windows', '-a', '-F', rowFormat('W', LINK_AND_WINDOW_SPECS)],
+    ['list-panes', '-a', '-F', rowFormat('P', PANE_SPECS)],
+  ];
+  if (options.clients) commands.push(['list-clients', '-F', rowFormat('C', CLIENT_SPECS)]);
+  return commands;
+}
+
+export interface SnapshotCoverage {
+  readonly sessions: true;
+  readonly windows: true;
+  readonly panes: true;
+  readonly clients: boolean;
+}
+
+class SnapshotGraph {
+  readonly sessions = new Map<SessionId, SessionRecord>();
+  readonly windows = new Map<WindowId, WindowRecord>();
+  readonly panes = new Map<PaneId, PaneRecord>();
+  readonly links: WindowLinkRecord[] = [];
+  readonly clients: ClientRecord[] = [];
+  private readonly linksBySession = new Map<SessionId, WindowLinkRecord[]>();
+  private readonly linksByWindow = new Map<WindowId, WindowLinkRecord[]>();
+  private readonly panesByWindow = new Map<WindowId, PaneRecord[]>();
+
+  add(rows: readonly RawRow[]): void {
+    for (const row of rows) {
+      switch (row.tag) {
+        case 'S': {
+          const record = new SessionRecord(this, SESSION_FIELDS, row.values);
+          this.sessions.set(record.sessionId as SessionId, record);
+          break;
+        }
+        case 'W': {
+          const link = new WindowLinkRecord(this, row.values.slice(0, LINK_COUNT));
+          this.links.push(link);
+          push(this.linksBySession, link.sessionId, link);
+          push(this.linksByWindow, link.windowId, link);
+          if (!this.windows.has(link.windowId)) this.windows.set(link.windowId, new WindowRecord(this, WINDOW_FIELDS, row.values.slice(LINK_COUNT)));
+          break;
+        }
+        case 'P': {
+          const record = new PaneRecord(this, PANE_FIELDS, row.values);
+          const id = record.paneId as PaneId;
+          if (this.panes.has(id)) break; // a window linked into several sessions lists its panes once per link
+          this.panes.set(id, record);
+          push(this.panesByWindow, record.windowId as WindowId, record);
+          break;
+        }
+        case 'C':
+          this.clients.push(new ClientRecord(this, CLIENT_FIELDS, row.values));
+          break;
+      }
+    }
+    for (const list of this.linksBySession.values()) list.sort((a, b) => a.windowIndex - b.windowIndex);
+    for (const list of this.panesByWindow.values()) list.sort((a, b) => (a.paneIndex as number) - (b.paneIndex as number));
+  }
+
+  check(): void {
+    for (const link of this.links) {
+      if (!this.sessions.has(link.sessionId)) throw new FieldDecodeError(`window ${link.windowId} is linked into session ${link.sessionId}, which the listing lacks (changed while listing)`);
+    }
+    for (const pane of this.panes.values()) {
+      if (!this.windows.has(pane.windowId as WindowId)) throw new FieldDecodeError(`pane ${pane.paneId} belongs to window ${pane.windowId}, which the listing lacks (changed while listing)`);
+    }
+  }
+
+  sessionById(id: SessionId): SessionRecord {
+    const record = this.sessions.get(id);
+    if (!record) throw new IncompleteSnapshotError(`session ${id} is not in this snapshot`);
+    return record;
+  }
+
+  windowById(id: WindowId): WindowRecord {
+    const record = this.windows.get(id);
+    if (!record) throw new IncompleteSnapshotError(`window ${id} is not in this snapshot`);
+    return record;
+  }
+
+  linksOfSession(id: SessionId): readonly WindowLinkRecord[] {
+    return this.linksBySession.get(id) ?? [];
+  }
+
+  linksOfWindow(id: WindowId): readonly WindowLinkRecord[] {
+    return this.linksByWindow.get(id) ?? [];
+  }
+
+  panesOfWindow(id: WindowId): readonly PaneRecord[] {
+    return this.panesByWindow.get(id) ?? [];
+  }
+}
+
+function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
+  const list = map.get(key);
+  if (list) list.push(value);
+  else map.set(key, [value]);
+}
+
+/** An immutable, bounded graph of one server's sessions, windows, panes (and clients). */
+export class Snapshot {
+  readonly captureId: number;
+  readonly startedAt: number;
+  readonly finishedAt: number;
+  readonly reads: readonly string[];
+  readonly coverage: SnapshotCoverage;
+  readonly sessions: Selection<SessionRecord>;
+  readonly windows: Selection<WindowRecord>;
+  readonly panes: Selection<PaneRecord>;
+  readonly links: readonly WindowLinkRecord[];
+  private readonly capturedClients: Selection<ClientRecord> | undefined;
+  private readonly graph: SnapshotGraph;
+
+  constructor(output: Buffer, options: SnapshotOptions & { startedAt?: number; finishedAt?: number } = {}) {
+    const rows = parseFramedRows(output, FIELD_COUNTS, { ...DEFAULT_FRAMING_LIMITS, ...options.limits });
+    const graph = new SnapshotGraph();
+    graph.add(rows);
+    graph.check();
+    this.graph = graph;
+    this.captureId = nextCaptureId++;
+    this.startedAt = options.startedAt ?? performance.timeOrigin + performance.now();
+    this.finishedAt = options.finishedAt ?? this.startedAt;
+    this.reads = Object.freeze(snapshotCommands(options).map((c) => c[0]!));
+    this.coverage = Object.freeze({ sessions: true, windows: true, panes: true, clients: options.clients === true });
+    this.sessions = new Selection('session', [...graph.sessions.values()]);
+    this.windows = new Selection('window', [...graph.windows.values()]);
+    this.panes = new Selection('pane', [...graph.panes.values()]);
+    this.links = Object.freeze([...graph.links]);
+    this.capturedClients = options.clients ? new Selection('client', graph.clients) : undefined;
+    Object.freeze(this);
+  }
+
+  get clients(): Selection<ClientRecord> {
+    if (!this.capturedClients) throw new IncompleteSnapshotError('clients were not captured; take the snapshot with { clients: true }');
+    return this.capturedClients;
+  }
+
+  session(id: SessionId): SessionRecord | undefined {
+    return this.graph.sessions.get(id);
+  }
+
+  window(id: WindowId): WindowRecord | undefined {
+    return this.graph.windows.get(id);
+  }
+
+  pane(id: PaneId): PaneRecord | undefined {
+    return this.graph.panes.get(id);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      capture_id: this.captureId,
+      sessions: this.sessions.toJSON(),
+      window_links: this.links.map((l) => l.toJSON()),
+      windows: this.windows.toJSON(),
+      panes: this.panes.toJSON(),
+      ...(this.capturedClients ? { clients: this.capturedClients.toJSON() } : {}),
+    };
+  }
+}

@@ -1,0 +1,87 @@
+import { run, RunResult } from '../process/index.js';
+import { decodeUtf8 } from '../process/errors.js';
+import type { Endpoint } from './endpoint.js';
+
+export interface ExecOptions {
+  input?: Uint8Array;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+/** The raw outcome of one tmux command (or `;`-joined group) on either transport. */
+export class CommandResult {
+  constructor(
+    /** The tmux arguments after the endpoint flags. */
+    readonly args: readonly string[],
+    readonly stdout: Buffer,
+    readonly stderr: Buffer,
+    readonly exitCode: number | null,
+    readonly elapsedMs: number,
+    readonly transport: 'spawn' | 'control',
+    /** The tmux client's pid (spawn transport) or the control client's pid. */
+    readonly pid: number | undefined,
+    /** The full argv for the spawn transport. */
+    readonly argv: readonly string[],
+  ) {
+    Object.freeze(this);
+  }
+
+  get ok(): boolean {
+    return this.exitCode === 0;
+  }
+
+  /** stdout as UTF-8; invalid bytes raise DecodeError. */
+  text(): string {
+    return decodeUtf8(this.stdout, `output of tmux ${this.args[0] ?? ''}`);
+  }
+
+  lossyText(): string {
+    return this.stdout.toString('utf8');
+  }
+
+  stderrText(): string {
+    return this.stderr.toString('utf8').trim();
+  }
+}
+
+/** How commands reach a tmux server: a client process per command, or a control connection. */
+export interface CommandTransport {
+  readonly kind: 'spawn' | 'control';
+  execute(args: readonly string[], options: ExecOptions): Promise<CommandResult>;
+  close(): Promise<void>;
+}
+
+/** The environment for tmux clients: $TMUX and $TMUX_PANE removed so nothing implicit leaks in. */
+export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  delete copy.TMUX;
+  delete copy.TMUX_PANE;
+  return copy;
+}
+
+export class SpawnTransport implements CommandTransport {
+  readonly kind = 'spawn' as const;
+  private readonly env: NodeJS.ProcessEnv;
+
+  constructor(
+    private readonly endpoint: Endpoint,
+    env?: NodeJS.ProcessEnv,
+  ) {
+    this.env = clientEnvironment(env);
+  }
+
+  async execute(args: readonly string[], options: ExecOptions): Promise<CommandResult> {
+    const argv = [this.endpoint.executable, ...this.endpoint.args, ...args];
+    const result: RunResult = await run(argv, {
+      input: options.input,
+      timeoutMs: options.timeoutMs,
+      signal: options.signal,
+      env: this.env,
+    });
+    return new CommandResult(args, result.stdout, result.stderr, result.exitCode, result.elapsedMs, 'spawn', result.pid, result.argv);
+  }
+
+  async close(): Promise<void> {
+    // Nothing persistent: every command owned its own client.
+  }
+}

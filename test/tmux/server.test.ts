@@ -1,0 +1,339 @@
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import { processDiagnostics } from '../../src/process/index.js';
+import {
+  ArgumentError,
+  ClosedError,
+  CommandError,
+  Criteria,
+  Endpoint,
+  NoMatchError,
+  MultipleMatchesError,
+  Server,
+  ServerUnreachableError,
+  TargetNotFoundError,
+  TimeoutError,
+  type Pane,
+} from '../../src/tmux/index.js';
+import { childPids, isAlive } from '../support/proc.js';
+import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
+
+/** Polls until fn returns a truthy value or the time is up (pane programs run asynchronously). */
+async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 3000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}
+
+describe('owned server lifecycle', () => {
+  it('starts a private daemon and retires it and its directory on close', async () => {
+    const server = await startTestServer();
+    const record = server.ownedRecord!;
+    assert.equal(server.ownsDaemon, true);
+    assert.ok(existsSync(record.socketPath));
+    assert.equal((readFileSync(join(record.directory, 'tmux.conf'), 'utf8')), '');
+    assert.ok(isAlive(record.pid));
+    await server.close();
+    assert.equal(existsSync(record.directory), false);
+    assert.equal(isAlive(record.pid), false);
+    await server.close();
+    await assert.rejects(server.run(['list-sessions']), ClosedError);
+  });
+
+  it('applies an explicit configuration', async () => {
+    await withServer(async (server) => {
+      assert.equal((await server.options('global-session').get('history-limit')).as('integer'), 1234);
+    }, { config: 'set -g history-limit 1234\n' });
+  });
+
+  it('borrows a running server without owning it', async () => {
+    await withServer(async (owner) => {
+      const borrowed = await Server.open(owner.endpoint);
+      assert.equal(borrowed.ownsDaemon, false);
+      await borrowed.newSession({ name: 'borrowed' });
+      await borrowed.close();
+      assert.equal((await owner.listSessions()).length, 1);
+    });
+  });
+
+  it('refuses to open a socket where no server runs', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    try {
+      await assert.rejects(Server.open(Endpoint.fromSocketPath(join(dir, 'none'))), ServerUnreachableError);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('server operations', () => {
+  const t = useTestServer();
+
+  it('creates sessions, windows and panes and returns the exact ids', async () => {
+    const receipt = await t.server.newSession({ name: 'create', windowName: 'first', receipt: true });
+    assert.match(receipt.session.id, /^\$\d+$/);
+    assert.match(receipt.window.id, /^@\d+$/);
+    assert.match(receipt.pane.id, /^%\d+$/);
+    const window = await receipt.session.newWindow({ name: 'second', index: 5 });
+    const pane = await window.split({ direction: 'horizontal', size: '30%' });
+    const snapshot = await t.server.snapshot();
+    const record = snapshot.pane(pane.id)!;
+    assert.equal(record.windowId, window.id);
+    assert.equal(snapshot.window(window.id)!.windowName, 'second');
+    assert.equal(snapshot.window(window.id)!.links()[0]!.windowIndex, 5);
+    assert.equal(snapshot.window(window.id)!.windowPanes, 2);
+    // New windows and splits do not take focus.
+    assert.equal(snapshot.session(receipt.session.id)!.windows().where({ field: 'window_name', op: 'eq', value: 'first' }).one().links()[0]!.windowActive, true);
+    await assert.rejects(receipt.session.newWindow({ index: 5 }), CommandError);
+  });
+
+  it('round-trips hostile names through the snapshot', async () => {
+    const name = 'x #{session_id} #(echo no); ;é😀';
+    const session = await t.server.newSession({ name: `${name};`, windowName: `${name}#` });
+    const record = (await t.server.snapshot()).session(session.id)!;
+    assert.equal(record.sessionName, `${name};`);
+    assert.equal(record.windows().one().windowName, `${name}#`);
+    // tmux itself stores control characters in names in its escaped form; the snapshot reports exactly what tmux stores.
+    await session.rename('tab\there\nnewline');
+    const stored = (await session.display('#{session_name}')).toString('utf8');
+    assert.equal((await t.server.snapshot()).session(session.id)!.sessionName, stored);
+  });
+
+  it('frames raw tabs, newlines and invalid UTF-8 in captured values', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    // Node cannot put invalid UTF-8 in argv, so the shell makes the directory name.
+    const expected = Buffer.concat([Buffer.from(`${base}/a\tb\nc:9:`), Buffer.from([0xff, 0x41])]);
+    try {
+      const session = await t.server.newSession({ command: ['sh', '-c', 'd=$(printf "%s/a\\tb\\nc:9:\\377A" "$0"); mkdir "$d" && cd "$d" && exec sleep 30', base] });
+      const paneId = (await session.listPanes())[0]!.id;
+      const record = await eventually(async () => {
+        const found = (await t.server.snapshot()).pane(paneId);
+        return found && found.raw('pane_current_path').equals(expected) ? found : undefined;
+      });
+      assert.throws(() => record.paneCurrentPath, /UTF-8/);
+      assert.equal(record.paneCurrentCommand, 'sleep');
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('reads the whole graph in one tmux invocation', async () => {
+    const session = await t.server.newSession({ name: 'many' });
+    for (let i = 0; i < 6; i += 1) await session.newWindow();
+    const before = processDiagnostics().spawned;
+    const snapshot = await t.server.snapshot();
+    assert.equal(processDiagnostics().spawned - before, 1);
+    assert.ok(snapshot.panes.size >= 7);
+    assert.equal(snapshot.session(session.id)!.windows().size, 7);
+  });
+
+  it('searches panes with criteria and distinguishes no match from ambiguity', async () => {
+    const session = await t.server.newSession({ name: 'search', command: ['sleep', '60'] });
+    await (await session.listPanes())[0]!.split({ direction: 'vertical', command: ['sleep', '61'] });
+    const sleeping = await t.server.searchPanes({
+      and: [
+        { field: 'pane_current_command', op: 'eq', value: 'sleep' },
+        { some: { relation: 'sessions', where: { field: 'session_name', op: 'eq', value: 'search' } } },
+      ],
+    });
+    assert.equal(sleeping.size, 2);
+    assert.throws(() => sleeping.one(), MultipleMatchesError);
+    const none = await t.server.searchPanes(JSON.stringify({ version: 1, entity: 'pane', where: { field: 'pane_title', op: 'eq', value: 'no such title' } }));
+    assert.throws(() => none.one(), NoMatchError);
+    assert.equal(none.oneOrUndefined(), undefined);
+    assert.throws(() => Criteria.fromJSON({ version: 1, entity: 'pane', where: { field: 'pane_nope', op: 'eq', value: 1 } }), /pane_nope/);
+  });
+
+  it('sends literal text and keys, and captures the screen', async () => {
+    const session = await t.server.newSession({ name: 'io', command: ['cat'] });
+    const pane = (await session.listPanes())[0]!;
+    await pane.sendText('-n literal $HOME #{pane_id} Enter;');
+    await pane.sendKeys(['Enter']);
+    const screen = await eventually(async () => {
+      const text = (await pane.capture()).toString('utf8');
+      return text.split('\n').filter((l) => l.includes('literal')).length >= 2 ? text : undefined;
+    });
+    assert.match(screen, /-n literal \$HOME #\{pane_id\} Enter;/);
+    const withEscapes = await pane.capture({ escapes: true, start: '-', end: '-' });
+    assert.ok(withEscapes.includes(Buffer.from('literal')));
+  });
+
+  it('runs a single-element command directly, not through sh -c', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    const script = join(dir, 'has space.sh');
+    const marker = join(dir, 'ran');
+    writeFileSync(script, `#!/bin/sh\necho ok > '${marker}'\nexec sleep 30\n`);
+    chmodSync(script, 0o755);
+    try {
+      await t.server.newSession({ command: [script] });
+      await eventually(async () => existsSync(marker));
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('passes environment values literally and checks cwd before dispatch', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    const out = join(dir, 'env');
+    try {
+      const value = '$HOME;#{pane_id} `id` ;';
+      await t.server.newSession({ cwd: dir, env: { DROVER_X: value }, command: ['sh', '-c', `printf %s "$DROVER_X" > '${out}'; pwd >> '${out}'; exec sleep 30`] });
+      const written = await eventually(async () => (existsSync(out) && readFileSync(out, 'utf8').includes('\n') ? readFileSync(out, 'utf8') : undefined));
+      assert.equal(written, `${value}${dir}\n`);
+      const before = processDiagnostics().spawned;
+      await assert.rejects(t.server.newSession({ cwd: join(dir, 'missing') }), ArgumentError);
+      await assert.rejects(t.server.newSession({ env: { 'BAD NAME': 'x' } }), ArgumentError);
+      assert.equal(processDiagnostics().spawned, before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reports a killed pane as not found instead of succeeding', async () => {
+    const session = await t.server.newSession();
+    const pane = await (await session.listPanes())[0]!.split({ direction: 'vertical' });
+    await pane.kill();
+    await assert.rejects(pane.kill(), TargetNotFoundError);
+    await assert.rejects(pane.display('#{pane_id}'), TargetNotFoundError);
+    await assert.rejects(pane.sendText('x'), TargetNotFoundError);
+    assert.equal(await pane.exists(), false);
+  });
+
+  it('checks the target identity in display replies', async () => {
+    const session = await t.server.newSession({ name: 'disp' });
+    const pane = (await session.listPanes())[0]!;
+    assert.equal((await pane.display('#{session_name}:#{pane_id}')).toString(), `disp:${pane.id}`);
+    // tmux answers a display for a missing pane from some other pane; drover does not.
+    const ghost = t.server.pane('%99999');
+    const raw = await t.server.run(['display-message', '-p', '-t', '%99999', 'x']);
+    assert.equal(raw.ok, true);
+    await assert.rejects(ghost.display('x'), TargetNotFoundError);
+  });
+
+  it('keeps absent and empty options apart', async () => {
+    const session = await t.server.newSession();
+    const pane = (await session.listPanes())[0]!;
+    assert.equal(await pane.options().getOrUndefined('@drover_absent'), undefined);
+    await assert.rejects(pane.options().get('@drover_absent'), NoMatchError);
+    await pane.options().set('@drover_empty', '');
+    assert.equal((await pane.options().get('@drover_empty')).as('string'), '');
+    await pane.options().set('@drover_flag', true);
+    assert.equal((await pane.options().get('@drover_flag')).as('boolean'), true);
+    await pane.options().unset('@drover_flag');
+    assert.equal(await pane.options().getOrUndefined('@drover_flag'), undefined);
+    await session.options().set('status', false);
+    assert.equal((await session.options().get('status', { inherited: false })).as('boolean'), false);
+  });
+
+  it('reads and writes environments and binary buffers', async () => {
+    const session = await t.server.newSession();
+    const env = session.environment();
+    await env.set('DROVER_V', 'a b;#');
+    assert.equal(await env.get('DROVER_V'), 'a b;#');
+    await env.set('DROVER_EMPTY', '');
+    assert.equal(await env.get('DROVER_EMPTY'), '');
+    await env.unset('DROVER_V');
+    await assert.rejects(env.get('DROVER_V'), NoMatchError);
+    const bytes = Buffer.from([0, 1, 2, 0xff, 0x0a, 0x3b]);
+    await t.server.buffers().write('drover-bin', bytes);
+    assert.deepEqual(await t.server.buffers().read('drover-bin'), bytes);
+    assert.ok((await t.server.buffers().list()).some((b) => b.name === 'drover-bin' && b.size === 6));
+    await t.server.buffers().delete('drover-bin');
+    await assert.rejects(t.server.buffers().read('drover-bin'), CommandError);
+  });
+
+  it('waits for a channel within the deadline', async () => {
+    const waiting = t.server.waitFor('drover-chan', 'wait', { timeoutMs: 3000 });
+    await sleep(100);
+    await t.server.waitFor('drover-chan', 'signal');
+    await waiting;
+    await assert.rejects(t.server.waitFor('drover-never', 'wait', { timeoutMs: 200 }), TimeoutError);
+  });
+
+  it('guards removals with expected membership', async () => {
+    const session = await t.server.newSession({ name: 'guard' });
+    const window = (await session.listWindows())[0]!;
+    const panes = await window.listPanes();
+    await assert.rejects(session.kill({ expectedWindows: [window], expectedPanes: [] }), /membership differs/);
+    const extra = await window.split({ direction: 'vertical' });
+    await assert.rejects(session.kill({ expectedWindows: [window], expectedPanes: panes }), /membership differs/);
+    assert.equal(await session.exists(), true);
+    await session.kill({ expectedWindows: [window], expectedPanes: [...panes, extra] });
+    assert.equal(await session.exists(), false);
+  });
+
+  it('lays out, resizes, swaps and respawns', async () => {
+    const session = await t.server.newSession({ width: 100, height: 30 });
+    const window = (await session.listWindows())[0]!;
+    const first = (await window.listPanes())[0]!;
+    const second = await first.split({ direction: 'horizontal' });
+    await window.selectLayout('even-v');
+    const record = await window.snapshot();
+    assert.equal(record.panes().toArray().every((p) => p.paneWidth === 100), true);
+    await assert.rejects(window.selectLayout('nonsense'), ArgumentError);
+    await first.swap(second);
+    const ordered = (await window.snapshot()).panes().toArray().map((p) => p.paneId);
+    assert.deepEqual(ordered, [second.id, first.id]);
+    await assert.rejects(second.respawn({ command: ['sleep', '5'] }), CommandError);
+    await second.respawn({ command: ['sleep', '5'], kill: true });
+    assert.equal((await second.snapshot()).paneCurrentCommand, 'sleep');
+  });
+
+  it('rejects raw commands that start with flags, and reports raw failures as results', async () => {
+    await assert.rejects(t.server.run(['-L', 'other', 'list-sessions']), ArgumentError);
+    const result = await t.server.run(['kill-pane', '-t', '%424242']);
+    assert.equal(result.ok, false);
+    assert.match(result.stderrText(), /can't find pane/);
+    const group = await t.server.runGroup([['set', '-g', '@drover_g', '1'], ['show', '-gv', '@drover_g']]);
+    assert.equal(group.ok, true);
+    assert.equal(group.transactional, false);
+    assert.equal(group.result.stdout.toString(), '1\n');
+  });
+});
+
+describe('failures that must not hang', () => {
+  let server: Server;
+  let pane: Pane;
+
+  before(async () => {
+    server = await startTestServer();
+    pane = (await (await server.newSession()).listPanes())[0]!;
+  });
+
+  after(async () => {
+    try {
+      process.kill(server.ownedRecord!.pid, 'SIGCONT');
+    } catch {
+      // already gone
+    }
+    await server.close();
+  });
+
+  it('times out against a stopped server within deadline + 1 s, leaving no client behind', async () => {
+    process.kill(server.ownedRecord!.pid, 'SIGSTOP');
+    try {
+      const started = Date.now();
+      await assert.rejects(pane.sendText('x', { timeoutMs: 500 }), TimeoutError);
+      assert.ok(Date.now() - started < 1500);
+      assert.deepEqual(childPids().filter((pid) => pid !== server.ownedRecord!.pid), []);
+    } finally {
+      process.kill(server.ownedRecord!.pid, 'SIGCONT');
+    }
+  });
+
+  it('reports a dead server as unreachable within the deadline', async () => {
+    process.kill(server.ownedRecord!.pid, 'SIGKILL');
+    await eventually(async () => !isAlive(server.ownedRecord!.pid));
+    const started = Date.now();
+    await assert.rejects(pane.sendText('x', { timeoutMs: 2000 }), ServerUnreachableError);
+    assert.ok(Date.now() - started < 2000);
+  });
+});

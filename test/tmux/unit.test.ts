@@ -1,0 +1,197 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  ArgumentError,
+  Criteria,
+  CriteriaError,
+  Endpoint,
+  FieldDecodeError,
+  LimitError,
+  PANE_FIELDS,
+  decodeField,
+  escapeFormat,
+  parseFramedRows,
+  protectArgument,
+  resolveLayout,
+  rowFormat,
+  versionAtLeast,
+  type EvaluableRecord,
+} from '../../src/tmux/index.js';
+
+function frame(tag: string, values: (string | Buffer)[]): Buffer {
+  const parts: Buffer[] = [Buffer.from(tag)];
+  for (const value of values) {
+    const bytes = Buffer.isBuffer(value) ? value : Buffer.from(value);
+    parts.push(Buffer.from(`${bytes.length}:`), bytes);
+  }
+  parts.push(Buffer.from('\n'));
+  return Buffer.concat(parts);
+}
+
+describe('framing', () => {
+  it('builds length-prefixed formats from catalog fields', () => {
+    assert.equal(rowFormat('P', [PANE_FIELDS.paneId, PANE_FIELDS.paneTitle]), 'P#{n:pane_id}:#{pane_id}#{n:pane_title}:#{pane_title}');
+  });
+
+  it('keeps values containing newlines, separators, colons and invalid UTF-8 intact', () => {
+    const tricky = Buffer.concat([Buffer.from('a\tb\nc:3:x\n'), Buffer.from([0xff, 0xfe])]);
+    const rows = parseFramedRows(Buffer.concat([frame('S', ['$1', tricky]), frame('S', ['$2', ''])]), { S: 2 });
+    assert.equal(rows.length, 2);
+    assert.deepEqual(rows[0]!.values[1], tricky);
+    assert.equal(rows[1]!.values[1]!.length, 0);
+  });
+
+  it('fails explicitly on malformed framing', () => {
+    assert.throws(() => parseFramedRows(Buffer.from('S2:$1'), { S: 1 }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S3:$1\n'), { S: 1 }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('X2:$1\n'), { S: 1 }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S:$1\n'), { S: 1 }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S1:ab\n'), { S: 1 }), FieldDecodeError);
+  });
+
+  it('enforces row, byte and field bounds', () => {
+    const two = Buffer.concat([frame('S', ['a']), frame('S', ['b'])]);
+    assert.throws(() => parseFramedRows(two, { S: 1 }, { maxRows: 1, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
+    assert.throws(() => parseFramedRows(two, { S: 1 }, { maxRows: 10, maxBytes: 4, maxFieldBytes: 10 }), LimitError);
+    assert.throws(() => parseFramedRows(frame('S', ['x'.repeat(11)]), { S: 1 }, { maxRows: 10, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
+  });
+
+  it('decodes by catalog type with declared null sentinels only', () => {
+    assert.equal(decodeField(PANE_FIELDS.paneId, Buffer.from('%3')), '%3');
+    assert.equal(decodeField(PANE_FIELDS.paneActive, Buffer.from('1')), true);
+    assert.equal(decodeField(PANE_FIELDS.paneWidth, Buffer.from('80')), 80);
+    assert.equal(decodeField(PANE_FIELDS.panePid, Buffer.alloc(0)), null);
+    assert.equal(decodeField(PANE_FIELDS.paneTitle, Buffer.alloc(0)), '');
+    assert.throws(() => decodeField(PANE_FIELDS.paneWidth, Buffer.alloc(0)), FieldDecodeError);
+    assert.throws(() => decodeField(PANE_FIELDS.paneWidth, Buffer.from('8x')), FieldDecodeError);
+    assert.throws(() => decodeField(PANE_FIELDS.paneTitle, Buffer.from([0xff])), FieldDecodeError);
+    assert.throws(() => decodeField(PANE_FIELDS.paneId, Buffer.from('3')), FieldDecodeError);
+  });
+});
+
+describe('escaping', () => {
+  it('doubles # for format-expanded values', () => {
+    assert.equal(escapeFormat('a#{b}#'), 'a##{b}##');
+  });
+
+  it('protects a trailing semicolon from tmux command splitting', () => {
+    assert.equal(protectArgument('ls;'), 'ls\\;');
+    assert.equal(protectArgument('a;b'), 'a;b');
+    assert.equal(protectArgument(';'), '\\;');
+  });
+});
+
+describe('layouts and versions', () => {
+  it('resolves names, prefixes and saved layouts before tmux is asked', () => {
+    assert.equal(resolveLayout('tiled'), 'tiled');
+    assert.equal(resolveLayout('main-v'), 'main-vertical');
+    assert.equal(resolveLayout('ti'), 'tiled');
+    assert.throws(() => resolveLayout('main'), /ambiguous/);
+    assert.throws(() => resolveLayout('spiral'), /unknown layout/);
+    assert.throws(() => resolveLayout('main-vertical-mirrored', '3.3a'), /3\.5/);
+    assert.equal(resolveLayout('main-vertical-mirrored', '3.5a'), 'main-vertical-mirrored');
+    assert.equal(resolveLayout('b25d,80x24,0,0,2'), 'b25d,80x24,0,0,2');
+    assert.throws(() => resolveLayout('b25d,nonsense'), ArgumentError);
+  });
+
+  it('compares tmux versions', () => {
+    assert.ok(versionAtLeast('3.3a', '3.3'));
+    assert.ok(versionAtLeast('3.5', '3.3a'));
+    assert.ok(!versionAtLeast('3.2a', '3.3'));
+    assert.ok(versionAtLeast('next-3.6', '3.5'));
+  });
+});
+
+describe('Endpoint', () => {
+  it('needs exactly one of socket name and socket path', () => {
+    assert.throws(() => new Endpoint({} as never), ArgumentError);
+    assert.throws(() => new Endpoint({ socketName: 'a', socketPath: '/tmp/x' } as never), ArgumentError);
+  });
+
+  it('resolves socket names under tmux’s per-user directory', () => {
+    const endpoint = Endpoint.fromSocketName('work', { env: { PATH: process.env.PATH, TMUX_TMPDIR: '/var/tmp' } });
+    assert.equal(endpoint.socketPath, `/var/tmp/tmux-${process.getuid!()}/work`);
+    assert.deepEqual(endpoint.args, ['-S', endpoint.socketPath]);
+  });
+
+  it('rejects invalid names, paths and a missing tmux', () => {
+    assert.throws(() => Endpoint.fromSocketName('a/b'), /socket path/);
+    assert.throws(() => Endpoint.fromSocketName(''), ArgumentError);
+    assert.throws(() => Endpoint.fromSocketPath(`/tmp/${'x'.repeat(200)}`), /107/);
+    assert.throws(() => Endpoint.fromSocketPath('/tmp/a', { executable: 'drover-no-such-tmux' }), /not found on PATH/);
+  });
+
+  it('reads $TMUX only in fromEnv, and falls back to the default socket', () => {
+    const withTmux = Endpoint.fromEnv({ env: { PATH: process.env.PATH, TMUX: '/tmp/some/sock,123,0' } });
+    assert.equal(withTmux.socketPath, '/tmp/some/sock');
+    const without = Endpoint.fromEnv({ env: { PATH: process.env.PATH, TMUX_TMPDIR: '/tmp' } });
+    assert.equal(without.socketName, 'default');
+  });
+});
+
+class FakeRecord implements EvaluableRecord {
+  constructor(
+    private readonly values: Record<string, string | number | boolean | null>,
+    private readonly relations: Record<string, FakeRecord[]> = {},
+  ) {}
+  value(wire: string): string | number | boolean | null {
+    return this.values[wire] ?? null;
+  }
+  related(relation: string): readonly FakeRecord[] {
+    return this.relations[relation] ?? [];
+  }
+}
+
+describe('Criteria', () => {
+  const window = new FakeRecord({ window_name: 'agents', window_panes: 3 });
+  const pane = new FakeRecord({ pane_id: '%4', pane_current_command: 'claude', pane_width: 120, pane_active: true, pane_title: 'Build' }, { window: [window] });
+
+  it('evaluates fields, text operators and relations', () => {
+    assert.ok(Criteria.build('pane', { field: 'pane_current_command', op: 'eq', value: 'claude' }).test(pane));
+    assert.ok(Criteria.build('pane', { field: 'pane_width', op: 'gt', value: 100 }).test(pane));
+    assert.ok(!Criteria.build('pane', { field: 'pane_width', op: 'lt', value: 100 }).test(pane));
+    assert.ok(Criteria.build('pane', { field: 'pane_title', op: 'startsWith', value: 'build', caseInsensitive: true }).test(pane));
+    assert.ok(Criteria.build('pane', { field: 'pane_current_command', op: 'regex', value: '^cl.*e$' }).test(pane));
+    assert.ok(Criteria.build('pane', { some: { relation: 'window', where: { field: 'window_name', op: 'eq', value: 'agents' } } }).test(pane));
+    assert.ok(Criteria.build('pane', { none: { relation: 'sessions', where: { field: 'session_name', op: 'eq', value: 'x' } } }).test(pane));
+    assert.ok(Criteria.build('pane', { every: { relation: 'sessions', where: { field: 'session_name', op: 'eq', value: 'x' } } }).test(pane));
+    assert.ok(Criteria.build('pane', { and: [{ field: 'pane_active', op: 'eq', value: true }, { not: { field: 'pane_dead_status', op: 'notNull' } }] }).test(pane));
+    assert.ok(Criteria.build('pane', { or: [{ field: 'pane_id', op: 'eq', value: '%9' }, { field: 'pane_id', op: 'eq', value: '%4' }] }).test(pane));
+  });
+
+  it('round-trips the versioned wire form', () => {
+    const criteria = Criteria.fromJSON('{"version":1,"entity":"pane","where":{"field":"pane_id","op":"eq","value":"%4"}}');
+    assert.deepEqual(Criteria.fromJSON(JSON.stringify(criteria)).toJSON(), criteria.toJSON());
+    assert.ok(criteria.test(pane));
+  });
+
+  it('validates the whole tree, inactive branches included, naming the path', () => {
+    const cases: [unknown, RegExp][] = [
+      [{ or: [{ field: 'pane_id', op: 'eq', value: '%4' }, { field: 'nope', op: 'eq', value: 1 }] }, /where\.or\[1\]\.field/],
+      [{ field: 'pane_width', op: 'eq', value: '80' }, /where\.value/],
+      [{ field: 'pane_width', op: 'contains', value: '8' }, /where\.op/],
+      [{ field: 'pane_id', op: 'like', value: 'x' }, /unknown operator/],
+      [{ field: 'pane_id', op: 'eq', value: 'x', extra: 1 }, /where\.extra/],
+      [{ some: { relation: 'clients', where: { field: 'pane_id', op: 'eq', value: 'x' } } }, /no relation/],
+      [{ field: 'pane_id', op: 'regex', value: '(' }, /regular expression/],
+      [{ and: [] }, /non-empty/],
+      [{ some: { relation: 'window', where: { field: 'pane_id', op: 'eq', value: '%1' } } }, /window has no field/],
+    ];
+    for (const [where, pattern] of cases) assert.throws(() => Criteria.build('pane', where), (error: unknown) => error instanceof CriteriaError && pattern.test(error.message));
+    assert.throws(() => Criteria.fromJSON({ version: 2, entity: 'pane', where: {} }), /version/);
+    assert.throws(() => Criteria.fromJSON({ version: 1, entity: 'pane', where: {}, more: 1 }), /\$\.more/);
+    assert.throws(() => Criteria.fromJSON('{'), /not valid JSON/);
+    let deep: unknown = { field: 'pane_id', op: 'eq', value: '%1' };
+    for (let i = 0; i < 40; i += 1) deep = { not: deep };
+    assert.throws(() => Criteria.build('pane', deep), /deeper than/);
+  });
+
+  it('is immutable and composes', () => {
+    const a = Criteria.build('pane', { field: 'pane_id', op: 'eq', value: '%4' });
+    const b = Criteria.build('pane', { field: 'pane_width', op: 'ge', value: 120 });
+    assert.ok(a.and(b).test(pane));
+    assert.ok(!a.and(b).not().test(pane));
+    assert.ok(Object.isFrozen(a.where));
+    assert.throws(() => a.and(Criteria.build('window', { field: 'window_name', op: 'eq', value: 'x' })), ArgumentError);
+  });
+});
