@@ -204,12 +204,14 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     let stdoutBytes = 0;
     let stderrBytes = 0;
     let settled = false;
-    let timer: NodeJS.Timeout | undefined;
+    const timer = setTimeout(() => {
+      fail(new TimeoutError(`${argvCopy[0]} did not finish within ${timeoutMs} ms`, timeoutMs));
+    }, timeoutMs);
 
     const onAbort = (): void => fail(new AbortedError(`${argvCopy[0]} was aborted`));
 
     const cleanupListeners = (): void => {
-      if (timer) clearTimeout(timer);
+      clearTimeout(timer);
       options.signal?.removeEventListener('abort', onAbort);
     };
 
@@ -267,9 +269,6 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
       resolve(new RunResult(argvCopy, child.pid!, code, signal, performance.now() - started, Buffer.concat(stdout), Buffer.concat(stderr)));
     });
 
-    timer = setTimeout(() => {
-      fail(new TimeoutError(`${argvCopy[0]} did not finish within ${timeoutMs} ms`, timeoutMs));
-    }, timeoutMs);
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
