@@ -1,0 +1,32 @@
+import { performance } from 'node:perf_hooks';
+
+/** Runs fn `samples` times and returns each duration in milliseconds. */
+export async function sample(samples: number, fn: () => Promise<unknown>): Promise<number[]> {
+  const times: number[] = [];
+  for (let i = 0; i < samples; i += 1) {
+    const started = performance.now();
+    await fn();
+    times.push(performance.now() - started);
+  }
+  return times;
+}
+
+export function percentile(values: readonly number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank]!;
+}
+
+export function median(values: readonly number[]): number {
+  return percentile(values, 50);
+}
+
+/** Rounds for the JSON line: three significant decimals are plenty for timings. */
+export function round(value: number, digits = 3): number {
+  return Number(value.toFixed(digits));
+}
+
+export function log(line: string): void {
+  process.stderr.write(`${line}\n`);
+}
