@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import {
@@ -437,4 +438,23 @@ export function runOnTerminal(argv: readonly string[], options: { env?: NodeJS.P
       resolve({ argv: argvCopy, pid: child.pid!, exitCode, signal, elapsedMs: performance.now() - started });
     });
   });
+}
+
+/**
+ * Whether a process exists and has not exited. A zombie (exited, not yet reaped by its
+ * parent) counts as exited: it runs nothing and holds no sockets.
+ */
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EPERM') return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    // No /proc (not Linux): trust the signal probe.
+    return true;
+  }
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
-import { LongLivedChild, run } from '../process/index.js';
+import { LongLivedChild, isProcessAlive, run } from '../process/index.js';
 import { DroverError, ServerUnreachableError, TimeoutError } from './errors.js';
 import { Endpoint } from './endpoint.js';
 import { clientEnvironment } from './transport.js';
@@ -107,7 +107,7 @@ export class OwnedDaemon {
   async retire(timeoutMs = 500): Promise<void> {
     if (this.retired) return;
     const cleanupErrors: Error[] = [];
-    if (isAlive(this.record.pid)) {
+    if (isProcessAlive(this.record.pid)) {
       await run([this.endpoint.executable, '-S', this.record.socketPath, 'kill-server'], { timeoutMs, env: clientEnvironment() }).catch(() => undefined);
       if (this.child) {
         await this.child.stop(timeoutMs).catch((e: Error) => cleanupErrors.push(e));
@@ -130,14 +130,6 @@ export class OwnedDaemon {
   }
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
 
 function signal(pid: number, name: NodeJS.Signals): void {
   try {
@@ -150,10 +142,10 @@ function signal(pid: number, name: NodeJS.Signals): void {
 async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   const until = performance.now() + timeoutMs;
   while (performance.now() < until) {
-    if (!isAlive(pid)) return true;
+    if (!isProcessAlive(pid)) return true;
     await sleep(5);
   }
-  return !isAlive(pid);
+  return !isProcessAlive(pid);
 }
 
 async function waitForSocket(socketPath: string, child: LongLivedChild, started: number, timeoutMs: number): Promise<void> {

@@ -20,12 +20,3 @@ export function childPids(): number[] {
 export function openFdCount(): number {
   return readdirSync('/proc/self/fd').length;
 }
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}

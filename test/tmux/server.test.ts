@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
-import { processDiagnostics } from '../../src/process/index.js';
+import { isProcessAlive as isAlive, processDiagnostics } from '../../src/process/index.js';
 import {
   ArgumentError,
   ClosedError,
@@ -19,7 +19,7 @@ import {
   TimeoutError,
   type Pane,
 } from '../../src/tmux/index.js';
-import { childPids, isAlive } from '../support/proc.js';
+import { childPids } from '../support/proc.js';
 import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
 
 /** Polls until fn returns a truthy value or the time is up (pane programs run asynchronously). */

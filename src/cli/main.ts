@@ -1,0 +1,24 @@
+#!/usr/bin/env node
+import { EXIT, type CliIO } from './io.js';
+import { runCli } from './program.js';
+
+const controller = new AbortController();
+let interrupts = 0;
+process.on('SIGINT', () => {
+  interrupts += 1;
+  // The first interrupt lets the running command stop and clean up; a second one leaves now.
+  if (interrupts > 1) process.exit(EXIT.interrupted);
+  controller.abort();
+});
+
+const io: CliIO = {
+  stdout: process.stdout,
+  stderr: process.stderr,
+  env: process.env,
+  cwd: process.cwd(),
+  stdinIsTTY: process.stdin.isTTY === true,
+  signal: controller.signal,
+};
+
+process.exitCode = await runCli(process.argv.slice(2), io);
+if (controller.signal.aborted && process.exitCode === EXIT.ok) process.exitCode = EXIT.interrupted;

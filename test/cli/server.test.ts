@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { isProcessAlive } from '../../src/process/index.js';
+import { cliSandbox } from '../support/cli.js';
+
+describe('drover up / snapshot / down', () => {
+  const sandbox = cliSandbox();
+
+  it('starts a private server, shows it, reuses it and retires it completely', async () => {
+    const up = await sandbox.drover(['up', '--json']);
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const started = JSON.parse(up.text()) as { socket_path: string; pid: number; server: string; attach: string[]; snapshot: { sessions: { session_name: string }[] } };
+    assert.equal(started.server, 'started');
+    assert.ok(started.socket_path.startsWith('/'));
+    assert.deepEqual(started.attach, ['tmux', '-S', started.socket_path, 'attach', '-t', 'drover']);
+    assert.ok(isProcessAlive(started.pid));
+
+    const snapshot = await sandbox.drover(['snapshot', '--json']);
+    assert.equal(snapshot.exitCode, 0, snapshot.stderrText());
+    assert.deepEqual((JSON.parse(snapshot.text()) as { sessions: { session_name: string }[] }).sessions.map((s) => s.session_name), ['drover']);
+
+    const text = await sandbox.drover(['up']);
+    assert.match(text.text(), /using the private tmux server started earlier/);
+    assert.match(text.text(), /attach: tmux -S \S+ attach -t drover/);
+
+    const where = await sandbox.drover(['snapshot', '--json', '--where', '{"field":"pane_current_command","op":"ne","value":"no-such-program"}']);
+    assert.equal((JSON.parse(where.text()) as { matches: unknown[] }).matches.length, 1);
+
+    const down = await sandbox.drover(['down', '--json']);
+    assert.equal(down.exitCode, 0, down.stderrText());
+    assert.equal(isProcessAlive(started.pid), false);
+    assert.equal(existsSync(started.socket_path.replace(/\/tmux\.sock$/, '')), false);
+    const again = await sandbox.drover(['down']);
+    assert.equal(again.exitCode, 0);
+    assert.match(again.text(), /nothing to stop/);
+  });
+
+  it('fails clearly when no server runs, and maps usage errors to exit 2', async () => {
+    const none = await sandbox.drover(['snapshot']);
+    assert.equal(none.exitCode, 1);
+    assert.match(none.stderrText(), /no tmux server is running on the default socket/);
+    const unknown = await sandbox.drover(['up', '--bogus']);
+    assert.equal(unknown.exitCode, 2);
+    const both = await sandbox.drover(['snapshot', '-L', 'a', '-S', '/tmp/b']);
+    assert.equal(both.exitCode, 2);
+    const badWhere = await sandbox.drover(['snapshot', '-L', 'drover-none', '--where', '{"field":"nope","op":"eq","value":1}']);
+    assert.equal(badWhere.exitCode, 2);
+    assert.match(badWhere.stderrText(), /where\.field/);
+    const version = await sandbox.drover(['--version']);
+    assert.equal(version.exitCode, 0);
+    assert.match(version.text(), /^\d+\.\d+\.\d+/);
+  });
+
+  it('uses a named server with -L and kills it with down -L', async () => {
+    const up = await sandbox.drover(['-L', 'drover-test-named', 'up', '--session', 'work', '--json']);
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const info = JSON.parse(up.text()) as { owned: boolean; socket_path: string };
+    assert.equal(info.owned, false);
+    assert.ok(info.socket_path.startsWith(sandbox.dir));
+    const snapshot = await sandbox.drover(['snapshot', '--json', '-L', 'drover-test-named']);
+    assert.deepEqual((JSON.parse(snapshot.text()) as { sessions: { session_name: string }[] }).sessions.map((s) => s.session_name), ['work']);
+    const down = await sandbox.drover(['down', '-L', 'drover-test-named']);
+    assert.equal(down.exitCode, 0, down.stderrText());
+    const after = await sandbox.drover(['snapshot', '-L', 'drover-test-named']);
+    assert.equal(after.exitCode, 1);
+  });
+});

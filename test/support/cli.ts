@@ -1,0 +1,41 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after } from 'node:test';
+import { run, type RunResult } from '../../src/process/index.js';
+
+/** The built CLI entry point (dist/src/cli/main.js), next to this compiled file's tree. */
+export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
+
+export interface CliSandbox {
+  /** A private directory for state, sockets and tmux's own socket directory. */
+  readonly dir: string;
+  readonly env: NodeJS.ProcessEnv;
+  drover(args: readonly string[], options?: { env?: NodeJS.ProcessEnv; cwd?: string; input?: string; timeoutMs?: number }): Promise<RunResult>;
+}
+
+/**
+ * An environment in which the CLI cannot reach the user's tmux: no $TMUX/$TMUX_PANE, tmux's
+ * socket directory and drover's state directory inside a fresh temporary directory that is
+ * removed after the test file.
+ */
+export function cliSandbox(): CliSandbox {
+  const dir = mkdtempSync(join(tmpdir(), 'drover-cli-'));
+  const env: NodeJS.ProcessEnv = { ...process.env, TMUX_TMPDIR: dir, DROVER_STATE_DIR: join(dir, 'state'), DROVER_DB: join(dir, 'drover.db'), HOME: dir };
+  delete env.TMUX;
+  delete env.TMUX_PANE;
+  after(() => rmSync(dir, { recursive: true, force: true }));
+  return {
+    dir,
+    env,
+    drover(args, options = {}) {
+      return run([process.execPath, CLI_PATH, ...args], {
+        env: { ...env, ...options.env },
+        cwd: options.cwd ?? dir,
+        input: options.input,
+        timeoutMs: options.timeoutMs ?? 20_000,
+      });
+    },
+  };
+}
