@@ -1,0 +1,217 @@
+import type { Broker, DeliverySnapshot } from './broker.js';
+import { systemClock, type Clock } from './clock.js';
+import { INPUT_RESERVATION_MS, MIN_LITERAL_MS, TRANSPORT_BUDGET_MS, INSUFFICIENT_BUDGET_MESSAGE, leadReservation, submitLine, type Lead, type PaneInputPort } from './dispatch.js';
+import { errorMessage, isDatabaseBusy, PaneLockError } from './errors.js';
+import { placementLockKey, type PaneLocks } from './lock.js';
+import { samePlacement, type BroadcastResult, type ConcretePlacement, type Message } from './model.js';
+import { formatNotificationLine } from './notification.js';
+import { terminationSpans, type TerminationSpans } from './signals.js';
+
+/** Finalization (the last stamp) may run this long past the start of finalization. */
+export const FINALIZATION_GRACE_MS = 1000;
+export const LOCK_BUSY_REASON = 'pane input remained busy';
+
+/** Opens the input port of the placement's multiplexer and checks that it is available. */
+export type PortOpener = (placement: ConcretePlacement) => Promise<PaneInputPort>;
+
+export interface DeliveryOptions {
+  broker: Broker;
+  locks: PaneLocks;
+  recipientId: number;
+  /** The fleet the invocation acts in; a recipient elsewhere gets nothing. */
+  fleetId: number;
+  openPort: PortOpener;
+  clock?: Clock;
+  spans?: TerminationSpans;
+  /**
+   * Messages this invocation has already attempted. Pass the same set to every attempt of
+   * one invocation so that each pending message is attempted at most once.
+   */
+  attempted?: Set<number>;
+}
+
+/** One message left pending, and the diagnostic that says so. */
+export interface NotNotified {
+  messageId: number;
+  memberId: number;
+  reason: string;
+  /** `message ID was not notified to member MEMBER: REASON; the next send … retries it.` */
+  diagnostic: string;
+}
+
+export type HoldReason = 'pending_placement' | 'placement_changed';
+
+export interface DeliveryAttempt {
+  /** Messages this attempt established as notified, in delivery order. */
+  notified: number[];
+  /** Set when delivery waits for a placement; the messages stay pending without a diagnostic. */
+  held: HoldReason | null;
+  diagnostic: NotNotified | null;
+}
+
+export function notNotifiedDiagnostic(messageId: number, memberId: number, reason: string): string {
+  return `message ${messageId} was not notified to member ${memberId}: ${reason}; the next send to member ${memberId} or the next message wait retries it.`;
+}
+
+type Budgeted<T> = { value: T } | { failure: string };
+
+/**
+ * A database step under the lock, bounded by the remaining budget. Busy or out of budget
+ * is a notification failure; anything else (corruption, unreadable storage) keeps its cause.
+ */
+function budgeted<T>(broker: Broker, remainingMs: number, step: () => T): Budgeted<T> {
+  if (remainingMs <= 0) return { failure: 'the pane input budget ran out' };
+  try {
+    return { value: broker.store.withBusyTimeout(remainingMs, step) };
+  } catch (error) {
+    if (isDatabaseBusy(error)) return { failure: `the database stayed busy (${errorMessage(error)})` };
+    throw error;
+  }
+}
+
+/** How a fresh snapshot compares with the placement the lock was taken for. */
+function placementVerdict(snapshot: DeliverySnapshot, locked: ConcretePlacement): 'same' | 'changed' | 'gone' {
+  if (snapshot.eligibility === 'pending_placement') return 'changed';
+  if (snapshot.eligibility !== 'eligible') return 'gone';
+  return samePlacement(snapshot.placement, locked) ? 'same' : 'changed';
+}
+
+/**
+ * Drains a recipient's messages awaiting notification into its pane, oldest first by
+ * (created_at, message_id), under one pane input lock hold and one five-second budget.
+ * The first line leads with Escape, later lines are typed directly. notified_at is stamped
+ * only after a complete submission, so delivery is at-least-once: any failure leaves the
+ * message pending with one not-notified diagnostic, for the next send or `message wait`.
+ * Database failures other than busy/deadline are thrown with their cause.
+ */
+export async function deliverPending(options: DeliveryOptions): Promise<DeliveryAttempt> {
+  const { broker, locks, recipientId, fleetId } = options;
+  const clock = options.clock ?? systemClock;
+  const spans = options.spans ?? terminationSpans;
+  const attempted = options.attempted ?? new Set<number>();
+  const deadline = clock.now() + TRANSPORT_BUDGET_MS;
+  const result: DeliveryAttempt = { notified: [], held: null, diagnostic: null };
+  const fail = (message: Pick<Message, 'messageId'>, reason: string): DeliveryAttempt => {
+    attempted.add(message.messageId);
+    result.diagnostic = { messageId: message.messageId, memberId: recipientId, reason, diagnostic: notNotifiedDiagnostic(message.messageId, recipientId, reason) };
+    return result;
+  };
+  const hold = (reason: HoldReason): DeliveryAttempt => {
+    result.held = reason;
+    return result;
+  };
+
+  // 1. The eligibility snapshot, before any lock or multiplexer.
+  const initial = broker.deliverySnapshot(recipientId, fleetId, attempted);
+  if (initial.next === null) return result;
+  if (initial.eligibility === 'pending_placement') return hold('pending_placement');
+  if (initial.eligibility !== 'eligible') return result;
+  const placement = initial.placement!;
+
+  // 2. The pane input lock, within the budget minus the input reservation.
+  let guard;
+  try {
+    guard = await locks.acquire(placementLockKey(placement), { deadline: deadline - INPUT_RESERVATION_MS, clock });
+  } catch (error) {
+    if (error instanceof PaneLockError) return fail(initial.next, error.message);
+    throw error;
+  }
+  if (!guard) {
+    const now = broker.deliverySnapshot(recipientId, fleetId, attempted);
+    return now.next ? fail(now.next, LOCK_BUSY_REASON) : result;
+  }
+
+  spans.enter();
+  try {
+    // 3. Revalidate under the lock, then resolve the multiplexer.
+    const revalidated = budgeted(broker, deadline - clock.now(), () => broker.deliverySnapshot(recipientId, fleetId, attempted));
+    if ('failure' in revalidated) return fail(initial.next, revalidated.failure);
+    const verdict = placementVerdict(revalidated.value, placement);
+    if (verdict === 'gone' || revalidated.value.next === null) return result;
+    if (verdict === 'changed') return hold('placement_changed');
+    let port: PaneInputPort;
+    try {
+      port = await options.openPort(placement);
+    } catch (error) {
+      return fail(revalidated.value.next, errorMessage(error));
+    }
+
+    let lead: Lead = 'escape';
+    for (;;) {
+      // 4. The oldest message not yet attempted, with the recipient re-read.
+      const read = budgeted(broker, deadline - clock.now(), () => broker.deliverySnapshot(recipientId, fleetId, attempted));
+      if ('failure' in read) return result.notified.length === 0 ? fail(initial.next, read.failure) : result;
+      const current = placementVerdict(read.value, placement);
+      if (current === 'gone') return result;
+      if (current === 'changed') return hold('placement_changed');
+      const message = read.value.next;
+      if (message === null) return result;
+
+      // 5. Enough budget left for this lead's reservation plus a minimal literal?
+      if (deadline - clock.now() < leadReservation(lead) + MIN_LITERAL_MS) {
+        return result.notified.length === 0 ? fail(message, INSUFFICIENT_BUDGET_MESSAGE) : result;
+      }
+      attempted.add(message.messageId);
+
+      // 6. Submit its line.
+      try {
+        await submitLine({ port, pane: placement.pane, line: formatNotificationLine(message), lead, deadline, clock });
+      } catch (error) {
+        return fail(message, errorMessage(error));
+      }
+
+      // 7. Stamp while still pending; an ACK or another invocation's stamp also counts.
+      const finalDeadline = Math.max(deadline, clock.now() + FINALIZATION_GRACE_MS);
+      const stamp = budgeted(broker, finalDeadline - clock.now(), () => broker.stampNotified(message.messageId));
+      if ('failure' in stamp) return fail(message, stamp.failure);
+      if (stamp.value !== 'missing') result.notified.push(message.messageId);
+      lead = 'direct';
+    }
+  } finally {
+    guard.release();
+    spans.exit();
+  }
+}
+
+export type NotifyOptions = Omit<DeliveryOptions, 'recipientId' | 'fleetId'>;
+
+export interface SendResult {
+  message: Message;
+  /** True exactly when this invocation delivered the newly committed message. */
+  notificationSent: boolean;
+  diagnostic: NotNotified | null;
+}
+
+/**
+ * `message send`: persists the message, then drains the recipient's pending messages into
+ * its pane. A self-send, a director recipient or a recipient without a concrete pane gets
+ * no pane input. No notification outcome undoes the committed message.
+ */
+export async function sendAndNotify(options: NotifyOptions & { from: number; to: number; text: string }): Promise<SendResult> {
+  const message = options.broker.sendMessage({ from: options.from, to: options.to, text: options.text });
+  if (message.fromMemberId === message.ownerMemberId) return { message, notificationSent: false, diagnostic: null };
+  const { fleetId } = options.broker.getMember(message.ownerMemberId);
+  const attempt = await deliverPending({ ...options, recipientId: message.ownerMemberId, fleetId });
+  return { message, notificationSent: attempt.notified.includes(message.messageId), diagnostic: attempt.diagnostic };
+}
+
+export interface BroadcastNotifyResult extends BroadcastResult {
+  /** Recipients whose new delivery this invocation notified. */
+  delivered: number;
+  diagnostics: NotNotified[];
+}
+
+/** `message broadcast`: persists the N+1 rows, then drains each recipient in turn. */
+export async function broadcastAndNotify(options: NotifyOptions & { from: number; text: string }): Promise<BroadcastNotifyResult> {
+  const result = options.broker.broadcastMessage({ from: options.from, text: options.text });
+  const { fleetId } = options.broker.getMember(options.from);
+  const attempted = options.attempted ?? new Set<number>();
+  let delivered = 0;
+  const diagnostics: NotNotified[] = [];
+  for (const delivery of result.deliveries) {
+    const attempt = await deliverPending({ ...options, attempted, recipientId: delivery.ownerMemberId, fleetId });
+    if (attempt.notified.includes(delivery.messageId)) delivered += 1;
+    if (attempt.diagnostic) diagnostics.push(attempt.diagnostic);
+  }
+  return { ...result, delivered, diagnostics };
+}

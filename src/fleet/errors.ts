@@ -1,0 +1,77 @@
+import { DroverError, type ErrorContext } from '../process/index.js';
+
+/** A fleet, member or message that does not exist, is not active, or lies outside the caller's fleet. */
+export class RegistryNotFoundError extends DroverError {
+  readonly kind: 'fleet' | 'member' | 'message';
+  readonly id: number;
+  constructor(kind: 'fleet' | 'member' | 'message', id: number, message: string) {
+    super(message, { phase: 'lookup', delivery: 'not_sent' });
+    this.kind = kind;
+    this.id = id;
+  }
+}
+
+/** The registry refuses a change in its current state (ACK twice, deregister the root director, …). */
+export class RegistryStateError extends DroverError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { phase: 'registry', delivery: 'not_sent', ...context });
+  }
+}
+
+/** The database cannot be used by this drover: unversioned, newer than known, or unopenable. */
+export class StoreError extends DroverError {
+  constructor(message: string, context: ErrorContext = {}) {
+    super(message, { phase: 'store', delivery: 'not_sent', ...context });
+  }
+}
+
+/** A pane's input lock stayed busy until the writer's wait ended. Nothing was typed. */
+export class PaneInputBusyError extends DroverError {
+  constructor(message: string) {
+    super(message, { phase: 'lock', delivery: 'not_sent' });
+  }
+}
+
+/** Taking a pane's input lock failed for a reason other than contention. */
+export class PaneLockError extends DroverError {
+  readonly path: string;
+  constructor(message: string, path: string, context: ErrorContext = {}) {
+    super(message, { phase: 'lock', delivery: 'not_sent', ...context });
+    this.path = path;
+  }
+}
+
+/**
+ * One submission failed. `delivery` is `not_sent` when provably no text was typed
+ * (no dispatch) and `possibly_sent` when the pane may hold part or all of the input
+ * (uncertain: inspect the pane before any retry).
+ */
+export class PaneInputError extends DroverError {
+  readonly step: 'budget' | 'escape' | 'literal' | 'enter';
+  constructor(message: string, step: PaneInputError['step'], context: ErrorContext = {}) {
+    super(message, { phase: 'input', ...context });
+    this.step = step;
+  }
+
+  get dispatched(): 'none' | 'uncertain' {
+    return this.delivery === 'not_sent' ? 'none' : 'uncertain';
+  }
+}
+
+/** A member's placement is missing, pending or changed, so its pane cannot receive input. */
+export class PlacementError extends DroverError {
+  constructor(message: string) {
+    super(message, { phase: 'placement', delivery: 'not_sent' });
+  }
+}
+
+/** Whether a better-sqlite3 error means another connection kept the database locked past the busy wait. */
+export function isDatabaseBusy(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED');
+}
+
+/** The message of anything thrown, for embedding in a diagnostic. */
+export function errorMessage(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

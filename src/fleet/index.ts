@@ -1,0 +1,13 @@
+export * from './broker.js';
+export * from './clock.js';
+export * from './delivery.js';
+export * from './dispatch.js';
+export * from './errors.js';
+export * from './lifecycle.js';
+export * from './lock.js';
+export * from './member-input.js';
+export { LATEST_SCHEMA_VERSION, MIGRATIONS, type Migration } from './migrations.js';
+export * from './model.js';
+export * from './notification.js';
+export * from './signals.js';
+export * from './store.js';

@@ -1,0 +1,65 @@
+/**
+ * The schema, one step per version. A step is never edited once released; a change is a
+ * new step. `schema_migrations` records each applied version.
+ */
+export interface Migration {
+  readonly version: number;
+  readonly name: string;
+  readonly sql: string;
+}
+
+export const MIGRATIONS: readonly Migration[] = Object.freeze([
+  {
+    version: 1,
+    name: 'fleets, members, placements and messages',
+    // members is created first: it references fleets, and fleets references its director
+    // member; SQLite checks foreign keys when rows change, not when tables are created.
+    sql: `
+      CREATE TABLE members (
+        member_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        fleet_id INTEGER NOT NULL REFERENCES fleets(fleet_id) ON DELETE RESTRICT,
+        name TEXT NOT NULL,
+        description TEXT NOT NULL DEFAULT '',
+        status TEXT NOT NULL CHECK (status IN ('active', 'deregistered')),
+        coding_agent TEXT NOT NULL,
+        registered_at TEXT NOT NULL,
+        deregistered_at TEXT
+      );
+      CREATE TABLE fleets (
+        fleet_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        name TEXT NOT NULL,
+        created_at TEXT NOT NULL,
+        deleted_at TEXT,
+        director_member_id INTEGER REFERENCES members(member_id) ON DELETE RESTRICT
+      );
+      CREATE TABLE placements (
+        member_id INTEGER PRIMARY KEY REFERENCES members(member_id) ON DELETE CASCADE,
+        backend TEXT NOT NULL,
+        session TEXT NOT NULL,
+        window TEXT NOT NULL,
+        pane TEXT,
+        created_at TEXT NOT NULL
+      );
+      CREATE TABLE messages (
+        message_id INTEGER PRIMARY KEY AUTOINCREMENT,
+        owner_member_id INTEGER NOT NULL REFERENCES members(member_id) ON DELETE RESTRICT,
+        from_member_id INTEGER NOT NULL,
+        to_member_id INTEGER,
+        type TEXT NOT NULL CHECK (type IN ('unicast', 'broadcast_summary')),
+        created_at TEXT NOT NULL,
+        status_state TEXT NOT NULL CHECK (status_state IN ('input_required', 'completed')),
+        status_timestamp TEXT NOT NULL,
+        origin_message_id INTEGER,
+        text TEXT NOT NULL,
+        notified_at TEXT
+      );
+      CREATE INDEX members_by_fleet ON members (fleet_id, status);
+      CREATE INDEX messages_by_owner ON messages (owner_member_id, status_state, status_timestamp);
+      CREATE INDEX messages_by_sender ON messages (from_member_id, status_timestamp);
+      CREATE INDEX messages_awaiting_notification ON messages (owner_member_id, created_at, message_id)
+        WHERE status_state = 'input_required' AND notified_at IS NULL;
+    `,
+  },
+]);
+
+export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

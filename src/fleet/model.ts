@@ -1,0 +1,111 @@
+/** The records the broker returns. Library fields are camelCase; the CLI renders snake_case JSON. */
+
+export const CODING_AGENTS = Object.freeze(['claude', 'codex', 'opencode', 'shell'] as const);
+export type CodingAgent = (typeof CODING_AGENTS)[number];
+
+/** The multiplexers a placement can name. */
+export const PLACEMENT_BACKENDS = Object.freeze(['tmux', 'herdr'] as const);
+export type PlacementBackend = (typeof PLACEMENT_BACKENDS)[number];
+
+export const DIRECTOR_NAME = 'Director';
+export const DIRECTOR_DESCRIPTION = 'Root Director for this fleet';
+
+export interface Fleet {
+  fleetId: number;
+  name: string;
+  createdAt: string;
+  deletedAt: string | null;
+  /** NULL only inside the transaction that bootstraps the fleet. */
+  directorMemberId: number | null;
+}
+
+export interface FleetSummary extends Fleet {
+  /** Active members, the director included. */
+  memberCount: number;
+}
+
+/** Where a member's pane lives. `pane` is NULL while the pane is being created (pending). */
+export interface Placement {
+  memberId: number;
+  backend: PlacementBackend;
+  session: string;
+  window: string;
+  pane: string | null;
+  createdAt: string;
+}
+
+export interface ConcretePlacement extends Placement {
+  pane: string;
+}
+
+export interface PlacementInput {
+  backend: PlacementBackend;
+  session: string;
+  window: string;
+  /** Omitted or null: pending until the pane is recorded. */
+  pane?: string | null;
+}
+
+export type MemberStatus = 'active' | 'deregistered';
+/** `director` is the fleet's root director; every other member is ordinary. */
+export type MemberKind = 'director' | 'member';
+
+export interface Member {
+  memberId: number;
+  fleetId: number;
+  name: string;
+  description: string;
+  status: MemberStatus;
+  kind: MemberKind;
+  codingAgent: CodingAgent;
+  registeredAt: string;
+  deregisteredAt: string | null;
+  placement: Placement | null;
+}
+
+/** A roster row: the member plus its latest message activity (broadcast summaries excluded). */
+export interface RosterEntry extends Member {
+  lastSent: string | null;
+  lastRecv: string | null;
+  lastAck: string | null;
+}
+
+export type MessageType = 'unicast' | 'broadcast_summary';
+/** `input_required` until the recipient ACKs; the only transition is to `completed`. */
+export type MessageState = 'input_required' | 'completed';
+
+/** One delivery row. A broadcast is one summary row plus one delivery row per recipient. */
+export interface Message {
+  messageId: number;
+  /** The recipient, or the broadcaster for a summary row. */
+  ownerMemberId: number;
+  fromMemberId: number;
+  /** NULL for a broadcast summary. */
+  toMemberId: number | null;
+  type: MessageType;
+  createdAt: string;
+  statusState: MessageState;
+  statusTimestamp: string;
+  /** NULL for a unicast; the summary's id for a broadcast's rows (the summary points at itself). */
+  originMessageId: number | null;
+  /** Exactly as sent; never truncated. */
+  text: string;
+  /** When a complete pane submission of this message was stamped; NULL until then. */
+  notifiedAt: string | null;
+}
+
+export interface BroadcastResult {
+  summary: Message;
+  deliveries: Message[];
+  recipients: number;
+}
+
+/** Two placements name the same pane input when their backend, session, window and pane agree. */
+export function samePlacement(a: Placement | null, b: Placement | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.memberId === b.memberId && a.backend === b.backend && a.session === b.session && a.window === b.window && a.pane === b.pane;
+}
+
+export function isConcrete(placement: Placement | null): placement is ConcretePlacement {
+  return placement !== null && placement.pane !== null;
+}

@@ -1,0 +1,107 @@
+import assert from 'node:assert/strict';
+import { statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { ArgumentError } from '../../src/process/index.js';
+import { FleetStore, LATEST_SCHEMA_VERSION, StoreError, paneLockDirectory, resolveDatabasePath } from '../../src/fleet/index.js';
+import { tempDirectory } from './support.js';
+
+describe('database path', () => {
+  it('defaults under ~/.local/share/drover and honours DROVER_DB as an absolute path', () => {
+    assert.equal(resolveDatabasePath({}), join(homedir(), '.local', 'share', 'drover', 'drover.db'));
+    assert.equal(resolveDatabasePath({ DROVER_DB: '/srv/fleet.db' }), '/srv/fleet.db');
+    assert.equal(resolveDatabasePath({ DROVER_DB: 'rel/fleet.db' }), join(process.cwd(), 'rel', 'fleet.db'));
+    assert.throws(() => resolveDatabasePath({ DROVER_DB: ' ' }), ArgumentError);
+    assert.equal(paneLockDirectory('/srv/fleet.db'), '/srv/.pane-locks');
+  });
+});
+
+describe('FleetStore.open', () => {
+  it('creates private parent directories, WAL mode, a 5 s busy timeout and foreign keys', (t) => {
+    const dir = tempDirectory(t);
+    const path = join(dir, 'a', 'b', 'drover.db');
+    const store = FleetStore.open({ env: { DROVER_DB: path } });
+    t.after(() => store.close());
+    assert.equal(store.path, path);
+    assert.equal(statSync(join(dir, 'a')).mode & 0o777, 0o700);
+    assert.equal(statSync(join(dir, 'a', 'b')).mode & 0o777, 0o700);
+    assert.equal(statSync(path).mode & 0o777, 0o600, 'a new database is owner-only');
+    assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal');
+    assert.equal(store.db.pragma('busy_timeout', { simple: true }), 5000);
+    assert.equal(store.db.pragma('foreign_keys', { simple: true }), 1);
+    assert.equal(store.lockDirectory, join(dir, 'a', 'b', '.pane-locks'));
+  });
+
+  it('applies every migration once and records it in schema_migrations', (t) => {
+    const path = join(tempDirectory(t), 'drover.db');
+    const first = FleetStore.open({ path });
+    assert.deepEqual(first.schema, { openedAt: 0, current: LATEST_SCHEMA_VERSION, latest: LATEST_SCHEMA_VERSION });
+    first.close();
+    const second = FleetStore.open({ path });
+    t.after(() => second.close());
+    assert.equal(second.schema.openedAt, LATEST_SCHEMA_VERSION);
+    const ledger = second.db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
+    assert.deepEqual(ledger.map((row) => row.version), Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    const tables = second.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
+    assert.deepEqual(tables.map((row) => row.name), ['fleets', 'members', 'messages', 'placements', 'schema_migrations']);
+  });
+
+  it('refuses a database whose schema is newer than this drover knows, without changing it', (t) => {
+    const path = join(tempDirectory(t), 'drover.db');
+    FleetStore.open({ path }).close();
+    const raw = new Database(path);
+    raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 'x')").run(LATEST_SCHEMA_VERSION + 1);
+    raw.close();
+    assert.throws(() => FleetStore.open({ path }), (error: unknown) => {
+      assert.ok(error instanceof StoreError);
+      assert.match(error.message, new RegExp(`schema version ${LATEST_SCHEMA_VERSION + 1}, newer than this drover knows \\(${LATEST_SCHEMA_VERSION}\\)`));
+      assert.ok(error.message.includes(path));
+      return true;
+    });
+  });
+
+  it('refuses an unversioned database that already has tables', (t) => {
+    const path = join(tempDirectory(t), 'other.db');
+    const raw = new Database(path);
+    raw.exec('CREATE TABLE notes (id INTEGER)');
+    raw.close();
+    assert.throws(() => FleetStore.open({ path }), /has tables but no schema_migrations ledger/);
+    const check = new Database(path);
+    t.after(() => check.close());
+    assert.deepEqual(check.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'fleets'").get(), { n: 0 });
+  });
+
+  it('refuses a path that is not a regular file, or a file that is not a database', (t) => {
+    const dir = tempDirectory(t);
+    mkdirSync(join(dir, 'adir'));
+    assert.throws(() => FleetStore.open({ path: join(dir, 'adir') }), /exists but is not a regular file/);
+    writeFileSync(join(dir, 'junk.db'), 'this is not sqlite, just some text long enough to look like a header........');
+    assert.throws(() => FleetStore.open({ path: join(dir, 'junk.db') }), StoreError);
+  });
+
+  it('never reuses an integer id, even after the highest row is gone', (t) => {
+    const store = FleetStore.open({ path: join(tempDirectory(t), 'drover.db') });
+    t.after(() => store.close());
+    const insert = store.db.prepare("INSERT INTO fleets (name, created_at) VALUES ('f', 'now')");
+    const first = Number(insert.run().lastInsertRowid);
+    store.db.prepare('DELETE FROM fleets WHERE fleet_id = ?').run(first);
+    assert.equal(Number(insert.run().lastInsertRowid), first + 1);
+  });
+
+  it('cuts the busy wait to the given budget and restores the default', (t) => {
+    const path = join(tempDirectory(t), 'drover.db');
+    const store = FleetStore.open({ path });
+    t.after(() => store.close());
+    const other = new Database(path);
+    t.after(() => other.close());
+    other.exec('BEGIN IMMEDIATE');
+    assert.throws(
+      () => store.withBusyTimeout(0, () => store.write(() => store.db.prepare("INSERT INTO fleets (name, created_at) VALUES ('f', 'now')").run())),
+      { code: 'SQLITE_BUSY' },
+    );
+    other.exec('ROLLBACK');
+    assert.equal(store.db.pragma('busy_timeout', { simple: true }), 5000);
+  });
+});

@@ -1,0 +1,160 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DroverError } from '../../src/process/index.js';
+import { Broker, FleetStore, PaneLocks, TerminationSpans, type Clock, type PaneInputPort, type SignalHost } from '../../src/fleet/index.js';
+
+/** A fresh directory removed by the returned cleanup, even when the test fails. */
+export function tempDirectory(t: { after(fn: () => void): void }): string {
+  const dir = mkdtempSync(join(tmpdir(), 'drover-fleet-'));
+  t.after(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** Microsecond wall clock that ticks one millisecond per read, so ordering is deterministic. */
+export function steppingWallClock(start = Date.UTC(2026, 9, 24, 9, 0, 0) * 1000): () => number {
+  let now = start;
+  return () => (now += 1000);
+}
+
+export interface Fixture {
+  dir: string;
+  store: FleetStore;
+  broker: Broker;
+  locks: PaneLocks;
+}
+
+export function openFixture(t: { after(fn: () => void): void }): Fixture {
+  const dir = tempDirectory(t);
+  const store = FleetStore.open({ path: join(dir, 'drover.db'), wallMicros: steppingWallClock() });
+  t.after(() => store.close());
+  return { dir, store, broker: new Broker(store), locks: new PaneLocks(store.lockDirectory) };
+}
+
+/** A fleet with its director in %0 and two ordinary members in %1 and %2. */
+export function seedFleet(broker: Broker, session = 's1') {
+  const { fleet, director } = broker.createFleet({ name: 'team', codingAgent: 'claude', directorPlacement: { backend: 'tmux', session, window: '@1', pane: '%0' } });
+  const alice = broker.registerMember({ fleetId: fleet.fleetId, name: 'alice', codingAgent: 'codex', placement: { backend: 'tmux', session, window: '@1' } });
+  broker.recordPane(alice.memberId, '%1');
+  const bob = broker.registerMember({ fleetId: fleet.fleetId, name: 'bob', codingAgent: 'claude', placement: { backend: 'tmux', session, window: '@1' } });
+  broker.recordPane(bob.memberId, '%2');
+  return { fleet, director, alice: broker.getMember(alice.memberId), bob: broker.getMember(bob.memberId) };
+}
+
+/** Time that moves only when someone sleeps or advances it. */
+export class FakeClock implements Clock {
+  time = 1_000_000;
+  readonly sleeps: number[] = [];
+
+  now(): number {
+    return this.time;
+  }
+
+  sleep(ms: number): Promise<void> {
+    this.sleeps.push(ms);
+    this.time += Math.max(0, ms);
+    return Promise.resolve();
+  }
+
+  advance(ms: number): void {
+    this.time += ms;
+  }
+}
+
+export interface PortCall {
+  op: 'escape' | 'literal' | 'enter';
+  pane: string;
+  text?: string;
+  timeoutMs: number;
+  at: number;
+}
+
+type Step = PortCall['op'];
+
+/**
+ * An input port that records every call with the fake time it started, takes `costMs` of
+ * fake time per call, and fails the calls it is told to.
+ */
+export class FakePort implements PaneInputPort {
+  readonly calls: PortCall[] = [];
+  costMs = 10;
+  private readonly failures: { op: Step; nth: number; error: Error }[] = [];
+  private readonly counts: Record<Step, number> = { escape: 0, literal: 0, enter: 0 };
+  /** Runs (and is awaited) as each call starts, before the call succeeds or fails. */
+  onCall: ((call: PortCall) => void | Promise<void>) | undefined;
+
+  constructor(private readonly clock: FakeClock) {}
+
+  /** Fail the nth (1-based) call of `op` with `error`. */
+  failOn(op: Step, error: Error, nth = 1): this {
+    this.failures.push({ op, nth, error });
+    return this;
+  }
+
+  private async record(op: Step, pane: string, timeoutMs: number, text?: string): Promise<void> {
+    const call: PortCall = { op, pane, timeoutMs, at: this.clock.now(), ...(text === undefined ? {} : { text }) };
+    this.calls.push(call);
+    this.counts[op] += 1;
+    const nth = this.counts[op];
+    await this.onCall?.(call);
+    this.clock.advance(this.costMs);
+    const failure = this.failures.find((f) => f.op === op && f.nth === nth);
+    if (failure) throw failure.error;
+  }
+
+  sendEscape(pane: string, timeoutMs: number): Promise<void> {
+    return this.record('escape', pane, timeoutMs);
+  }
+
+  sendLiteral(pane: string, text: string, timeoutMs: number): Promise<void> {
+    return this.record('literal', pane, timeoutMs, text);
+  }
+
+  sendEnter(pane: string, timeoutMs: number): Promise<void> {
+    return this.record('enter', pane, timeoutMs);
+  }
+
+  get literals(): string[] {
+    return this.calls.filter((call) => call.op === 'literal').map((call) => call.text!);
+  }
+}
+
+/** A port error that says nothing was typed (launch failure, pane gone). */
+export function notSentError(message = 'pane %9 not found'): DroverError {
+  return new DroverError(message, { phase: 'command', delivery: 'not_sent' });
+}
+
+/** A signal host that records listeners and kills instead of touching this process. */
+export class FakeSignalHost implements SignalHost {
+  readonly pid = 4242;
+  readonly listeners = new Map<NodeJS.Signals, Set<(signal: NodeJS.Signals) => void>>();
+  readonly kills: { pid: number; signal: NodeJS.Signals }[] = [];
+  onKill: ((signal: NodeJS.Signals) => void) | undefined;
+
+  on(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): void {
+    if (!this.listeners.has(signal)) this.listeners.set(signal, new Set());
+    this.listeners.get(signal)!.add(listener);
+  }
+
+  off(signal: NodeJS.Signals, listener: (signal: NodeJS.Signals) => void): void {
+    this.listeners.get(signal)?.delete(listener);
+  }
+
+  kill(pid: number, signal: NodeJS.Signals): void {
+    this.kills.push({ pid, signal });
+    this.onKill?.(signal);
+  }
+
+  raise(signal: NodeJS.Signals): void {
+    for (const listener of this.listeners.get(signal) ?? []) listener(signal);
+  }
+
+  listening(signal: NodeJS.Signals): number {
+    return this.listeners.get(signal)?.size ?? 0;
+  }
+}
+
+export function fakeSpans(): { host: FakeSignalHost; spans: TerminationSpans } {
+  const host = new FakeSignalHost();
+  return { host, spans: new TerminationSpans(host) };
+}
