@@ -1,8 +1,9 @@
-import type { Writable } from 'node:stream';
+import type { Readable, Writable } from 'node:stream';
 import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
 export interface CliIO {
+  stdin: Readable;
   stdout: Writable;
   stderr: Writable;
   env: NodeJS.ProcessEnv;

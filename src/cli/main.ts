@@ -12,6 +12,7 @@ process.on('SIGINT', () => {
 });
 
 const io: CliIO = {
+  stdin: process.stdin,
   stdout: process.stdout,
   stderr: process.stderr,
   env: process.env,

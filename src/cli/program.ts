@@ -1,8 +1,9 @@
 import { Command, CommanderError, Option } from 'commander';
-import { readFileSync } from 'node:fs';
 import { EXIT, errorDocument, exitCodeOf, writeJson, writeLine, type CliIO } from './io.js';
 import type { SocketFlags } from './endpoint.js';
 import { registerServerCommands } from './commands/server.js';
+import { registerMcpCommands } from './commands/mcp.js';
+import { packageVersion } from './version.js';
 
 /** What command modules get: the IO and a wrapper that turns a handler into a commander action. */
 export interface CommandContext {
@@ -10,10 +11,6 @@ export interface CommandContext {
   action<O extends object>(handler: (options: O & SocketFlags, io: CliIO, ...positionals: string[]) => Promise<number | void>): (...args: unknown[]) => Promise<void>;
 }
 
-function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return manifest.version;
-}
 
 export function buildProgram(io: CliIO): { program: Command; result: { exitCode: number } } {
   const result: { exitCode: number } = { exitCode: EXIT.ok };
@@ -50,6 +47,7 @@ export function buildProgram(io: CliIO): { program: Command; result: { exitCode:
     });
 
   registerServerCommands(program, context);
+  registerMcpCommands(program, context);
 
   for (const command of program.commands) command.exitOverride();
   return { program, result };

@@ -1,0 +1,57 @@
+import type { Command } from 'commander';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { Application, ToolPolicy, toolCatalog, tmuxTools, DEFAULT_REQUEST_TIMEOUT_MS } from '../../mcp/index.js';
+import { openServer, type SocketFlags } from '../endpoint.js';
+import { EXIT, UsageError, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+import { packageVersion } from '../version.js';
+
+interface McpOptions extends SocketFlags {
+  enableTool: string[];
+  tier?: string;
+  timeoutMs?: string;
+}
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
+
+/**
+ * `drover mcp`: an MCP server on stdin/stdout over a borrowed tmux server. stdout carries
+ * protocol only; diagnostics go to stderr. It never starts a tmux server.
+ */
+async function mcp(options: McpOptions, io: CliIO): Promise<number> {
+  const tools = [...tmuxTools];
+  const policy = ToolPolicy.resolve({ tier: options.tier, enable: options.enableTool }, toolCatalog(tools));
+  let requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
+  if (options.timeoutMs !== undefined) {
+    requestTimeoutMs = Number(options.timeoutMs);
+    if (!Number.isSafeInteger(requestTimeoutMs) || requestTimeoutMs < 100 || requestTimeoutMs > 600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 100 to 600000');
+  }
+  const server = await openServer(options, io);
+  const application = new Application({ server, tools, policy, requestTimeoutMs, env: io.env, version: packageVersion() });
+  const transport = new StdioServerTransport(io.stdin, io.stdout);
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = resolve;
+    io.stdin.once('end', resolve);
+    io.signal.addEventListener('abort', () => resolve(), { once: true });
+  });
+  try {
+    await application.mcp.connect(transport);
+    await closed;
+  } finally {
+    await application.close().catch(() => undefined);
+    await server.close().catch(() => undefined);
+  }
+  return io.signal.aborted ? EXIT.interrupted : EXIT.ok;
+}
+
+export function registerMcpCommands(program: Command, context: CommandContext): void {
+  program
+    .command('mcp')
+    .description('serve drover as MCP tools over stdio (read-only unless tools are enabled)')
+    .option('--enable-tool <name>', 'enable a tool beyond the tier (repeatable)', collect, [])
+    .option('--tier <tier>', 'enable every tool up to this tier: readonly, mutating or destructive', 'readonly')
+    .option('--timeout-ms <ms>', `per-request deadline (default ${DEFAULT_REQUEST_TIMEOUT_MS})`)
+    .action(context.action(mcp));
+}

@@ -1,0 +1,386 @@
+import { z } from 'zod';
+import { ArgumentError } from '../../process/index.js';
+import { Criteria, checkId, type Options, type Pane } from '../../tmux/index.js';
+import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
+
+export const paneId = z.string().regex(/^%\d+$/, 'a tmux pane id like %3');
+const windowId = z.string().regex(/^@\d+$/, 'a tmux window id like @2');
+const sessionId = z.string().regex(/^\$\d+$/, 'a tmux session id like $1');
+const anyId = z.string().regex(/^[$@%]\d+$/, 'a tmux id: $session, @window or %pane');
+const name = z.string().min(1).max(1024);
+const argv = z.array(z.string().max(64 * 1024)).min(1).max(1024);
+const env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(64 * 1024));
+export const force = z.boolean().optional().describe('allow acting on the pane this MCP server runs in');
+export const record = z.record(z.string(), z.unknown());
+const optionScope = z.union([z.enum(['server', 'global-session', 'global-window', 'global-pane']), anyId]);
+
+/** tmux accepted the command; that says nothing about what a program in the pane did with it. */
+export const dispatched = { delivery: z.literal('observed') };
+const OBSERVED = 'observed' as const;
+
+/** Refuses to type into or destroy the pane drover itself runs in, unless forced. */
+export function guardSelf(context: ToolContext, target: string, what: string, forced: boolean | undefined): void {
+  if (!forced && context.selfPane !== undefined && target === context.selfPane) {
+    throw new ArgumentError(`refusing to ${what} ${target}: it is the pane this MCP server runs in (pass force: true to do it anyway)`);
+  }
+}
+
+function paneOf(context: ToolContext, id: string): Pane {
+  return context.server.pane(checkId('pane', id));
+}
+
+/** Whether a window or session holds the server's own pane, to protect it from wholesale kills. */
+async function holdsSelf(context: ToolContext, kind: 'window' | 'session', id: string): Promise<boolean> {
+  if (context.selfPane === undefined) return false;
+  const pane = (await context.server.snapshot({ timeoutMs: context.deadlineMs, signal: context.signal })).pane(context.selfPane);
+  if (!pane) return false;
+  return kind === 'window' ? pane.windowId === id : pane.sessions().toArray().some((s) => s.sessionId === id);
+}
+
+function optionsFor(context: ToolContext, scope: string): Options {
+  if (scope === 'server' || scope.startsWith('global-')) return context.server.options(scope as 'server');
+  if (scope.startsWith('$')) return context.server.session(scope).options();
+  if (scope.startsWith('@')) return context.server.window(scope).options();
+  return context.server.pane(scope).options();
+}
+
+export const tmuxTools: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'snapshot',
+    tier: 'readonly',
+    title: 'Snapshot sessions, windows and panes',
+    description: 'Reads every session, window link, window and pane (and optionally clients) of the tmux server in one call. Field names are tmux format names.',
+    input: z.object({ clients: z.boolean().optional() }),
+    output: z.object({ capture_id: z.number(), sessions: z.array(record), window_links: z.array(record), windows: z.array(record), panes: z.array(record), clients: z.array(record).optional() }),
+    async run(context, input) {
+      const snapshot = await context.server.snapshot({ clients: input.clients === true, timeoutMs: context.deadlineMs, signal: context.signal });
+      return snapshot.toJSON() as never;
+    },
+  }),
+  defineTool({
+    name: 'search_panes',
+    tier: 'readonly',
+    title: 'Search panes with criteria',
+    description:
+      'Returns panes matching criteria: a pane expression like {"field":"pane_current_command","op":"eq","value":"claude"} or the versioned form {"version":1,"entity":"pane","where":…}. Operators eq ne lt le gt ge startsWith endsWith contains regex isNull notNull; and/or/not; some/every/none over the relations window and sessions.',
+    input: z.object({ criteria: record }),
+    output: z.object({ panes: z.array(record) }),
+    async run(context, input) {
+      const criteria = 'version' in input.criteria ? Criteria.fromJSON(input.criteria) : Criteria.build('pane', input.criteria);
+      const panes = await context.server.searchPanes(criteria, { timeoutMs: context.deadlineMs, signal: context.signal });
+      return { panes: panes.toJSON() as Record<string, unknown>[] };
+    },
+  }),
+  defineTool({
+    name: 'capture',
+    tier: 'readonly',
+    title: 'Capture a pane',
+    description:
+      'Returns the last lines of a pane (screen plus scrollback) and a cursor. Pass the cursor back as "since" to get only the lines written after that capture (cursors last 30 s; at most 16 are kept).',
+    input: z.object({
+      pane_id: paneId,
+      lines: z.number().int().min(1).max(5000).optional().describe('how many lines at most (default 100)'),
+      escapes: z.boolean().optional().describe('keep colour/attribute escape sequences'),
+      since: z.string().max(64).optional().describe('a cursor from an earlier capture of this pane'),
+    }),
+    output: z.object({
+      pane_id: z.string(),
+      content: z.string(),
+      lines: z.number().int(),
+      cursor: z.string(),
+      since_cursor: z.boolean(),
+      gap: z.boolean().describe('true when scrollback was trimmed past the cursor, so some lines were lost'),
+    }),
+    async run(context, input) {
+      const pane = paneOf(context, input.pane_id);
+      const limit = input.lines ?? 100;
+      const previous = input.since !== undefined ? context.captures.take(input.since, pane.id) : undefined;
+      const options = { timeoutMs: context.deadlineMs, signal: context.signal };
+      const [history, cursorY, height] = (await pane.display('#{history_size} #{cursor_y} #{pane_height}', options)).toString('latin1').split(' ').map(Number) as [number, number, number];
+      let start = -Math.min(history, Math.max(0, limit - height));
+      let gap = false;
+      if (previous) {
+        // The first line after the last one the reader saw, in absolute history positions.
+        const first = previous.lastLine - history;
+        gap = first < -history;
+        start = Math.max(first, -history);
+      }
+      const raw = await pane.capture({ start, end: cursorY, escapes: input.escapes === true, join: true, ...options });
+      let lines = raw.toString('utf8').replace(/\n$/, '').split('\n');
+      if (lines.length > limit) lines = lines.slice(-limit);
+      const content = lines.join('\n');
+      const cursor = context.captures.retain({ paneId: pane.id, lastLine: history + cursorY, text: content });
+      return { pane_id: pane.id, content, lines: lines.length, cursor, since_cursor: previous !== undefined, gap };
+    },
+  }),
+  defineTool({
+    name: 'send_text',
+    tier: 'mutating',
+    title: 'Type text into a pane',
+    description: 'Types text literally (no key names) into a pane, optionally followed by Enter. Dispatch only: use capture or wait_for_text to see the effect, or deliver for a verified prompt.',
+    input: z.object({ pane_id: paneId, text: z.string().min(1).max(256 * 1024), enter: z.boolean().optional(), force }),
+    output: z.object({ pane_id: z.string(), enter_sent: z.boolean(), ...dispatched }),
+    async run(context, input) {
+      guardSelf(context, input.pane_id, 'type into', input.force);
+      const pane = paneOf(context, input.pane_id);
+      const options = { timeoutMs: context.deadlineMs, signal: context.signal };
+      await pane.sendText(input.text, options);
+      if (input.enter) await pane.sendKeys(['Enter'], options);
+      return { pane_id: pane.id, enter_sent: input.enter === true, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'send_keys',
+    tier: 'mutating',
+    title: 'Send keys to a pane',
+    description: 'Sends tmux key names (Enter, Escape, C-c, Up, …) to a pane.',
+    input: z.object({ pane_id: paneId, keys: z.array(z.string().min(1).max(64)).min(1).max(256), force }),
+    output: z.object({ pane_id: z.string(), keys: z.number().int(), ...dispatched }),
+    async run(context, input) {
+      guardSelf(context, input.pane_id, 'send keys to', input.force);
+      await paneOf(context, input.pane_id).sendKeys(input.keys, { timeoutMs: context.deadlineMs, signal: context.signal });
+      return { pane_id: input.pane_id, keys: input.keys.length, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'new_session',
+    tier: 'mutating',
+    title: 'Create a session',
+    description: 'Creates a detached session. command is argv (a single element runs that program directly, not through a shell).',
+    input: z.object({ name: name.optional(), window_name: name.optional(), cwd: z.string().min(1).max(4096).optional(), command: argv.optional(), env: env.optional() }),
+    output: z.object({ session_id: z.string(), window_id: z.string(), pane_id: z.string() }),
+    async run(context, input) {
+      const receipt = await context.server.newSession({
+        name: input.name,
+        windowName: input.window_name,
+        cwd: input.cwd,
+        command: input.command,
+        env: input.env,
+        receipt: true,
+        timeoutMs: context.deadlineMs,
+        signal: context.signal,
+      });
+      return { session_id: receipt.session.id, window_id: receipt.window.id, pane_id: receipt.pane.id };
+    },
+  }),
+  defineTool({
+    name: 'new_window',
+    tier: 'mutating',
+    title: 'Create a window',
+    description: 'Creates a window in a session without switching to it.',
+    input: z.object({ session_id: sessionId, name: name.optional(), index: z.number().int().min(0).optional(), cwd: z.string().min(1).max(4096).optional(), command: argv.optional(), env: env.optional() }),
+    output: z.object({ window_id: z.string(), pane_id: z.string() }),
+    async run(context, input) {
+      const receipt = await context.server.session(input.session_id).newWindow({
+        name: input.name,
+        index: input.index,
+        cwd: input.cwd,
+        command: input.command,
+        env: input.env,
+        receipt: true,
+        timeoutMs: context.deadlineMs,
+        signal: context.signal,
+      });
+      return { window_id: receipt.window.id, pane_id: receipt.pane.id };
+    },
+  }),
+  defineTool({
+    name: 'split_pane',
+    tier: 'mutating',
+    title: 'Split a pane',
+    description: 'Splits a pane: horizontal puts the new pane beside it, vertical below it (before: left of / above it). The new pane does not take focus.',
+    input: z.object({
+      pane_id: paneId,
+      direction: z.enum(['horizontal', 'vertical']),
+      before: z.boolean().optional(),
+      size: z.union([z.number().int().min(1), z.string().regex(/^\d{1,3}%$/)]).optional(),
+      cwd: z.string().min(1).max(4096).optional(),
+      command: argv.optional(),
+      env: env.optional(),
+    }),
+    output: z.object({ pane_id: z.string() }),
+    async run(context, input) {
+      const pane = await paneOf(context, input.pane_id).split({
+        direction: input.direction,
+        before: input.before,
+        size: input.size,
+        cwd: input.cwd,
+        command: input.command,
+        env: input.env,
+        timeoutMs: context.deadlineMs,
+        signal: context.signal,
+      });
+      return { pane_id: pane.id };
+    },
+  }),
+  defineTool({
+    name: 'rename',
+    tier: 'mutating',
+    title: 'Rename a session or window, or title a pane',
+    description: 'Renames the session ($id) or window (@id), or sets the title of a pane (%id).',
+    input: z.object({ target_id: anyId, name }),
+    output: z.object({ target_id: z.string(), ...dispatched }),
+    async run(context, input) {
+      const options = { timeoutMs: context.deadlineMs, signal: context.signal };
+      if (input.target_id.startsWith('$')) await context.server.session(input.target_id).rename(input.name, options);
+      else if (input.target_id.startsWith('@')) await context.server.window(input.target_id).rename(input.name, options);
+      else await context.server.pane(input.target_id).setTitle(input.name, options);
+      return { target_id: input.target_id, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'select_layout',
+    tier: 'mutating',
+    title: 'Apply a window layout',
+    description: 'Applies even-horizontal, even-vertical, main-horizontal, main-vertical, tiled (or an unambiguous prefix, or a saved layout string) to a window.',
+    input: z.object({ window_id: windowId, layout: z.string().min(1).max(4096) }),
+    output: z.object({ window_id: z.string(), ...dispatched }),
+    async run(context, input) {
+      await context.server.window(input.window_id).selectLayout(input.layout, { timeoutMs: context.deadlineMs, signal: context.signal });
+      return { window_id: input.window_id, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'get_option',
+    tier: 'readonly',
+    title: 'Read a tmux option',
+    description:
+      'Reads an option at an explicit scope (server, global-session, global-window, global-pane, or a $session/@window/%pane id). An absent option is present: false, distinct from an empty value.',
+    input: z.object({ scope: optionScope, name: z.string().min(1).max(256), inherited: z.boolean().optional() }),
+    output: z.object({ name: z.string(), present: z.boolean(), value: z.string().nullable() }),
+    async run(context, input) {
+      const value = await optionsFor(context, input.scope).getOrUndefined(input.name, { inherited: input.inherited, timeoutMs: context.deadlineMs, signal: context.signal });
+      return { name: input.name, present: value !== undefined, value: value === undefined ? null : value.raw.toString('utf8') };
+    },
+  }),
+  defineTool({
+    name: 'set_option',
+    tier: 'mutating',
+    title: 'Set or unset a tmux option',
+    description: 'Sets an option at an explicit scope; value null unsets it.',
+    input: z.object({ scope: optionScope, name: z.string().min(1).max(256), value: z.union([z.string().max(64 * 1024), z.number().int(), z.boolean(), z.null()]) }),
+    output: z.object({ name: z.string(), unset: z.boolean(), ...dispatched }),
+    async run(context, input) {
+      const options = optionsFor(context, input.scope);
+      const deadline = { timeoutMs: context.deadlineMs, signal: context.signal };
+      if (input.value === null) await options.unset(input.name, deadline);
+      else await options.set(input.name, input.value, deadline);
+      return { name: input.name, unset: input.value === null, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'get_environment',
+    tier: 'readonly',
+    title: 'Read environment variables',
+    description: 'Lists the global environment, or a session ($id) environment; null marks a variable set to be removed.',
+    input: z.object({ session_id: sessionId.optional() }),
+    output: z.object({ variables: z.record(z.string(), z.string().nullable()) }),
+    async run(context, input) {
+      const environment = input.session_id ? context.server.session(input.session_id).environment() : context.server.environment();
+      return { variables: Object.fromEntries(await environment.list({ timeoutMs: context.deadlineMs, signal: context.signal })) };
+    },
+  }),
+  defineTool({
+    name: 'set_environment',
+    tier: 'mutating',
+    title: 'Set or unset an environment variable',
+    description: 'Sets a variable in the global or a session environment (new panes inherit it); value null unsets it.',
+    input: z.object({ session_id: sessionId.optional(), name: z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), value: z.string().max(64 * 1024).nullable() }),
+    output: z.object({ name: z.string(), unset: z.boolean(), ...dispatched }),
+    async run(context, input) {
+      const environment = input.session_id ? context.server.session(input.session_id).environment() : context.server.environment();
+      const deadline = { timeoutMs: context.deadlineMs, signal: context.signal };
+      if (input.value === null) await environment.unset(input.name, deadline);
+      else await environment.set(input.name, input.value, deadline);
+      return { name: input.name, unset: input.value === null, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'list_buffers',
+    tier: 'readonly',
+    title: 'List paste buffers',
+    description: 'Lists tmux paste buffers with their sizes.',
+    input: z.object({}),
+    output: z.object({ buffers: z.array(z.object({ name: z.string(), size: z.number().int(), created: z.number().int() })) }),
+    async run(context) {
+      return { buffers: await context.server.buffers().list({ timeoutMs: context.deadlineMs, signal: context.signal }) };
+    },
+  }),
+  defineTool({
+    name: 'read_buffer',
+    tier: 'readonly',
+    title: 'Read a paste buffer',
+    description: 'Returns a named paste buffer as UTF-8 text (invalid bytes replaced) and as base64.',
+    input: z.object({ name: z.string().min(1).max(256) }),
+    output: z.object({ name: z.string(), text: z.string(), base64: z.string(), size: z.number().int() }),
+    async run(context, input) {
+      const bytes = await context.server.buffers().read(input.name, { timeoutMs: context.deadlineMs, signal: context.signal });
+      return { name: input.name, text: bytes.toString('utf8'), base64: bytes.toString('base64'), size: bytes.length };
+    },
+  }),
+  defineTool({
+    name: 'write_buffer',
+    tier: 'mutating',
+    title: 'Write a paste buffer',
+    description: 'Creates or replaces a named paste buffer with text (or base64 bytes).',
+    input: z.object({ name: z.string().min(1).max(256), text: z.string().max(1024 * 1024).optional(), base64: z.string().max(1400 * 1024).optional() }),
+    output: z.object({ name: z.string(), size: z.number().int(), ...dispatched }),
+    async run(context, input) {
+      if ((input.text === undefined) === (input.base64 === undefined)) throw new ArgumentError('give exactly one of text or base64');
+      const bytes = input.text !== undefined ? Buffer.from(input.text) : Buffer.from(input.base64!, 'base64');
+      await context.server.buffers().write(input.name, bytes, { timeoutMs: context.deadlineMs, signal: context.signal });
+      return { name: input.name, size: bytes.length, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'delete_buffer',
+    tier: 'destructive',
+    title: 'Delete a paste buffer',
+    description: 'Deletes a named paste buffer.',
+    input: z.object({ name: z.string().min(1).max(256) }),
+    output: z.object({ name: z.string(), ...dispatched }),
+    async run(context, input) {
+      await context.server.buffers().delete(input.name, { timeoutMs: context.deadlineMs, signal: context.signal });
+      return { name: input.name, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'kill_pane',
+    tier: 'destructive',
+    title: 'Kill a pane',
+    description: 'Kills a pane and the program in it.',
+    input: z.object({ pane_id: paneId, force }),
+    output: z.object({ pane_id: z.string(), ...dispatched }),
+    async run(context, input) {
+      guardSelf(context, input.pane_id, 'kill', input.force);
+      await paneOf(context, input.pane_id).kill({ timeoutMs: context.deadlineMs, signal: context.signal });
+      return { pane_id: input.pane_id, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'kill_window',
+    tier: 'destructive',
+    title: 'Kill a window',
+    description: 'Kills a window and all its panes.',
+    input: z.object({ window_id: windowId, force }),
+    output: z.object({ window_id: z.string(), ...dispatched }),
+    async run(context, input) {
+      if (!input.force && (await holdsSelf(context, 'window', input.window_id))) guardSelf(context, context.selfPane!, `kill window ${input.window_id} holding`, false);
+      await context.server.window(input.window_id).kill({ timeoutMs: context.deadlineMs, signal: context.signal });
+      return { window_id: input.window_id, delivery: OBSERVED };
+    },
+  }),
+  defineTool({
+    name: 'kill_session',
+    tier: 'destructive',
+    title: 'Kill a session',
+    description: 'Kills a session and the windows only it holds.',
+    input: z.object({ session_id: sessionId, force }),
+    output: z.object({ session_id: z.string(), ...dispatched }),
+    async run(context, input) {
+      if (!input.force && (await holdsSelf(context, 'session', input.session_id))) guardSelf(context, context.selfPane!, `kill session ${input.session_id} holding`, false);
+      await context.server.session(input.session_id).kill({ timeoutMs: context.deadlineMs, signal: context.signal });
+      return { session_id: input.session_id, delivery: OBSERVED };
+    },
+  }),
+];

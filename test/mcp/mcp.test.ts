@@ -1,0 +1,181 @@
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '../../src/tmux/index.js';
+import { cliSandbox } from '../support/cli.js';
+import { connectMcp, type McpSession } from '../support/mcp.js';
+import { startTestServer } from '../support/tmux.js';
+
+const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'read_buffer', 'search_panes', 'snapshot'];
+const MUTATING = ['new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
+const DESTRUCTIVE = ['delete_buffer', 'kill_pane', 'kill_session', 'kill_window'];
+
+type Structured = Record<string, unknown>;
+
+async function call(session: McpSession, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult> {
+  return (await session.client.callTool({ name, arguments: args })) as CallToolResult;
+}
+
+function ok(result: CallToolResult): Structured {
+  assert.notEqual(result.isError, true, JSON.stringify(result.content));
+  return result.structuredContent as Structured;
+}
+
+function failure(result: CallToolResult): string {
+  assert.equal(result.isError, true, `expected an error, got ${JSON.stringify(result.structuredContent)}`);
+  return (result.content as { text: string }[]).map((c) => c.text).join('\n');
+}
+
+async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 4000): Promise<T> {
+  const until = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > until) throw new Error('condition not met in time');
+    await sleep(25);
+  }
+}
+
+describe('drover mcp', () => {
+  const sandbox = cliSandbox();
+  let server: Server;
+  let socket: string[];
+  const sessions: McpSession[] = [];
+
+  async function open(...args: string[]): Promise<McpSession> {
+    const session = await connectMcp([...socket, ...args], sandbox.env);
+    sessions.push(session);
+    return session;
+  }
+
+  before(async () => {
+    server = await startTestServer();
+    socket = ['-S', server.endpoint.socketPath];
+  });
+
+  after(async () => {
+    for (const session of sessions) await session.close().catch(() => undefined);
+    await server.close();
+  });
+
+  it('lists only the tools the policy allows', async () => {
+    const names = async (...args: string[]): Promise<string[]> => (await (await open(...args)).client.listTools()).tools.map((t) => t.name).sort();
+    assert.deepEqual(await names(), READONLY);
+    assert.deepEqual(await names('--tier', 'mutating'), [...READONLY, ...MUTATING].sort());
+    assert.deepEqual(await names('--tier', 'destructive'), [...READONLY, ...MUTATING, ...DESTRUCTIVE].sort());
+    assert.deepEqual(await names('--enable-tool', 'kill_pane'), [...READONLY, 'kill_pane'].sort());
+    const tools = (await (await open('--tier', 'destructive')).client.listTools()).tools;
+    for (const tool of tools) {
+      assert.equal(tool.inputSchema.type, 'object', tool.name);
+      assert.equal(tool.outputSchema?.type, 'object', tool.name);
+    }
+    assert.equal(tools.find((t) => t.name === 'kill_pane')!.annotations?.destructiveHint, true);
+    assert.equal(tools.find((t) => t.name === 'snapshot')!.annotations?.readOnlyHint, true);
+  });
+
+  it('fails at start on unknown tools or tiers, naming the valid ones', async () => {
+    const tool = await sandbox.drover(['mcp', ...socket, '--enable-tool', 'format_disk']);
+    assert.equal(tool.exitCode, 2);
+    assert.match(tool.stderrText(), /unknown tool "format_disk"; tools: .*kill_pane/);
+    assert.equal(tool.stdout.length, 0);
+    const tier = await sandbox.drover(['mcp', ...socket, '--tier', 'root']);
+    assert.equal(tier.exitCode, 2);
+    assert.match(tier.stderrText(), /tiers: readonly, mutating, destructive/);
+    assert.equal((await sandbox.drover(['mcp', '--help'])).exitCode, 0);
+  });
+
+  it('refuses hidden tools and leaves the server untouched', async () => {
+    const session = await open();
+    const before = (await server.snapshot()).panes.size;
+    const refused = await call(session, 'new_session', { name: 'should-not-exist' });
+    assert.match(failure(refused), /not found|disabled/i);
+    assert.equal((await server.snapshot()).panes.size, before);
+  });
+
+  it('rejects bad arguments before touching tmux', async () => {
+    const session = await open('--tier', 'destructive');
+    const target = await server.newSession({ name: 'schema', command: ['cat'] });
+    const pane = (await target.listPanes())[0]!;
+    const before = JSON.stringify((await server.snapshot()).toJSON().panes);
+    for (const [name, args] of [
+      ['send_text', { pane_id: 'not-a-pane', text: 'x' }],
+      ['send_text', { pane_id: pane.id }],
+      ['kill_pane', { pane_id: 7 }],
+      ['split_pane', { pane_id: pane.id, direction: 'diagonal' }],
+      ['new_session', { name: 'x', surprise: true, cwd: '' }],
+    ] as const) {
+      assert.match(failure(await call(session, name, args)), /invalid|expected|validation/i, name);
+    }
+    assert.equal(JSON.stringify((await server.snapshot()).toJSON().panes), before);
+    assert.equal(await pane.exists(), true);
+  });
+
+  it('creates, drives, reads and removes tmux objects', async () => {
+    const session = await open('--tier', 'destructive');
+    const created = ok(await call(session, 'new_session', { name: 'mcp-drive', command: ['cat'] })) as { session_id: string; window_id: string; pane_id: string };
+    const window = ok(await call(session, 'new_window', { session_id: created.session_id, name: 'second' })) as { window_id: string; pane_id: string };
+    const split = ok(await call(session, 'split_pane', { pane_id: window.pane_id, direction: 'vertical' })) as { pane_id: string };
+    ok(await call(session, 'select_layout', { window_id: window.window_id, layout: 'even-vertical' }));
+    ok(await call(session, 'rename', { target_id: window.window_id, name: 'renamed' }));
+    const found = ok(await call(session, 'search_panes', { criteria: { some: { relation: 'window', where: { field: 'window_name', op: 'eq', value: 'renamed' } } } })) as { panes: { pane_id: string }[] };
+    assert.deepEqual(found.panes.map((p) => p.pane_id).sort(), [window.pane_id, split.pane_id].sort());
+    const snapshot = ok(await call(session, 'snapshot')) as { sessions: { session_name: string }[] };
+    assert.ok(snapshot.sessions.some((s) => s.session_name === 'mcp-drive'));
+
+    const sent = ok(await call(session, 'send_text', { pane_id: created.pane_id, text: 'hello from mcp', enter: true }));
+    assert.equal(sent.delivery, 'observed');
+    const first = await eventually(async () => {
+      const capture = ok(await call(session, 'capture', { pane_id: created.pane_id })) as { content: string; cursor: string };
+      return capture.content.split('\n').filter((l) => l === 'hello from mcp').length === 2 ? capture : undefined;
+    });
+    ok(await call(session, 'send_keys', { pane_id: created.pane_id, keys: ['n', 'e', 'w', 'Enter'] }));
+    const fresh = await eventually(async () => {
+      const capture = ok(await call(session, 'capture', { pane_id: created.pane_id, since: first.cursor })) as { content: string; since_cursor: boolean };
+      return capture.content.includes('new') ? capture : undefined;
+    });
+    assert.equal(fresh.since_cursor, true);
+    assert.doesNotMatch(fresh.content, /hello from mcp/);
+    assert.match(failure(await call(session, 'capture', { pane_id: created.pane_id, since: 'c_unknown' })), /unknown or expired/);
+
+    ok(await call(session, 'set_option', { scope: created.pane_id, name: '@drover_mcp', value: '' }));
+    assert.deepEqual(ok(await call(session, 'get_option', { scope: created.pane_id, name: '@drover_mcp' })), { name: '@drover_mcp', present: true, value: '' });
+    ok(await call(session, 'set_option', { scope: created.pane_id, name: '@drover_mcp', value: null }));
+    assert.equal(ok(await call(session, 'get_option', { scope: created.pane_id, name: '@drover_mcp' })).present, false);
+    ok(await call(session, 'set_environment', { session_id: created.session_id, name: 'DROVER_MCP', value: 'v' }));
+    assert.equal((ok(await call(session, 'get_environment', { session_id: created.session_id })) as { variables: Record<string, string> }).variables.DROVER_MCP, 'v');
+    ok(await call(session, 'write_buffer', { name: 'mcp-buf', base64: Buffer.from([0, 255, 10]).toString('base64') }));
+    assert.equal(ok(await call(session, 'read_buffer', { name: 'mcp-buf' })).base64, Buffer.from([0, 255, 10]).toString('base64'));
+    assert.ok((ok(await call(session, 'list_buffers')) as { buffers: { name: string }[] }).buffers.some((b) => b.name === 'mcp-buf'));
+    ok(await call(session, 'delete_buffer', { name: 'mcp-buf' }));
+
+    ok(await call(session, 'kill_pane', { pane_id: split.pane_id }));
+    assert.match(failure(await call(session, 'kill_pane', { pane_id: split.pane_id })), /not found/);
+    ok(await call(session, 'kill_window', { window_id: window.window_id }));
+    ok(await call(session, 'kill_session', { session_id: created.session_id }));
+    assert.equal(await server.session(created.session_id).exists(), false);
+  });
+
+  it('refuses to type into or kill its own pane unless forced', async () => {
+    const target = await server.newSession({ name: 'self', command: ['cat'] });
+    const pane = (await target.listPanes())[0]!;
+    const session = await connectMcp([...socket, '--tier', 'destructive'], { ...sandbox.env, TMUX: `${server.endpoint.socketPath},1,0`, TMUX_PANE: pane.id });
+    sessions.push(session);
+    assert.match(failure(await call(session, 'send_text', { pane_id: pane.id, text: 'x' })), /this MCP server runs in/);
+    assert.match(failure(await call(session, 'kill_session', { session_id: target.id })), /this MCP server runs in/);
+    assert.match(failure(await call(session, 'kill_pane', { pane_id: pane.id })), /force/);
+    ok(await call(session, 'send_text', { pane_id: pane.id, text: 'forced', force: true }));
+    ok(await call(session, 'kill_pane', { pane_id: pane.id, force: true }));
+  });
+
+  it('bounds responses', async () => {
+    await server.options('global-session').set('history-limit', 7000);
+    const big = await server.newSession({ command: ['sh', '-c', 'i=0; while [ $i -lt 6000 ]; do printf "%0250d\\n" $i; i=$((i+1)); done; exec sleep 60'], width: 260 });
+    const pane = (await big.listPanes())[0]!;
+    const session = await open();
+    await eventually(async () => ((await pane.display('#{history_size}')).toString() >= '5900' ? true : undefined));
+    assert.match(failure(await call(session, 'capture', { pane_id: pane.id, lines: 5000 })), /(larger|more) than 1048576 bytes/);
+    const small = ok(await call(session, 'capture', { pane_id: pane.id, lines: 10 }));
+    assert.equal(small.lines, 10);
+  });
+});
