@@ -1,6 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
 import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
 
+export { shellQuote } from '../process/index.js';
+
 /** What a command may touch of the outside world; tests pass their own. */
 export interface CliIO {
   stdin: Readable;
@@ -59,9 +61,4 @@ export function errorDocument(error: unknown): Record<string, unknown> {
   }
   if (error instanceof ExitError) Object.assign(base, error.details);
   return { error: base };
-}
-
-/** Quotes a word for a POSIX shell only when it needs it, for lines users copy. */
-export function shellQuote(word: string): string {
-  return /^[A-Za-z0-9_\-./:@%+=,]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }

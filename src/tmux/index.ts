@@ -13,6 +13,7 @@ export { escapeFormat, protectArgument } from './escape.js';
 export { isPaneId, isSessionId, isWindowId, checkId, type PaneId, type SessionId, type WindowId, type EntityKind } from './ids.js';
 export {
   CREATION_FORMAT,
+  setOptionArgs,
   resolveLayout,
   versionAtLeast,
   type SpawnSpec,

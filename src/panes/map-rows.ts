@@ -1,0 +1,124 @@
+import { agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from './agent-state.js';
+import type { FabState, StageState } from './fab-status.js';
+import { worktreeLabel, type WorktreeInfo } from './worktrees.js';
+
+/** What one pane enumeration line gives (`list-panes -a -F …`). */
+export interface PaneListing {
+  session: string;
+  windowIndex: number;
+  /** `@N`, stable across swap-window; null only for a line that lacks it. */
+  windowId: string | null;
+  windowName: string;
+  paneId: string;
+  cwd: string;
+  /** Raw `@rk_pane_agent_state` ("" when unset). */
+  agentStateOption: string;
+  /** Raw `@rk_agent_state` ("" when unset). */
+  legacyAgentStateOption: string;
+}
+
+/** One pane of `drover pane map`, resolved. `fab` is undefined when the worktree has no fab layout. */
+export interface MapRow {
+  session: string;
+  windowIndex: number;
+  windowId: string | null;
+  pane: string;
+  tab: string;
+  worktree: string;
+  repo: string | null;
+  fab: FabState | undefined;
+  agent: AgentStatus;
+}
+
+/** The `--json` shape: keys and order exactly as the contract lists them; unknowns are null. */
+export interface MapRowJson {
+  session: string;
+  window_index: number;
+  window_id: string | null;
+  pane: string;
+  tab: string;
+  worktree: string;
+  repo: string | null;
+  change: string | null;
+  stage: string | null;
+  display_state: StageState | null;
+  agent_state: AgentState | null;
+  agent_idle_duration: string | null;
+  pr_url: string | null;
+  pr_number: number | null;
+}
+
+export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabState | undefined, agentContext: AgentStatusContext): MapRow {
+  return {
+    session: listing.session,
+    windowIndex: listing.windowIndex,
+    windowId: listing.windowId === '' ? null : listing.windowId,
+    pane: listing.paneId,
+    tab: listing.windowName,
+    worktree: worktreeLabel(listing.cwd, git),
+    repo: git.repo,
+    fab,
+    agent: resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), agentContext),
+  };
+}
+
+export function mapRowJson(row: MapRow): MapRowJson {
+  return {
+    session: row.session,
+    window_index: row.windowIndex,
+    window_id: row.windowId,
+    pane: row.pane,
+    tab: row.tab,
+    worktree: row.worktree,
+    repo: row.repo,
+    change: row.fab?.change ?? null,
+    stage: row.fab?.stage ?? null,
+    display_state: row.fab?.displayState ?? null,
+    agent_state: row.agent.state,
+    agent_idle_duration: row.agent.idleDuration,
+    pr_url: row.fab?.prUrl ?? null,
+    pr_number: row.fab?.prNumber ?? null,
+  };
+}
+
+const NONE = '—';
+
+function changeLabel(fab: FabState | undefined): string {
+  if (fab === undefined) return NONE;
+  return fab.change ?? '(no change)';
+}
+
+function width(text: string): number {
+  return Array.from(text).length;
+}
+
+/** Columns separated by two spaces, padded to the widest cell; the last column is not padded. */
+function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+  const all = [header, ...rows];
+  const widths = header.map((_, column) => Math.max(...all.map((row) => width(row[column] ?? ''))));
+  return all
+    .map((row) => row.map((cell, column) => (column === row.length - 1 ? cell : cell + ' '.repeat(widths[column]! - width(cell) + 2))).join(''))
+    .map((line) => `${line}\n`)
+    .join('');
+}
+
+/**
+ * The human table: Session (with --all-sessions only), Pane, WinIdx, Tab, Worktree, Change,
+ * Stage, Agent. A pane outside a fab worktree shows em dashes for Change and Stage; a fab
+ * worktree without an active change shows `(no change)`.
+ */
+export function renderMapTable(rows: readonly MapRow[], options: { allSessions: boolean }): string {
+  if (rows.length === 0) return 'No tmux panes found.\n';
+  const header = ['Pane', 'WinIdx', 'Tab', 'Worktree', 'Change', 'Stage', 'Agent'];
+  const cells = rows.map((row) => [
+    row.pane,
+    String(row.windowIndex),
+    row.tab,
+    row.worktree,
+    changeLabel(row.fab),
+    row.fab?.stage ?? NONE,
+    agentStatusLabel(row.agent),
+  ]);
+  if (!options.allSessions) return renderTable(header, cells);
+  return renderTable(['Session', ...header], cells.map((line, index) => [rows[index]!.session, ...line]));
+}

@@ -1,0 +1,75 @@
+import { AbortedError } from '../process/index.js';
+
+/**
+ * What the readiness probe and the delivery choreography need from one pane. The tmux
+ * handles (or a control connection) implement it; tests script it.
+ */
+export interface PaneIO {
+  /** `#{pane_current_command}`: who owns the pane's terminal right now. */
+  foregroundCommand(): Promise<string>;
+  /** `capture-pane -p -S -<lines>`: at least the last `lines` lines plus the visible screen. */
+  capture(lines: number): Promise<string>;
+  /** `send-keys -l`: text typed literally, nothing submitted. */
+  sendLiteral(text: string): Promise<void>;
+  /** `send-keys` with tmux key names such as `C-u` or `Enter`. */
+  sendKeys(keys: readonly string[]): Promise<void>;
+  /** `#{pane_in_mode}`: copy-mode or another tmux mode has the pane's input. */
+  inMode(): Promise<boolean>;
+  /** `send-keys -X cancel`: leave that mode. */
+  cancelMode(): Promise<void>;
+}
+
+export const KEY_CLEAR_LINE = 'C-u';
+export const KEY_ENTER = 'Enter';
+
+/**
+ * Keys sent to a pane in a tmux mode are eaten as mode bindings (send-keys still exits 0),
+ * so every send first returns the pane to its live input. The probe runs before each send,
+ * not once per choreography, because a person can enter copy-mode between keystrokes.
+ * Captures need no guard: capture-pane reads the live grid even in copy-mode.
+ */
+async function leaveMode(io: PaneIO): Promise<void> {
+  if (await io.inMode()) await io.cancelMode();
+}
+
+export async function sendLiteralGuarded(io: PaneIO, text: string): Promise<void> {
+  await leaveMode(io);
+  await io.sendLiteral(text);
+}
+
+export async function sendKeysGuarded(io: PaneIO, keys: readonly string[]): Promise<void> {
+  await leaveMode(io);
+  await io.sendKeys(keys);
+}
+
+export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
+
+/** The waits between a keystroke and the capture that checks it. */
+export interface Pacing {
+  /** For a send to reach the screen before the verifying capture. */
+  settleMs: number;
+  /** Between the two captures whose difference separates booting from parked. */
+  stabilityMs: number;
+  /** For the agent to react to Enter before checking that the screen advanced. */
+  busyMs: number;
+  sleep: Sleep;
+}
+
+const sleepFor: Sleep = (ms, signal) =>
+  new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(new AbortedError());
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(new AbortedError());
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
+
+export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({ settleMs: 300, stabilityMs: 500, busyMs: 800, sleep: sleepFor });

@@ -1,0 +1,25 @@
+import type { Server } from '../tmux/index.js';
+import { createProcessClassifier, readProcessTree, treeHasAgent, type ProcessNode } from './process-tree.js';
+import { providersOrBuiltins } from './project-config.js';
+import { agentNames } from './providers.js';
+import { requirePane } from './tmux-pane.js';
+
+/** The `drover pane process --json` document. */
+export interface PaneProcessReport {
+  pane: string;
+  pane_pid: number;
+  processes: ProcessNode[];
+  has_agent: boolean;
+}
+
+/**
+ * The process tree under a pane's shell. Agent names come from the providers in effect for
+ * `cwd` (a broken project config falls back to the built-ins).
+ */
+export async function paneProcess(server: Server, paneId: string, options: { cwd?: string; procRoot?: string } = {}): Promise<PaneProcessReport> {
+  const { values } = await requirePane(server, paneId, ['pane_pid']);
+  const panePid = Number(values[0]);
+  const classify = createProcessClassifier(agentNames(providersOrBuiltins(options.cwd ?? process.cwd())));
+  const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, classify, options.procRoot) : undefined;
+  return { pane: paneId, pane_pid: panePid, processes: tree ? [tree] : [], has_agent: tree ? treeHasAgent(tree) : false };
+}

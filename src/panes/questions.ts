@@ -1,0 +1,153 @@
+import type { AgentState } from './agent-state.js';
+import { tailLines } from './tail.js';
+
+/** The sweep always looks at the last 20 lines of a pane; it is not a flag. */
+export const QUESTION_CAPTURE_LINES = 20;
+
+export type QuestionIndicator =
+  | 'question_mark'
+  | 'yes_no'
+  | 'action_word'
+  | 'imperative_question'
+  | 'colon_prompt'
+  | 'enumerated_options'
+  | 'press_key';
+
+export type QuestionSkipReason = 'capture_failed' | 'state_changed' | 'blank_capture' | 'turn_boundary' | 'no_indicator';
+
+/** One JSON row of `matches`. `snippet` is the line that matched. */
+export interface QuestionMatch {
+  pane: string;
+  agent_state: AgentState;
+  indicator: QuestionIndicator;
+  snippet: string;
+}
+
+/** One JSON row of `skipped`. */
+export interface QuestionSkip {
+  pane: string;
+  reason: QuestionSkipReason;
+}
+
+export interface QuestionSweep {
+  matches: QuestionMatch[];
+  skipped: QuestionSkip[];
+}
+
+/** A pane as the sweep last saw it; absent from the snapshot means it is gone. */
+export interface QuestionCandidate {
+  pane: string;
+  agentState: AgentState | null;
+}
+
+const LEADING_TIMESTAMP = /^\s*[[(]?\d{1,4}[-/:]\d{1,2}/;
+const NOT_A_QUESTION_PREFIXES = ['#', '//', '*', '>'];
+const MAX_QUESTION_LINE = 120;
+
+/** Class 1, tried only on the last non-empty line: a short line ending in "?" that is not a comment, quote or log line. */
+function isQuestionLine(line: string): boolean {
+  const trimmedEnd = line.replace(/[ \t]+$/, '');
+  if (!trimmedEnd.endsWith('?') || trimmedEnd.length >= MAX_QUESTION_LINE) return false;
+  const trimmedStart = line.replace(/^[ \t]+/, '');
+  if (NOT_A_QUESTION_PREFIXES.some((prefix) => trimmedStart.startsWith(prefix))) return false;
+  return !LEADING_TIMESTAMP.test(line);
+}
+
+/** Classes 2–7 in the order they are tried on one line. */
+const LINE_CLASSES: readonly (readonly [QuestionIndicator, (line: string) => boolean])[] = [
+  ['yes_no', (line) => /\[y\/n\]|\(y\/n\)|\(yes\/no\)/i.test(line)],
+  ['action_word', (line) => /\b(?:Allow|Approve|Confirm|Proceed)\?/.test(line)],
+  ['imperative_question', (line) => /Do you want to|Should I|Would you like/i.test(line)],
+  ['colon_prompt', (line) => /:[ \t]*$/.test(line)],
+  ['enumerated_options', (line) => /[1-9]\)/.test(line)],
+  ['press_key', (line) => /press.*key|press.*enter|hit.*enter/i.test(line)],
+];
+
+function lines(capture: string): string[] {
+  const rows = capture.split('\n');
+  if (rows.at(-1) === '') rows.pop();
+  return rows;
+}
+
+/**
+ * Scans non-empty lines from the bottom up; the first line matching any class wins, and
+ * within a line the classes are tried in table order (question_mark first, on the last
+ * line only). Permission prompts drawn by an agent are not a class of their own.
+ */
+export function scanIndicators(capture: string): { indicator: QuestionIndicator; snippet: string } | undefined {
+  const nonEmpty = lines(capture).filter((line) => line.trim() !== '');
+  for (let i = nonEmpty.length - 1; i >= 0; i -= 1) {
+    const line = nonEmpty[i]!;
+    if (i === nonEmpty.length - 1 && isQuestionLine(line)) return { indicator: 'question_mark', snippet: line };
+    const matched = LINE_CLASSES.find(([, test]) => test(line));
+    if (matched) return { indicator: matched[0], snippet: line };
+  }
+  return undefined;
+}
+
+/** A bare `>` prompt line among the last two lines: an ordinary end of turn, not a question. */
+function hasTurnBoundary(capture: string): boolean {
+  return lines(capture)
+    .slice(-2)
+    .some((line) => /^\s*>\s*$/.test(line));
+}
+
+type SweptState = Extract<AgentState, 'waiting' | 'idle'>;
+
+/** Only a waiting or idle agent can be holding a question; an active one is mid-turn. */
+export function isSweptState(state: AgentState | null): state is SweptState {
+  return state === 'waiting' || state === 'idle';
+}
+
+/**
+ * Judges one pane from its metadata (undefined: gone from the snapshot) and its capture
+ * (undefined: the capture failed or was not taken), applying the guards in order.
+ */
+export function judgePane(pane: string, candidate: QuestionCandidate | undefined, capture: string | undefined): QuestionMatch | QuestionSkip {
+  if (candidate === undefined) return { pane, reason: 'capture_failed' };
+  if (!isSweptState(candidate.agentState)) return { pane, reason: 'state_changed' };
+  if (capture === undefined) return { pane, reason: 'capture_failed' };
+  const tail = tailLines(capture, QUESTION_CAPTURE_LINES);
+  if (tail.trim() === '') return { pane, reason: 'blank_capture' };
+  if (hasTurnBoundary(tail)) return { pane, reason: 'turn_boundary' };
+  const found = scanIndicators(tail);
+  if (found === undefined) return { pane, reason: 'no_indicator' };
+  return { pane, agent_state: candidate.agentState, indicator: found.indicator, snippet: found.snippet };
+}
+
+/** The panes a discovery sweep looks at: only those whose agent is waiting or idle. */
+export function discoverCandidates(panes: readonly QuestionCandidate[]): string[] {
+  return panes.filter((pane) => isSweptState(pane.agentState)).map((pane) => pane.pane);
+}
+
+/**
+ * Sweeps `paneIds` in order. `snapshot` is the current view of the panes; `capture` reads
+ * a pane's screen and may throw, which counts as a failed capture for that pane only. A
+ * pane the guards already skip is not captured.
+ */
+export async function sweepQuestions(
+  paneIds: readonly string[],
+  snapshot: ReadonlyMap<string, QuestionCandidate>,
+  capture: (pane: string) => Promise<string>,
+): Promise<QuestionSweep> {
+  const sweep: QuestionSweep = { matches: [], skipped: [] };
+  for (const pane of paneIds) {
+    const candidate = snapshot.get(pane);
+    const screen = candidate !== undefined && isSweptState(candidate.agentState) ? await capture(pane).catch(() => undefined) : undefined;
+    const row = judgePane(pane, candidate, screen);
+    if ('reason' in row) sweep.skipped.push(row);
+    else sweep.matches.push(row);
+  }
+  return sweep;
+}
+
+/** The human report: one line per match and per skip, then the counts. */
+export function renderQuestionSweep(sweep: QuestionSweep): string {
+  if (sweep.matches.length === 0 && sweep.skipped.length === 0) return 'No candidate panes.\n';
+  const out = [
+    ...sweep.matches.map((m) => `${m.pane} [${m.agent_state}] ${m.indicator}: ${m.snippet}`),
+    ...sweep.skipped.map((s) => `${s.pane}: ${s.reason}`),
+    `${sweep.matches.length} matched, ${sweep.skipped.length} skipped`,
+  ];
+  return `${out.join('\n')}\n`;
+}

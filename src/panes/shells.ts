@@ -1,0 +1,10 @@
+/** Shells that can own a pane's foreground before (or after) an agent runs in it. */
+export const SHELL_NAMES: readonly string[] = Object.freeze(['sh', 'bash', 'zsh', 'fish', 'dash', 'ksh', 'tcsh', 'csh', 'nu']);
+
+const shells = new Set(SHELL_NAMES);
+
+/** Whether a command name or path is a known shell (a login shell's leading "-" ignored). */
+export function isShellCommand(command: string): boolean {
+  const base = command.trim().split('/').pop() ?? '';
+  return shells.has(base.startsWith('-') ? base.slice(1) : base);
+}

@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { ArgumentError } from '../../src/process/index.js';
+import { CLAUDE_HOOK_EVENTS, agentHookCommand, applyAgentSetup, claudeSettingsPath, mergeClaudeHooks, planAgentSetup } from '../../src/panes/index.js';
+
+const drover = ['/usr/bin/node', '/opt/drover app/dist/src/cli/main.js'];
+
+describe('agentHookCommand', () => {
+  it('is silent outside tmux, quotes paths, and never fails', () => {
+    assert.equal(
+      agentHookCommand(drover, 'waiting'),
+      `[ -n "$TMUX_PANE" ] || exit 0; /usr/bin/node '/opt/drover app/dist/src/cli/main.js' agent hook waiting >/dev/null 2>&1 || true # drover agent state`,
+    );
+  });
+});
+
+describe('mergeClaudeHooks', () => {
+  it('maps each Claude Code event to its state', () => {
+    const merged = mergeClaudeHooks({}, drover) as { hooks: Record<string, { matcher?: string; hooks: { type: string; command: string }[] }[]> };
+    assert.deepEqual(Object.keys(merged.hooks), ['UserPromptSubmit', 'PreToolUse', 'Notification', 'Stop']);
+    assert.deepEqual(merged.hooks.Notification!.map((group) => group.matcher), ['permission_prompt|elicitation_dialog|agent_needs_input', 'idle_prompt']);
+    assert.match(merged.hooks.Notification![0]!.hooks[0]!.command, / agent hook waiting /);
+    assert.match(merged.hooks.Stop![0]!.hooks[0]!.command, / agent hook idle /);
+    assert.match(merged.hooks.PreToolUse![0]!.hooks[0]!.command, / agent hook active /);
+    assert.equal(CLAUDE_HOOK_EVENTS.length, 5);
+  });
+
+  it('keeps every other setting and hook, replaces its own, and is idempotent', () => {
+    const settings = {
+      model: 'opus',
+      permissions: { allow: ['Bash(npm test)'] },
+      hooks: {
+        PreToolUse: [{ matcher: 'Bash', hooks: [{ type: 'command', command: './check.sh' }] }],
+        Stop: [{ hooks: [{ type: 'command', command: agentHookCommand(['/old/drover'], 'idle') }] }],
+      },
+    };
+    const once = mergeClaudeHooks(settings, drover);
+    const twice = mergeClaudeHooks(once, drover);
+    assert.deepEqual(twice, once);
+    assert.equal(once.model, 'opus');
+    assert.deepEqual(once.permissions, settings.permissions);
+    const hooks = once.hooks as Record<string, { hooks: { command: string }[] }[]>;
+    assert.equal(hooks.PreToolUse![0]!.hooks[0]!.command, './check.sh', 'the user’s own hook stays first');
+    assert.equal(hooks.PreToolUse!.length, 2);
+    assert.equal(hooks.Stop!.length, 1, 'the old drover hook was replaced, not duplicated');
+    assert.ok(!JSON.stringify(once).includes('/old/drover'));
+    assert.equal(settings.hooks.Stop[0]!.hooks[0]!.command.includes('/old/drover'), true, 'the input is not modified');
+  });
+
+  it('refuses hooks it cannot read', () => {
+    assert.throws(() => mergeClaudeHooks({ hooks: [] }, drover, 's.json'), /s\.json: "hooks" is not an object/);
+    assert.throws(() => mergeClaudeHooks({ hooks: { Stop: {} } }, drover, 's.json'), /s\.json: hooks\.Stop is not a list/);
+  });
+});
+
+describe('planning and applying the setup', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'drover-claude-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('finds the settings file under CLAUDE_CONFIG_DIR or ~/.claude', () => {
+    assert.equal(claudeSettingsPath({ CLAUDE_CONFIG_DIR: '/cfg', HOME: '/home/me' }), '/cfg/settings.json');
+    assert.equal(claudeSettingsPath({ HOME: '/home/me' }), '/home/me/.claude/settings.json');
+  });
+
+  it('creates the file, then finds nothing left to change', () => {
+    const path = join(dir, '.claude', 'settings.json');
+    const plan = planAgentSetup(drover, path);
+    assert.equal(plan.changed, true);
+    assert.equal(existsSync(path), false, 'planning writes nothing');
+    applyAgentSetup(plan);
+    assert.equal(readFileSync(path, 'utf8'), plan.text);
+    assert.equal(planAgentSetup(drover, path).changed, false);
+  });
+
+  it('leaves a file that is not JSON alone, naming it', () => {
+    const path = join(dir, 'settings.json');
+    writeFileSync(path, '{ "model": ');
+    assert.throws(() => planAgentSetup(drover, path), (error) => error instanceof ArgumentError && error.message.startsWith(`${path} is not valid JSON`));
+    assert.equal(readFileSync(path, 'utf8'), '{ "model": ');
+  });
+});

@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { setTimeout as delay } from 'node:timers/promises';
+import type { Pane, Server } from '../../src/tmux/index.js';
+
+/** The compiled fake agent, run with node inside a pane. */
+export const FAKE_AGENT = fileURLToPath(new URL('../fixtures/fake-agent.js', import.meta.url));
+const PANES = fileURLToPath(new URL('../../src/panes/index.js', import.meta.url));
+
+/**
+ * A hook argv for the fake agent that records its state through the library's hook
+ * writer (the same code `drover agent hook` runs), in the pane's own tmux environment.
+ */
+export const HOOK_ARGV = ['node', '--input-type=module', '-e', `const { writeAgentHookState } = await import(${JSON.stringify(PANES)}); await writeAgentHookState(process.argv[1]);`];
+
+/** Polls until `check` returns something other than undefined; fails with `what` after the deadline. */
+export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await delay(50);
+  }
+}
+
+export async function screenOf(pane: Pane): Promise<string> {
+  return (await pane.capture()).toString('utf8');
+}
+
+/** Waits until the pane's screen contains `text`. */
+export function screenShows(pane: Pane, text: string): Promise<string> {
+  return eventually(`${pane.id} to show ${JSON.stringify(text)}`, async () => {
+    const screen = await screenOf(pane);
+    return screen.includes(text) ? screen : undefined;
+  });
+}
+
+/** Starts the fake agent in a new session (its own window) and waits until it has drawn its first screen. */
+export async function startFakeAgent(
+  server: Server,
+  args: readonly string[] = [],
+  options: { width?: number; height?: number; hook?: boolean; cwd?: string; waitFor?: string } = {},
+): Promise<Pane> {
+  const env = options.hook ? { DROVER_FAKE_AGENT_HOOK: JSON.stringify(HOOK_ARGV) } : undefined;
+  const receipt = await server.newSession({
+    width: options.width ?? 80,
+    height: options.height ?? 24,
+    command: ['node', FAKE_AGENT, ...args],
+    env,
+    cwd: options.cwd,
+    receipt: true,
+  });
+  await screenShows(receipt.pane, options.waitFor ?? '╭');
+  return receipt.pane;
+}

@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { buildMapRow, mapRowJson, renderMapTable, type FabState, type PaneListing } from '../../src/panes/index.js';
+
+const now = 1_800_000_000;
+const context = { nowSeconds: now, pidAlive: (pid: number) => pid !== 999 };
+
+function listing(overrides: Partial<PaneListing>): PaneListing {
+  return {
+    session: 'work',
+    windowIndex: 1,
+    windowId: '@1',
+    windowName: 'alpha',
+    paneId: '%1',
+    cwd: '/src/alpha',
+    agentStateOption: '',
+    legacyAgentStateOption: '',
+    ...overrides,
+  };
+}
+
+const fab: FabState = { change: '260417-ab12-tail-fix', stage: 'apply', displayState: 'active', prUrl: 'https://github.com/a/b/pull/12', prNumber: 12 };
+const noChange: FabState = { change: null, stage: null, displayState: null, prUrl: null, prNumber: null };
+
+const rows = [
+  buildMapRow(listing({ agentStateOption: `idle:${now - 120}` }), { worktree: '/src/alpha', repo: '/src/alpha' }, fab, context),
+  buildMapRow(
+    listing({ paneId: '%2', windowIndex: 2, windowId: '@2', windowName: '» feature', cwd: '/src/trees/feat/docs', legacyAgentStateOption: 'waiting:5' }),
+    { worktree: '/src/trees/feat', repo: '/src/alpha' },
+    noChange,
+    context,
+  ),
+  buildMapRow(
+    listing({ session: 'scratch', paneId: '%10', windowIndex: 0, windowId: '', windowName: 'notes', cwd: '/home/me/notes', agentStateOption: `active:${now}:999` }),
+    { worktree: null, repo: null },
+    undefined,
+    context,
+  ),
+];
+
+describe('map rows', () => {
+  it('emit the JSON fields in the contract order, with nulls for what is unknown', () => {
+    assert.deepEqual(Object.keys(mapRowJson(rows[0]!)), [
+      'session', 'window_index', 'window_id', 'pane', 'tab', 'worktree', 'repo', 'change', 'stage', 'display_state',
+      'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number',
+    ]);
+    assert.deepEqual(rows.map(mapRowJson), [
+      {
+        session: 'work', window_index: 1, window_id: '@1', pane: '%1', tab: 'alpha', worktree: '(main)', repo: '/src/alpha',
+        change: '260417-ab12-tail-fix', stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2m',
+        pr_url: 'https://github.com/a/b/pull/12', pr_number: 12,
+      },
+      {
+        session: 'work', window_index: 2, window_id: '@2', pane: '%2', tab: '» feature', worktree: 'trees/feat/', repo: '/src/alpha',
+        change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null,
+      },
+      {
+        session: 'scratch', window_index: 0, window_id: null, pane: '%10', tab: 'notes', worktree: 'notes/', repo: null,
+        change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null,
+      },
+    ]);
+  });
+
+  it('render the table with a Session column only for all sessions', () => {
+    assert.equal(
+      renderMapTable(rows, { allSessions: false }),
+      [
+        'Pane  WinIdx  Tab        Worktree     Change                Stage  Agent',
+        '%1    1       alpha      (main)       260417-ab12-tail-fix  apply  idle (2m)',
+        '%2    2       » feature  trees/feat/  (no change)           —      waiting',
+        '%10   0       notes      notes/       —                     —      —',
+        '',
+      ].join('\n'),
+    );
+    const all = renderMapTable(rows, { allSessions: true }).split('\n');
+    assert.equal(all[0], 'Session  Pane  WinIdx  Tab        Worktree     Change                Stage  Agent');
+    assert.equal(all[3], 'scratch  %10   0       notes      notes/       —                     —      —');
+  });
+
+  it('say so when there are no panes', () => {
+    assert.equal(renderMapTable([], { allSessions: true }), 'No tmux panes found.\n');
+  });
+});

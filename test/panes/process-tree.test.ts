@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { DroverError, LongLivedChild } from '../../src/process/index.js';
+import {
+  BUILTIN_PROVIDERS,
+  agentNames,
+  createProcessClassifier,
+  findAgentAncestor,
+  readProcessTree,
+  renderProcessTree,
+  treeHasAgent,
+  type ProcessNode,
+} from '../../src/panes/index.js';
+
+const classify = createProcessClassifier(agentNames(BUILTIN_PROVIDERS));
+
+describe('createProcessClassifier', () => {
+  it('checks the command name first, then the first two argv words', () => {
+    assert.equal(classify('claude', ['claude', '--model', 'opus']), 'agent');
+    assert.equal(classify('node', ['node', '/usr/local/bin/gemini', '--yolo']), 'agent');
+    assert.equal(classify('node', ['/usr/bin/env', 'codex']), 'agent');
+    assert.equal(classify('node', ['node', 'server.js', 'claude']), 'node', 'a third word is prompt text, not the program');
+    assert.equal(classify('git', ['git', 'status']), 'git');
+    assert.equal(classify('gh', ['gh', 'pr', 'view']), 'git');
+    assert.equal(classify('bash', ['-bash']), 'other');
+  });
+});
+
+function fakeProcess(root: string, pid: number, ppid: number, comm: string, argv: string[], childrenByTask: Record<number, number[]>): void {
+  const dir = join(root, String(pid));
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, 'stat'), `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560 0 0\n`);
+  writeFileSync(join(dir, 'comm'), `${comm}\n`);
+  writeFileSync(join(dir, 'cmdline'), argv.map((word) => `${word}\0`).join(''));
+  for (const [tid, children] of Object.entries(childrenByTask)) {
+    mkdirSync(join(dir, 'task', tid), { recursive: true });
+    writeFileSync(join(dir, 'task', tid, 'children'), children.map((child) => `${child} `).join(''));
+  }
+}
+
+describe('readProcessTree over a /proc layout', () => {
+  let proc: string;
+  before(() => {
+    proc = mkdtempSync(join(tmpdir(), 'drover-proc-'));
+    fakeProcess(proc, 100, 1, 'bash', ['-bash'], { 100: [200, 300, 999] });
+    fakeProcess(proc, 200, 100, 'node', ['node', '/usr/local/bin/gemini', '--yolo'], { 200: [], 201: [400] });
+    fakeProcess(proc, 300, 100, 'git', ['git', 'fetch'], { 300: [] });
+    fakeProcess(proc, 400, 200, 'odd) name', ['python3', '-c', "print('claude')"], { 400: [] });
+  });
+  after(() => rmSync(proc, { recursive: true, force: true }));
+
+  it('walks every task, keeps the root, skips processes that exited, and parses odd command names', () => {
+    const tree = readProcessTree(100, classify, proc);
+    const flat = (node: ProcessNode): [number, number, string, string, string][] => [
+      [node.pid, node.ppid, node.comm, node.cmdline, node.classification],
+      ...node.children.flatMap(flat),
+    ];
+    assert.ok(tree);
+    assert.deepEqual(flat(tree), [
+      [100, 1, 'bash', '-bash', 'other'],
+      [200, 100, 'node', 'node /usr/local/bin/gemini --yolo', 'agent'],
+      [400, 200, 'odd) name', "python3 -c print('claude')", 'other'],
+      [300, 100, 'git', 'git fetch', 'git'],
+    ]);
+    assert.equal(treeHasAgent(tree), true);
+    assert.equal(treeHasAgent(tree.children[1]!), false);
+    assert.equal(renderProcessTree(tree), '100 bash [other]\n  200 node [agent]\n    400 odd) name [other]\n  300 git [git]\n');
+  });
+
+  it('has the JSON shape of `drover pane process`', () => {
+    const leaf = readProcessTree(300, classify, proc);
+    assert.deepEqual(JSON.parse(JSON.stringify(leaf)), { pid: 300, ppid: 100, comm: 'git', cmdline: 'git fetch', classification: 'git', children: [] });
+  });
+
+  it('finds the nearest agent among a process’s ancestors', () => {
+    assert.equal(findAgentAncestor(400, classify, 5, proc), 200);
+    assert.equal(findAgentAncestor(300, classify, 5, proc), undefined);
+    assert.equal(findAgentAncestor(400, createProcessClassifier(['bash']), 1, proc), undefined, 'the bash grandparent is out of reach');
+    assert.equal(findAgentAncestor(400, createProcessClassifier(['bash']), 2, proc), 100);
+  });
+
+  it('is undefined for a process that does not exist', () => {
+    assert.equal(readProcessTree(12345, classify, proc), undefined);
+  });
+
+  it('says so when the kernel does not list children', () => {
+    fakeProcess(proc, 500, 1, 'sh', ['sh'], {});
+    assert.throws(() => readProcessTree(500, classify, proc), (error) => error instanceof DroverError && /does not list child processes/.test(error.message));
+  });
+});
+
+describe('readProcessTree on this machine', () => {
+  it('finds a child of this process with its command line', async () => {
+    const child = await LongLivedChild.start(['sleep', '30'], { stdin: 'ignore', stdout: 'ignore' });
+    try {
+      const tree = readProcessTree(process.pid, createProcessClassifier(['sleep']));
+      assert.ok(tree);
+      assert.equal(tree.pid, process.pid);
+      const node = tree.children.find((candidate) => candidate.pid === child.pid);
+      assert.ok(node, 'the child is listed');
+      assert.deepEqual({ ...node, children: [] }, { pid: child.pid, ppid: process.pid, comm: 'sleep', cmdline: 'sleep 30', classification: 'agent', children: [] });
+      assert.equal(treeHasAgent(tree), true);
+    } finally {
+      await child.stop(0, 'SIGKILL');
+    }
+  });
+});

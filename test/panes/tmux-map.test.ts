@@ -1,0 +1,110 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { processDiagnostics, run } from '../../src/process/index.js';
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, NotInTmuxError, mapRowJson, paneMap, renderMapTable, type MapRowJson } from '../../src/panes/index.js';
+import type { Pane } from '../../src/tmux/index.js';
+import { useTestServer } from '../support/tmux.js';
+
+const gitEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))),
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+async function git(...args: string[]): Promise<void> {
+  const result = await run(['git', ...args], { env: gitEnv, timeoutMs: 10_000 });
+  assert.equal(result.exitCode, 0, result.stderrText());
+}
+
+describe('pane map against real tmux and git', () => {
+  const live = useTestServer();
+  let root: string;
+  let alpha: string;
+  let feature: string;
+  let beta: string;
+  let plain: string;
+  const panes: Record<string, Pane> = {};
+  const now = Math.floor(Date.now() / 1000);
+  const change = '260417-ab12-tail-fix';
+
+  before(async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'drover-map-')));
+    alpha = join(root, 'alpha');
+    feature = join(root, 'alpha-feature');
+    beta = join(root, 'beta');
+    plain = join(root, 'notes');
+    mkdirSync(join(alpha, 'fab', 'changes', change), { recursive: true });
+    mkdirSync(beta);
+    mkdirSync(plain);
+    await git('init', '-q', '-b', 'main', alpha);
+    await git('-C', alpha, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'start');
+    await git('-C', alpha, 'worktree', 'add', '-q', '-b', 'feature', feature);
+    await git('init', '-q', '-b', 'main', beta);
+    writeFileSync(
+      join(alpha, 'fab', 'changes', change, '.status.yaml'),
+      'progress:\n  intake: done\n  apply: active\n  review: pending\nprs:\n  - https://github.com/acme/alpha/pull/31\n',
+    );
+    symlinkSync(`fab/changes/${change}/.status.yaml`, join(alpha, '.fab-status.yaml'));
+
+    const { server } = live;
+    const work = await server.newSession({ name: 'work', windowName: 'alpha', cwd: alpha, command: ['sleep', '600'], receipt: true });
+    panes.alpha = work.pane;
+    panes.feature = await work.window.split({ direction: 'vertical', cwd: feature, command: ['sleep', '600'] });
+    const notes = await work.session.newWindow({ name: 'notes', cwd: plain, command: ['sleep', '600'], receipt: true });
+    panes.notes = notes.pane;
+    panes.beta = (await server.newSession({ name: 'other', windowName: 'beta', cwd: beta, command: ['sleep', '600'], receipt: true })).pane;
+
+    await panes.alpha.options().set(AGENT_STATE_OPTION, `idle:${now - 120}:${process.pid}`);
+    await panes.feature.options().set(LEGACY_AGENT_STATE_OPTION, `waiting:${now}`);
+    await panes.notes.options().set(AGENT_STATE_OPTION, `active:${now}:999999999`);
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('maps fab, plain-git and non-git panes across two repos with one tmux call and one git call per cwd and repo', async () => {
+    const { server } = live;
+    const before = processDiagnostics().spawned;
+    const rows = await paneMap(server, { kind: 'all' });
+    assert.equal(processDiagnostics().spawned - before, 1 + 4 + 2, 'list-panes, 4 rev-parse, 2 worktree lists');
+    const byPane = new Map(rows.map((row) => [row.pane, mapRowJson(row)]));
+    const windowOf = async (pane: Pane) => (await pane.display('#{window_id}')).toString();
+
+    assert.deepEqual(byPane.get(panes.alpha!.id), {
+      session: 'work', window_index: 0, window_id: await windowOf(panes.alpha!), pane: panes.alpha!.id, tab: 'alpha', worktree: '(main)', repo: alpha,
+      change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2m',
+      pr_url: 'https://github.com/acme/alpha/pull/31', pr_number: 31,
+    } satisfies MapRowJson);
+    assert.deepEqual(byPane.get(panes.feature!.id), {
+      session: 'work', window_index: 0, window_id: await windowOf(panes.feature!), pane: panes.feature!.id, tab: 'alpha', worktree: 'alpha-feature/', repo: alpha,
+      change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null,
+    } satisfies MapRowJson);
+    assert.deepEqual(byPane.get(panes.notes!.id), {
+      session: 'work', window_index: 1, window_id: await windowOf(panes.notes!), pane: panes.notes!.id, tab: 'notes', worktree: 'notes/', repo: null,
+      change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null,
+    } satisfies MapRowJson, 'a state whose agent pid is gone is unknown');
+    assert.deepEqual(byPane.get(panes.beta!.id), {
+      session: 'other', window_index: 0, window_id: await windowOf(panes.beta!), pane: panes.beta!.id, tab: 'beta', worktree: '(main)', repo: beta,
+      change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null,
+    } satisfies MapRowJson);
+
+    const table = renderMapTable(rows, { allSessions: true });
+    assert.match(table, /^Session +Pane +WinIdx +Tab +Worktree +Change +Stage +Agent\n/);
+    assert.match(table, new RegExp(`work +${panes.alpha!.id} +0 +alpha +\\(main\\) +${change} +apply +idle \\(2m\\)\\n`));
+  });
+
+  it('filters to one session, and to the caller’s session', async () => {
+    const { server } = live;
+    assert.deepEqual((await paneMap(server, { kind: 'session', name: 'other' })).map((row) => row.pane), [panes.beta!.id]);
+    assert.deepEqual(await paneMap(server, { kind: 'session', name: 'missing' }), []);
+    const env = { ...process.env, TMUX: `${server.endpoint.socketPath},1,0`, TMUX_PANE: panes.beta!.id };
+    assert.deepEqual((await paneMap(server, { kind: 'current' }, { env })).map((row) => row.session), ['other']);
+  });
+
+  it('needs $TMUX for the current session', async () => {
+    const env = { ...process.env };
+    delete env.TMUX;
+    await assert.rejects(paneMap(live.server, { kind: 'current' }, { env }), NotInTmuxError);
+  });
+});

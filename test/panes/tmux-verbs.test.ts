@@ -1,0 +1,179 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import {
+  AGENT_STATE_OPTION,
+  PaneNotFoundError,
+  capturePaneTail,
+  ensureWindowPrefix,
+  openAgentPane,
+  paneCapture,
+  paneCaptureJson,
+  paneKill,
+  paneProcess,
+  renderCaptureHeader,
+  renderWindowRename,
+  replaceWindowPrefix,
+  requirePane,
+} from '../../src/panes/index.js';
+import { ArgumentError, ServerUnreachableError, TargetNotFoundError, type Pane } from '../../src/tmux/index.js';
+import { startTestServer, useTestServer } from '../support/tmux.js';
+import { FAKE_AGENT, eventually, screenShows } from './live.js';
+
+describe('pane verbs against real tmux', () => {
+  const live = useTestServer();
+  let dir: string;
+  let printer: Pane;
+
+  before(async () => {
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'drover-verbs-')));
+    const lines = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\\n');
+    printer = (
+      await live.server.newSession({ name: 'print', windowName: 'printer', cwd: dir, width: 60, height: 20, command: ['sh', '-c', `printf '${lines}\\n\\nlast\\n'; exec sleep 600`], receipt: true })
+    ).pane;
+    await screenShows(printer, 'last');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  describe('capture', () => {
+    it('returns exactly the last N lines, without the blank rows below them', async () => {
+      assert.equal((await capturePaneTail(live.server, printer.id, 3)).toString(), 'line 100\n\nlast\n');
+      const fifty = (await capturePaneTail(live.server, printer.id, 50)).toString().split('\n');
+      assert.equal(fifty.length, 51);
+      assert.equal(fifty[0], 'line 53');
+    });
+
+    it('reports worktree and agent state with the content', async () => {
+      await printer.options().set(AGENT_STATE_OPTION, `waiting:${Math.floor(Date.now() / 1000)}`);
+      const capture = await paneCapture(live.server, printer.id, { lines: 2 });
+      const basename = dir.split('/').pop();
+      assert.deepEqual(paneCaptureJson(capture), {
+        pane: printer.id,
+        lines: 2,
+        content: '\nlast\n',
+        worktree: `${basename}/`,
+        change: null,
+        stage: null,
+        agent_state: 'waiting',
+        agent_idle_duration: null,
+      });
+      assert.equal(renderCaptureHeader(capture), `--- pane ${printer.id} ---\nworktree: ${basename}/ | agent: waiting\n---\n`);
+    });
+
+    it('refuses a line count below 1 before asking tmux', async () => {
+      await assert.rejects(capturePaneTail(live.server, '%999', 0), ArgumentError);
+      await assert.rejects(paneCapture(live.server, printer.id, { lines: -5 }), /at least 1/);
+    });
+
+    it('says a missing pane is not found, by exact id only', async () => {
+      await assert.rejects(capturePaneTail(live.server, '%999', 5), (error) => error instanceof PaneNotFoundError && error.message === 'pane %999 not found');
+      await assert.rejects(requirePane(live.server, 'printer'), PaneNotFoundError);
+      await assert.rejects(requirePane(live.server, 'print:0.0'), PaneNotFoundError);
+    });
+  });
+
+  describe('process', () => {
+    it('lists the pane’s tree and classifies agents from the project’s providers', async () => {
+      writeFileSync(join(dir, 'drover.yaml'), "providers:\n  sleeper:\n    interactive_command: 'sleep {model}'\n");
+      const pane = (await live.server.newSession({ command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
+      const report = await eventually('the sleep child', async () => {
+        const found = await paneProcess(live.server, pane.id, { cwd: dir });
+        return found.processes[0]?.children.length ? found : undefined;
+      });
+      const shellPid = Number((await pane.display('#{pane_pid}')).toString());
+      assert.equal(report.pane, pane.id);
+      assert.equal(report.pane_pid, shellPid);
+      assert.equal(report.processes[0]!.comm, 'sh');
+      assert.equal(report.processes[0]!.classification, 'other');
+      assert.deepEqual(
+        report.processes[0]!.children.map((child) => [child.comm, child.cmdline, child.classification, child.ppid]),
+        [['sleep', 'sleep 600', 'agent', shellPid]],
+      );
+      assert.equal(report.has_agent, true);
+      assert.equal((await paneProcess(live.server, pane.id, { cwd: tmpdir() })).has_agent, false, 'without that provider sleep is no agent');
+    });
+  });
+
+  describe('window-name', () => {
+    it('adds a prefix once, swaps it, strips it, and leaves a retitled window alone', async () => {
+      const { server } = live;
+      const steps = [
+        await ensureWindowPrefix(server, printer.id, '»'),
+        await ensureWindowPrefix(server, printer.id, '»'),
+        await replaceWindowPrefix(server, printer.id, '»', '›'),
+        await replaceWindowPrefix(server, printer.id, '»', '›'),
+        await replaceWindowPrefix(server, printer.id, '›', ''),
+      ];
+      assert.deepEqual(steps, [
+        { pane: printer.id, old: 'printer', new: '»printer', action: 'renamed' },
+        { pane: printer.id, old: '»printer', new: '»printer', action: 'noop' },
+        { pane: printer.id, old: '»printer', new: '›printer', action: 'renamed' },
+        { pane: printer.id, old: '›printer', new: '›printer', action: 'noop' },
+        { pane: printer.id, old: '›printer', new: 'printer', action: 'renamed' },
+      ]);
+      assert.equal((await printer.display('#W')).toString(), 'printer');
+      assert.equal(renderWindowRename(steps[0]!), 'renamed: printer -> »printer\n');
+      assert.equal(renderWindowRename(steps[1]!), '');
+    });
+
+    it('refuses an empty prefix before touching tmux, and reports a missing pane', async () => {
+      await assert.rejects(ensureWindowPrefix(live.server, printer.id, ''), ArgumentError);
+      await assert.rejects(replaceWindowPrefix(live.server, printer.id, '', 'x'), ArgumentError);
+      await assert.rejects(ensureWindowPrefix(live.server, '%999', '»'), PaneNotFoundError);
+    });
+  });
+
+  describe('open', () => {
+    const providers = { fake: { name: 'fake', interactiveCommand: `node ${FAKE_AGENT} --busy-ms {model}`, profiles: { default: { model: '100' } } } };
+
+    it('opens a new window when the caller is not a pane of the server', async () => {
+      const env = { ...process.env };
+      delete env.TMUX;
+      delete env.TMUX_PANE;
+      const opened = await openAgentPane(live.server, { provider: 'fake', providers, cwd: dir, env });
+      assert.equal(opened.placement, 'window');
+      assert.equal(opened.command, `node ${FAKE_AGENT} --busy-ms 100`);
+      const pane = live.server.pane(opened.pane);
+      await screenShows(pane, '╭');
+      assert.equal((await pane.display('#{pane_current_path}')).toString(), dir);
+    });
+
+    it('splits the caller’s window when the caller is a pane of the server', async () => {
+      const env = { ...process.env, TMUX: `${live.server.endpoint.socketPath},1,0`, TMUX_PANE: printer.id };
+      const opened = await openAgentPane(live.server, { provider: 'fake', providers, cwd: dir, env });
+      assert.equal(opened.placement, 'split');
+      const window = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
+      assert.equal(await window(opened.pane), await window(printer.id));
+    });
+
+    it('names the providers when the provider is unknown, before spawning anything', async () => {
+      const before = (await live.server.snapshot()).panes.toArray().length;
+      await assert.rejects(openAgentPane(live.server, { provider: 'nope', providers, cwd: dir }), /unknown provider "nope"; available: fake/);
+      assert.equal((await live.server.snapshot()).panes.toArray().length, before);
+    });
+  });
+
+  describe('kill', () => {
+    it('kills a pane, then says it is not found', async () => {
+      const pane = (await live.server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
+      await paneKill(live.server, pane.id);
+      assert.equal(await pane.exists(), false);
+      await assert.rejects(paneKill(live.server, pane.id), PaneNotFoundError);
+    });
+  });
+});
+
+describe('a server that went away', () => {
+  it('is not reported as a missing pane', async () => {
+    const server = await startTestServer();
+    try {
+      const pane = (await server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
+      await server.kill();
+      await assert.rejects(capturePaneTail(server, pane.id, 5), (error) => error instanceof ServerUnreachableError && !(error instanceof TargetNotFoundError));
+    } finally {
+      await server.close();
+    }
+  });
+});

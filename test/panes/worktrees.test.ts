@@ -1,0 +1,89 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { processDiagnostics, run } from '../../src/process/index.js';
+import { WorktreeResolver, mainWorktreeFromPorcelain, worktreeLabel } from '../../src/panes/index.js';
+
+const gitEnv = {
+  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))),
+  GIT_CONFIG_GLOBAL: '/dev/null',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+async function git(...args: string[]): Promise<void> {
+  const result = await run(['git', ...args], { env: gitEnv, timeoutMs: 10_000 });
+  assert.equal(result.exitCode, 0, `git ${args.join(' ')}: ${result.stderrText()}`);
+}
+
+describe('WorktreeResolver against real repositories', () => {
+  let root: string;
+  let alpha: string;
+  let feature: string;
+  let beta: string;
+  let plain: string;
+
+  before(async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'drover-git-')));
+    alpha = join(root, 'alpha');
+    feature = join(root, 'trees', 'alpha-feature');
+    beta = join(root, 'beta');
+    plain = join(root, 'plain');
+    mkdirSync(join(alpha, 'src'), { recursive: true });
+    mkdirSync(beta);
+    mkdirSync(plain);
+    await git('init', '-q', '-b', 'main', alpha);
+    await git('-C', alpha, '-c', 'user.name=t', '-c', 'user.email=t@example.com', 'commit', '-q', '--allow-empty', '-m', 'start');
+    await git('-C', alpha, 'worktree', 'add', '-q', '-b', 'feature', feature);
+    mkdirSync(join(feature, 'docs'));
+    await git('init', '-q', '-b', 'main', beta);
+  });
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('resolves worktree and repo per cwd with one rev-parse per cwd and one worktree list per repo', async () => {
+    const resolver = new WorktreeResolver({ env: { ...gitEnv, GIT_DIR: '/nonexistent' } });
+    const cwds = [alpha, join(alpha, 'src'), join(alpha, 'src'), feature, join(feature, 'docs'), beta, plain, alpha];
+    const before = processDiagnostics().spawned;
+    const infos = await resolver.resolveAll(cwds);
+    assert.equal(processDiagnostics().spawned - before, 6 + 2, '6 distinct cwds, 2 repositories');
+    assert.deepEqual(Object.fromEntries(infos), {
+      [alpha]: { worktree: alpha, repo: alpha },
+      [join(alpha, 'src')]: { worktree: alpha, repo: alpha },
+      [feature]: { worktree: feature, repo: alpha },
+      [join(feature, 'docs')]: { worktree: feature, repo: alpha },
+      [beta]: { worktree: beta, repo: beta },
+      [plain]: { worktree: null, repo: null },
+    });
+
+    const again = processDiagnostics().spawned;
+    await resolver.resolveAll([plain, feature, alpha]);
+    assert.equal(processDiagnostics().spawned, again, 'answered from the cache');
+  });
+
+  it('labels worktrees per repo', async () => {
+    const infos = await new WorktreeResolver().resolveAll([alpha, join(feature, 'docs'), beta, plain]);
+    assert.deepEqual(
+      [alpha, join(feature, 'docs'), beta, plain].map((cwd) => worktreeLabel(cwd, infos.get(cwd)!)),
+      ['(main)', 'trees/alpha-feature/', '(main)', 'plain/'],
+    );
+  });
+
+  it('treats a directory that is gone as outside git', async () => {
+    assert.deepEqual(await new WorktreeResolver().resolve(join(root, 'vanished')), { worktree: null, repo: null });
+  });
+});
+
+describe('mainWorktreeFromPorcelain', () => {
+  it('takes the first worktree record', () => {
+    const output = 'worktree /src/app\0HEAD 1234\0branch refs/heads/main\0\0worktree /src/app-wt\0HEAD 5678\0detached\0\0';
+    assert.equal(mainWorktreeFromPorcelain(output), '/src/app');
+    assert.equal(mainWorktreeFromPorcelain(''), undefined);
+  });
+});
+
+describe('worktreeLabel', () => {
+  it('falls back to the basename when the main worktree is unknown', () => {
+    assert.equal(worktreeLabel('/x/y/sub', { worktree: '/x/y', repo: null }), 'y/');
+  });
+});
