@@ -3,3 +3,4 @@ export { ToolPolicy, TIERS, type Tier, type PolicySpec } from './policy.js';
 export { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits, type RetainedCapture } from './captures.js';
 export { defineTool, type ToolContext, type ToolDefinition } from './tool.js';
 export { tmuxTools } from './tools/tmux.js';
+export { paneTools } from './tools/panes.js';

@@ -7,8 +7,8 @@ import { cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
-const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'read_buffer', 'search_panes', 'snapshot'];
-const MUTATING = ['new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
+const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'pane_map', 'questions', 'read_buffer', 'search_panes', 'snapshot'];
+const MUTATING = ['deliver', 'ready', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
 const DESTRUCTIVE = ['delete_buffer', 'kill_pane', 'kill_session', 'kill_window'];
 
 type Structured = Record<string, unknown>;

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { Application, ToolPolicy, toolCatalog, tmuxTools, DEFAULT_REQUEST_TIMEOUT_MS } from '../../mcp/index.js';
+import { Application, ToolPolicy, toolCatalog, tmuxTools, paneTools, DEFAULT_REQUEST_TIMEOUT_MS } from '../../mcp/index.js';
 import { openServer, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
@@ -21,7 +21,7 @@ function collect(value: string, previous: string[]): string[] {
  * protocol only; diagnostics go to stderr. It never starts a tmux server.
  */
 async function mcp(options: McpOptions, io: CliIO): Promise<number> {
-  const tools = [...tmuxTools];
+  const tools = [...tmuxTools, ...paneTools];
   const policy = ToolPolicy.resolve({ tier: options.tier, enable: options.enableTool }, toolCatalog(tools));
   let requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
   if (options.timeoutMs !== undefined) {

@@ -1,0 +1,87 @@
+import { z } from 'zod';
+import { mapRowJson, paneDeliver, paneMap, paneQuestions, paneReady, type QuestionScope, type SessionScope } from '../../panes/index.js';
+import { defineTool, type ToolDefinition } from '../tool.js';
+import { force, guardSelf, paneId } from './tmux.js';
+
+const scope = {
+  session: z.string().min(1).max(1024).optional().describe('only this session (default: all sessions)'),
+};
+
+export const paneTools: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'pane_map',
+    tier: 'readonly',
+    title: 'Map agent panes',
+    description: 'Every pane with its session, window, git worktree and repo, fab change/stage when present, agent state (active, waiting, idle, unknown) and idle duration.',
+    input: z.object(scope),
+    output: z.object({
+      panes: z.array(
+        z.object({
+          session: z.string(),
+          window_index: z.number(),
+          window_id: z.string().nullable(),
+          pane: z.string(),
+          tab: z.string(),
+          worktree: z.string(),
+          repo: z.string().nullable(),
+          change: z.string().nullable(),
+          stage: z.string().nullable(),
+          display_state: z.string().nullable(),
+          agent_state: z.string().nullable(),
+          agent_idle_duration: z.string().nullable(),
+          pr_url: z.string().nullable(),
+          pr_number: z.number().nullable(),
+        }),
+      ),
+    }),
+    async run(context, input) {
+      const sessionScope: SessionScope = input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
+      const rows = await paneMap(context.server, sessionScope, { env: context.env });
+      return { panes: rows.map(mapRowJson) };
+    },
+  }),
+  defineTool({
+    name: 'questions',
+    tier: 'readonly',
+    title: 'Find agents waiting on a question',
+    description: 'Sweeps waiting and idle agent panes (or the named panes) for a pending question or prompt in their last 20 lines, and says why each other pane was skipped.',
+    input: z.object({ ...scope, panes: z.array(paneId).min(1).max(1024).optional() }),
+    output: z.object({
+      matches: z.array(z.object({ pane: z.string(), agent_state: z.string(), indicator: z.string(), snippet: z.string() })),
+      skipped: z.array(z.object({ pane: z.string(), reason: z.string() })),
+    }),
+    async run(context, input) {
+      const questionScope: QuestionScope = input.panes ? { kind: 'panes', panes: input.panes } : input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
+      const sweep = await paneQuestions(context.server, questionScope, { env: context.env });
+      return { matches: sweep.matches, skipped: sweep.skipped };
+    },
+  }),
+  defineTool({
+    name: 'ready',
+    tier: 'mutating',
+    title: 'Probe whether an agent pane is ready for input',
+    description: 'Classifies a pane as ready, booting or parked. It types a probe word into the composer (never submitted) and clears it again, so it counts as mutating.',
+    input: z.object({ pane_id: paneId, force }),
+    output: z.object({ pane_id: z.string(), state: z.enum(['ready', 'booting', 'parked']), reason: z.string(), snippet: z.string() }),
+    async run(context, input) {
+      guardSelf(context, input.pane_id, 'probe', input.force);
+      const report = await paneReady(context.server, input.pane_id, { signal: context.signal });
+      return { pane_id: input.pane_id, state: report.state, reason: report.reason, snippet: report.snippet };
+    },
+  }),
+  defineTool({
+    name: 'deliver',
+    tier: 'mutating',
+    title: 'Deliver a prompt to an agent and verify it arrived',
+    description:
+      'Types a one-line prompt into an agent pane only once it is ready, checks the text echoed in the composer, presses Enter and checks the screen moved on; retries once. Fails instead of claiming success.',
+    input: z.object({ pane_id: paneId, text: z.string().min(1).max(64 * 1024), force }),
+    output: z.object({ pane_id: z.string(), delivered: z.literal(true), attempts: z.number().int(), warnings: z.array(z.string()) }),
+    async run(context, input) {
+      guardSelf(context, input.pane_id, 'deliver to', input.force);
+      const warnings: string[] = [];
+      const result = await paneDeliver(context.server, input.pane_id, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
+      return { pane_id: input.pane_id, delivered: true as const, attempts: result.attempts, warnings };
+    },
+  }),
+];

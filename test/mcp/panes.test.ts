@@ -1,0 +1,46 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Server } from '../../src/tmux/index.js';
+import { screenShows, startFakeAgent } from '../panes/live.js';
+import { cliSandbox } from '../support/cli.js';
+import { connectMcp, type McpSession } from '../support/mcp.js';
+import { startTestServer } from '../support/tmux.js';
+
+function ok(result: unknown): Record<string, unknown> {
+  const call = result as CallToolResult;
+  assert.notEqual(call.isError, true, JSON.stringify(call.content));
+  return call.structuredContent as Record<string, unknown>;
+}
+
+describe('drover mcp agent tools', () => {
+  const sandbox = cliSandbox();
+  let server: Server;
+  let session: McpSession;
+
+  before(async () => {
+    server = await startTestServer();
+    session = await connectMcp(['-S', server.endpoint.socketPath, '--tier', 'mutating'], sandbox.env);
+  });
+
+  after(async () => {
+    await session.close();
+    await server.close();
+  });
+
+  it('maps panes, probes readiness, delivers a verified prompt and finds a question', async () => {
+    const agent = await startFakeAgent(server, ['--busy-ms', '300'], { hook: true });
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; worktree: string }[] };
+    assert.ok(map.panes.some((row) => row.pane === agent.id));
+
+    const ready = ok(await session.client.callTool({ name: 'ready', arguments: { pane_id: agent.id } }));
+    assert.equal(ready.state, 'ready');
+
+    const delivered = ok(await session.client.callTool({ name: 'deliver', arguments: { pane_id: agent.id, text: 'please ask:yes_no' } }));
+    assert.equal(delivered.delivered, true);
+    await screenShows(agent, '[y/n]');
+
+    const sweep = ok(await session.client.callTool({ name: 'questions', arguments: { panes: [agent.id] } })) as { matches: { pane: string; indicator: string }[]; skipped: unknown[] };
+    assert.deepEqual(sweep.matches.map((m) => [m.pane, m.indicator]), [[agent.id, 'yes_no']]);
+  });
+});
