@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '../../src/tmux/index.js';
-import { screenShows, startFakeAgent } from '../panes/live.js';
+import { eventually, screenShows, startFakeAgent } from '../panes/live.js';
 import { cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
@@ -39,6 +39,11 @@ describe('drover mcp agent tools', () => {
     const delivered = ok(await session.client.callTool({ name: 'deliver', arguments: { pane_id: agent.id, text: 'please ask:yes_no' } }));
     assert.equal(delivered.delivered, true);
     await screenShows(agent, '[y/n]');
+    // The agent reports "waiting" through its hook, a moment after drawing the question.
+    await eventually('the agent to report waiting', async () => {
+      const rows = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; agent_state: string | null }[] };
+      return rows.panes.find((row) => row.pane === agent.id)?.agent_state === 'waiting' ? true : undefined;
+    });
 
     const sweep = ok(await session.client.callTool({ name: 'questions', arguments: { panes: [agent.id] } })) as { matches: { pane: string; indicator: string }[]; skipped: unknown[] };
     assert.deepEqual(sweep.matches.map((m) => [m.pane, m.indicator]), [[agent.id, 'yes_no']]);
