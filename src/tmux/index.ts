@@ -1,6 +1,6 @@
 export * from './errors.js';
 export { Endpoint, resolveExecutable, type EndpointOptions, type EndpointSpec } from './endpoint.js';
-export { Server, failureOf, type ServerOptions, type StartOptions, type RunOptions, type GroupResult, type ServerDiagnostics } from './server.js';
+export { Server, failureOf, type ServerOptions, type StartOptions, type RunOptions, type GroupResult, type ServerDiagnostics, type OpenControlOptions } from './server.js';
 export { Session, Window, Pane, WindowLink, type CreationReceipt, type ResizeSpec, type PasteSpec } from './handles.js';
 export { Options, Hooks, Environment, Buffers, OptionValue, type BufferInfo } from './settings.js';
 export { CommandResult, clientEnvironment, type CommandTransport, type ExecOptions } from './transport.js';
@@ -27,3 +27,4 @@ export {
   type WaitAction,
 } from './commands.js';
 export { OwnedDaemon, type OwnedDaemonRecord, type DaemonStartOptions } from './owned.js';
+export * from './control/index.js';

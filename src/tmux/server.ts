@@ -8,6 +8,16 @@ import {
   type NewSessionSpec,
   type WaitAction,
 } from './commands.js';
+import {
+  ControlConnection,
+  ControlTransport,
+  waitForOutput,
+  waitForTopology,
+  type ControlLimits,
+  type OutputPredicate,
+  type WaitForOutputOptions,
+  type WaitForTopologyOptions,
+} from './control/index.js';
 import { Criteria } from './criteria.js';
 import { Deadline, type OperationOptions } from './deadline.js';
 import { Endpoint } from './endpoint.js';
@@ -17,6 +27,7 @@ import {
   ClosedError,
   CommandError,
   DroverError,
+  NoMatchError,
   ServerReplacedError,
   ServerUnreachableError,
   TargetNotFoundError,
@@ -39,6 +50,23 @@ export interface ServerOptions {
   closeTimeoutMs?: number;
   /** Base environment for tmux clients ($TMUX and $TMUX_PANE are always removed). */
   env?: NodeJS.ProcessEnv;
+  /**
+   * How typed operations reach tmux: a spawned client per command (default), or a
+   * persistent control connection (see connect()).
+   */
+  transport?: 'spawn' | 'control';
+}
+
+export interface OpenControlOptions extends OperationOptions {
+  /** The session to attach to; by default the first existing one. */
+  session?: Session;
+  /** Receive pane output events (default true); false attaches with tmux's no-output flag. */
+  output?: boolean;
+  /** When no session exists, create a detached anchor session (removed on close). Default true; false fails with NoMatchError. */
+  anchor?: boolean;
+  /** tmux pause-after: pause a pane whose output is this many seconds behind (tmux 3.2+). */
+  pauseAfterSeconds?: number;
+  limits?: Partial<ControlLimits>;
 }
 
 export interface StartOptions extends ServerOptions, Omit<DaemonStartOptions, 'env'> {}
@@ -59,6 +87,7 @@ export interface GroupResult {
 export interface ServerDiagnostics {
   readonly owned: boolean;
   readonly closed: boolean;
+  readonly transport: 'spawn' | 'control';
   readonly admittedRequests: number;
   readonly waitingRequests: number;
   readonly controlConnections: number;
@@ -172,6 +201,7 @@ export class Server {
   private readonly limits: Required<Pick<ServerOptions, 'maxRequests' | 'maxControlConnections' | 'closeTimeoutMs'>>;
   private transport: CommandTransport;
   private readonly spawnTransport: SpawnTransport;
+  private readonly env: NodeJS.ProcessEnv | undefined;
   private closed = false;
   private cachedVersion: string | undefined;
   /** Extra resources (control connections) retired with the binding. */
@@ -188,8 +218,22 @@ export class Server {
     };
     if (!Number.isSafeInteger(this.limits.maxRequests) || this.limits.maxRequests < 1) throw new ArgumentError('maxRequests must be a positive integer');
     this.admission = new Admission(this.limits.maxRequests);
+    this.env = options.env;
     this.spawnTransport = new SpawnTransport(endpoint, options.env);
     this.transport = this.spawnTransport;
+  }
+
+  /** Applies the requested transport to a new binding, retiring the binding if that fails. */
+  private static async withTransport(server: Server, options: ServerOptions & OperationOptions): Promise<Server> {
+    if (options.transport === undefined || options.transport === 'spawn') return server;
+    try {
+      if (options.transport !== 'control') throw new ArgumentError(`transport must be "spawn" or "control", not ${JSON.stringify(options.transport)}`);
+      await server.connect({ timeoutMs: options.timeoutMs, signal: options.signal });
+      return server;
+    } catch (error) {
+      await server.close().catch(() => undefined);
+      throw error;
+    }
   }
 
   /** Binds a running server. Starts nothing; a missing socket or a dead server fails here. */
@@ -197,7 +241,7 @@ export class Server {
     const identity = identityOf(endpoint.socketPath);
     if (!identity) throw new ServerUnreachableError(`no tmux server socket at ${endpoint.socketPath}`);
     await probeSocket(endpoint.socketPath, 1000);
-    return new Server(endpoint, identity, undefined, options);
+    return Server.withTransport(new Server(endpoint, identity, undefined, options), options);
   }
 
   /** Starts and owns a private tmux server in a fresh 0700 temporary directory. */
@@ -208,7 +252,7 @@ export class Server {
       await daemon.retire().catch(() => undefined);
       throw new ServerUnreachableError('the owned tmux server socket disappeared right after start');
     }
-    return new Server(daemon.endpoint, identity, daemon, options);
+    return Server.withTransport(new Server(daemon.endpoint, identity, daemon, options), options);
   }
 
   /** Binds a persistent daemon drover started earlier, taking back its ownership. */
@@ -216,7 +260,7 @@ export class Server {
     const daemon = await OwnedDaemon.adopt(record, { env: options.env });
     const identity = identityOf(record.socketPath);
     if (!identity) throw new ServerUnreachableError(`no tmux server socket at ${record.socketPath}`);
-    return new Server(daemon.endpoint, identity, daemon, options);
+    return Server.withTransport(new Server(daemon.endpoint, identity, daemon, options), options);
   }
 
   /** True when closing this binding retires the daemon itself. */
@@ -241,6 +285,110 @@ export class Server {
   /** Replaces the transport for typed operations (the control-mode layer installs itself here). */
   useTransport(transport: CommandTransport | undefined): void {
     this.transport = transport ?? this.spawnTransport;
+  }
+
+  /**
+   * Routes typed operations over a persistent control connection from now on (opened now if
+   * a session exists, else on first use). Commands control mode cannot run identically still
+   * use a spawned client; results and errors are the same either way. The connection is an
+   * attached client: it counts in session_attached of the session it attaches to.
+   */
+  async connect(options: OperationOptions = {}): Promise<void> {
+    if (this.closed) throw new ClosedError();
+    if (!(this.transport instanceof ControlTransport)) {
+      const checkedSpawn: CommandTransport = {
+        kind: 'spawn',
+        execute: async (args, execOptions) => {
+          this.checkIdentity();
+          return this.spawnTransport.execute(args, execOptions);
+        },
+        close: async () => undefined,
+      };
+      this.transport = new ControlTransport(this, checkedSpawn);
+    }
+    await (this.transport as ControlTransport).warm(options);
+  }
+
+  /**
+   * Opens a control connection owned by this binding (counted against maxControlConnections,
+   * closed by close()). It attaches to the given session, else the first existing one, else
+   * a detached anchor session created for it and removed when it closes.
+   */
+  async openControl(options: OpenControlOptions = {}): Promise<ControlConnection> {
+    if (this.closed) throw new ClosedError();
+    const deadline = Deadline.start(options);
+    if (options.session !== undefined && options.session.server !== this) throw new ArgumentError('the session belongs to another binding');
+    if (this.owned.size >= this.limits.maxControlConnections) {
+      throw new CapacityError(`this binding already holds ${this.limits.maxControlConnections} control connections`);
+    }
+    let session: SessionId | undefined = options.session?.id;
+    let anchor: SessionId | undefined;
+    if (session === undefined) {
+      session = (await this.sessionIds(deadline))[0];
+      if (session === undefined) {
+        if (options.anchor === false) throw new NoMatchError('the tmux server has no session to attach a control client to');
+        anchor = await this.createAnchor(deadline);
+        session = anchor;
+      }
+    }
+    let release: (() => void) | undefined;
+    const connection = new ControlConnection({
+      endpoint: this.endpoint,
+      env: this.env,
+      session,
+      output: options.output ?? true,
+      pauseAfterSeconds: options.pauseAfterSeconds,
+      limits: options.limits,
+      onClose: async () => {
+        release?.();
+        if (anchor) await this.removeAnchor(anchor);
+      },
+    });
+    try {
+      release = this.adoptResource(connection);
+      await connection.start({ timeoutMs: deadline.remaining(), signal: options.signal });
+    } catch (error) {
+      await connection.close(0).catch(() => undefined);
+      throw error;
+    }
+    return connection;
+  }
+
+  private async sessionIds(deadline: Deadline): Promise<SessionId[]> {
+    const result = await this.execute(['list-sessions', '-F', '#{session_id}'], deadline, undefined, this.spawnTransport);
+    // A server kept alive without sessions (exit-empty off) answers "no sessions".
+    if (!result.ok && /no sessions/.test(result.stderrText())) return [];
+    if (!result.ok) throw failureOf(result);
+    return idsOf(result).map((id) => checkId('session', id));
+  }
+
+  private async createAnchor(deadline: Deadline): Promise<SessionId> {
+    const name = `drover-anchor-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+    const result = await this.command(newSessionArgs({ name, command: ['cat'] }), { deadline, transport: this.spawnTransport });
+    return this.creationIds(result).session;
+  }
+
+  /** Runs while the binding closes too, so it goes straight to a spawned client. */
+  private async removeAnchor(anchor: SessionId): Promise<void> {
+    const result = await this.spawnTransport.execute(['kill-session', '-t', anchor], { timeoutMs: this.limits.closeTimeoutMs });
+    if (result.ok) return;
+    const failure = failureOf(result);
+    // Already gone (with its server, or killed by someone else): nothing left to remove.
+    if (!(failure instanceof TargetNotFoundError || failure instanceof ServerUnreachableError)) throw failure;
+  }
+
+  /**
+   * Waits until the pane's captured text matches (a substring, a RegExp or a test of the
+   * screen) and returns that text. Output is subscribed before the first capture, so nothing
+   * written in between is missed. Uses a control connection for the wait's duration.
+   */
+  async waitForOutput(pane: Pane, predicate: OutputPredicate, options: WaitForOutputOptions = {}): Promise<string> {
+    return waitForOutput(this, pane, predicate, options);
+  }
+
+  /** Waits until a fresh snapshot satisfies the predicate and returns it (events first, polling as backstop). */
+  async waitForTopology(predicate: (snapshot: Snapshot) => boolean, options: WaitForTopologyOptions = {}): Promise<Snapshot> {
+    return waitForTopology(this, predicate, options);
   }
 
   /** Registers a resource retired by close(), counted against the control-connection limit. */
@@ -305,9 +453,12 @@ export class Server {
    * Runs a tmux command for a typed operation: failures become typed errors (target not
    * found, server unreachable, command error). Used by handles and by drover's other layers.
    */
-  async command(args: readonly string[], options: OperationOptions & { deadline?: Deadline; input?: Uint8Array } = {}): Promise<CommandResult> {
+  async command(
+    args: readonly string[],
+    options: OperationOptions & { deadline?: Deadline; input?: Uint8Array; transport?: CommandTransport } = {},
+  ): Promise<CommandResult> {
     const deadline = options.deadline ?? Deadline.start(options);
-    const transport = options.input ? this.spawnTransport : this.transport;
+    const transport = options.input ? this.spawnTransport : (options.transport ?? this.transport);
     const result = await this.execute(args, deadline, options.input, transport);
     if (!result.ok) throw failureOf(result);
     return result;
@@ -495,6 +646,7 @@ export class Server {
     return Object.freeze({
       owned: this.ownsDaemon,
       closed: this.closed,
+      transport: this.transport.kind,
       admittedRequests: this.admission.admitted,
       waitingRequests: this.admission.waiting,
       controlConnections: this.owned.size,

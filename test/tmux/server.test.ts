@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,8 +74,13 @@ describe('owned server lifecycle', () => {
   });
 });
 
-describe('server operations', () => {
+/** The same operations and assertions over a spawned client per command and over a control connection. */
+for (const transport of ['spawn', 'control'] as const) describe(`server operations (${transport} transport)`, () => {
   const t = useTestServer();
+  before(async () => {
+    if (transport === 'control') await t.server.connect();
+    assert.equal(t.server.transportKind, transport);
+  });
 
   it('creates sessions, windows and panes and returns the exact ids', async () => {
     const receipt = await t.server.newSession({ name: 'create', windowName: 'first', receipt: true });
@@ -130,7 +135,8 @@ describe('server operations', () => {
     for (let i = 0; i < 6; i += 1) await session.newWindow();
     const before = processDiagnostics().spawned;
     const snapshot = await t.server.snapshot();
-    assert.equal(processDiagnostics().spawned - before, 1);
+    // One spawned client, or one exchange over the control connection already open.
+    assert.equal(processDiagnostics().spawned - before, transport === 'spawn' ? 1 : 0);
     assert.ok(snapshot.panes.size >= 7);
     assert.equal(snapshot.session(session.id)!.windows().size, 7);
   });
@@ -192,6 +198,19 @@ describe('server operations', () => {
       await assert.rejects(t.server.newSession({ cwd: join(dir, 'missing') }), ArgumentError);
       await assert.rejects(t.server.newSession({ env: { 'BAD NAME': 'x' } }), ArgumentError);
       assert.equal(processDiagnostics().spawned, before);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('starts a window without a cwd in the caller\'s directory, not the session\'s', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    try {
+      const session = await t.server.newSession({ cwd: dir, command: ['sleep', '30'] });
+      const window = await session.newWindow({ command: ['sleep', '30'] });
+      const pane = (await window.listPanes())[0]!;
+      const path = await eventually(async () => (await pane.snapshot()).paneCurrentPath);
+      assert.equal(path, realpathSync(process.cwd()));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -299,13 +318,17 @@ describe('server operations', () => {
   });
 });
 
-describe('failures that must not hang', () => {
+for (const transport of ['spawn', 'control'] as const) describe(`failures that must not hang (${transport} transport)`, () => {
   let server: Server;
   let pane: Pane;
 
   before(async () => {
     server = await startTestServer();
     pane = (await (await server.newSession()).listPanes())[0]!;
+    if (transport === 'control') {
+      await server.connect();
+      assert.equal(server.diagnostics().controlConnections, 1);
+    }
   });
 
   after(async () => {
