@@ -1,0 +1,169 @@
+/**
+ * What each adapter declares it can do. A declaration is total and fails closed: every
+ * capability is answered, and anything not declared is refused as `unsupported` by port.ts
+ * before the adapter is asked. Facts (topologyLatency, spaces) say "how fast" and "what
+ * shape", never "whether", so they sit beside the capabilities rather than among them.
+ */
+import type { MuxName } from './types.js';
+
+export const MUX_CAPABILITIES = [
+  'paneGrid',
+  'gridScrollback',
+  'agentDetection',
+  'agentSessionRef',
+  'typeText',
+  'sendKeys',
+  'renamePane',
+  'closePane',
+  'setFocus',
+  'createTab',
+  'renameTab',
+  'closeTab',
+  'createSpace',
+  'listWorktrees',
+  'createWorktree',
+  'openWorktree',
+  'pushTopologyEvents',
+  'pushPaneEvents',
+  'listSessions',
+] as const;
+export type MuxCapability = (typeof MUX_CAPABILITIES)[number];
+
+/** How soon a change nobody announced is seen. A bounded latency is the ceiling, not an average. */
+export type TopologyLatency = { readonly kind: 'push' } | { readonly kind: 'bounded'; readonly ms: number };
+
+export interface MuxDeclaration {
+  readonly supports: Readonly<Record<MuxCapability, boolean>>;
+  /** Canonical key spellings (keys.ts) this multiplexer cannot send: a bare key name refuses every chord on it. */
+  readonly unsupportedKeys: readonly string[];
+  /** Operator sentences, keyed by the capability they explain. */
+  readonly notes: Readonly<Partial<Record<MuxCapability, string>>>;
+  readonly topologyLatency: TopologyLatency;
+  /** How many spaces the multiplexer can hold. */
+  readonly spaces: 'one' | 'many';
+}
+
+/** The port verbs that a capability gates, and which capability gates each. */
+export const VERB_CAPABILITY = {
+  readGrid: 'paneGrid',
+  typeText: 'typeText',
+  sendKeys: 'sendKeys',
+  renamePane: 'renamePane',
+  closePane: 'closePane',
+  setFocus: 'setFocus',
+  createTab: 'createTab',
+  renameTab: 'renameTab',
+  closeTab: 'closeTab',
+  createSpace: 'createSpace',
+  listWorktrees: 'listWorktrees',
+  createWorktree: 'createWorktree',
+  openWorktree: 'openWorktree',
+  listSessions: 'listSessions',
+} as const satisfies Record<string, MuxCapability>;
+export type GatedVerb = keyof typeof VERB_CAPABILITY;
+
+/** Builds a total declaration from the capabilities an adapter claims; the rest are false. */
+export function declareCapabilities(
+  claimed: readonly MuxCapability[],
+  facts: Omit<MuxDeclaration, 'supports' | 'notes' | 'unsupportedKeys'> & {
+    notes?: MuxDeclaration['notes'];
+    unsupportedKeys?: readonly string[];
+  },
+): MuxDeclaration {
+  const supports = Object.fromEntries(MUX_CAPABILITIES.map((capability) => [capability, claimed.includes(capability)])) as Record<
+    MuxCapability,
+    boolean
+  >;
+  if (facts.topologyLatency.kind === 'bounded' && !(facts.topologyLatency.ms > 0)) {
+    throw new RangeError(`a bounded topology latency must be a positive number of ms, got ${facts.topologyLatency.ms}`);
+  }
+  return Object.freeze({
+    supports: Object.freeze(supports),
+    unsupportedKeys: Object.freeze([...(facts.unsupportedKeys ?? [])]),
+    notes: Object.freeze({ ...(facts.notes ?? {}) }),
+    topologyLatency: Object.freeze({ ...facts.topologyLatency }),
+    spaces: facts.spaces,
+  });
+}
+
+export const HERDR_DECLARATION: MuxDeclaration = declareCapabilities(MUX_CAPABILITIES, {
+  unsupportedKeys: ['PageUp', 'PageDown', 'Home', 'End', 'Insert', 'Delete'],
+  notes: {
+    sendKeys: 'herdr has no key names for PageUp, PageDown, Home, End, Insert or Delete.',
+  },
+  topologyLatency: { kind: 'push' },
+  spaces: 'many',
+});
+
+export const TMUX_DECLARATION: MuxDeclaration = declareCapabilities(
+  [
+    'paneGrid',
+    'gridScrollback',
+    'typeText',
+    'sendKeys',
+    'renamePane',
+    'closePane',
+    'setFocus',
+    'createTab',
+    'renameTab',
+    'closeTab',
+    'createSpace',
+    'pushTopologyEvents',
+    'pushPaneEvents',
+  ],
+  {
+    unsupportedKeys: ['ctrl+Enter'],
+    notes: {
+      agentDetection: 'tmux reports only the foreground command and the pane title, neither of which names an agent.',
+      agentSessionRef: 'tmux keeps no reference to an agent session.',
+      listWorktrees: 'tmux has no git vocabulary.',
+      createWorktree: 'tmux keeps no record tying a checkout to the session showing it.',
+      openWorktree: 'tmux keeps no record tying a checkout to the session showing it.',
+      listSessions: 'tmux cannot list other servers; every session of this server is already a space.',
+      sendKeys: 'tmux sends ctrl+Enter as a plain Enter and has no Super/Command modifier, so those are refused.',
+    },
+    topologyLatency: { kind: 'push' },
+    spaces: 'many',
+  },
+);
+
+/** zellij's census ceiling: the longest an unannounced structure change can sit unseen. */
+export const ZELLIJ_CENSUS_CEILING_MS = 12_000;
+
+export function zellijDeclaration(censusCeilingMs: number = ZELLIJ_CENSUS_CEILING_MS): MuxDeclaration {
+  return declareCapabilities(
+    ['paneGrid', 'gridScrollback', 'typeText', 'sendKeys', 'renamePane', 'closePane', 'createTab', 'renameTab', 'closeTab', 'pushPaneEvents'],
+    {
+      unsupportedKeys: ['ctrl+Enter'],
+      notes: {
+        agentDetection: "zellij's listing reports a title and a launch command, neither of which names an agent.",
+        agentSessionRef: 'zellij keeps no reference to an agent session.',
+        setFocus: "zellij's focus-pane-id does nothing, and focusing a tab instead would show the wrong pane.",
+        createSpace: 'one drover mux instance drives exactly one zellij session.',
+        listWorktrees: 'zellij has no git vocabulary.',
+        createWorktree: 'zellij has no git vocabulary and only one space.',
+        openWorktree: 'zellij has no git vocabulary and only one space.',
+        pushTopologyEvents: 'zellij announces no structure change; drover takes a census instead.',
+        listSessions: 'one drover mux instance drives exactly one zellij session.',
+        typeText: 'zellij takes text as one command argument, so text of 128 KiB or more is refused, never split.',
+        sendKeys: 'zellij sends ctrl+Enter as a plain Enter and drops a Super/Command modifier, so those are refused.',
+      },
+      topologyLatency: { kind: 'bounded', ms: censusCeilingMs },
+      spaces: 'one',
+    },
+  );
+}
+
+export const ZELLIJ_DECLARATION: MuxDeclaration = zellijDeclaration();
+
+export const MUX_DECLARATIONS: Readonly<Record<MuxName, MuxDeclaration>> = Object.freeze({
+  tmux: TMUX_DECLARATION,
+  herdr: HERDR_DECLARATION,
+  zellij: ZELLIJ_DECLARATION,
+});
+
+/** The sentence a refused-as-unsupported verb carries. */
+export function unsupportedDetail(mux: MuxName, capability: MuxCapability, declaration: MuxDeclaration): string {
+  const note = declaration.notes[capability];
+  return `${mux} does not support ${capability}${note === undefined ? '' : `: ${note}`}`;
+}

@@ -1,0 +1,198 @@
+/**
+ * The read-only conformance checks: they change nothing a person could see, so they are safe to
+ * run live against a real multiplexer (`drover mux probe`). Undeclared verbs are called, but the
+ * gate answers those without touching the multiplexer. An unreachable multiplexer fails the
+ * reachability check and every other check is then skipped: that run proves nothing.
+ */
+import { MUX_CAPABILITIES, VERB_CAPABILITY, type GatedVerb } from '../capabilities.js';
+import { checkIdentitySet } from '../identity.js';
+import { formatMuxKey, KeySpellingError, parseMuxKey } from '../keys.js';
+import { AGENT_STATUSES, type MuxPort, type MuxSnapshot } from '../types.js';
+import { SAMPLE_CALLS, describeOutcome, sampleOf, type ConformanceResult } from './common.js';
+
+interface ReadOnlyCheck {
+  readonly name: string;
+  run(port: MuxPort, snapshot: MuxSnapshot): Promise<string[] | { skipped: string }>;
+}
+
+/** Problems with one snapshot's consistency, shared with the world checks. */
+export function snapshotProblems(snapshot: MuxSnapshot, port: MuxPort): string[] {
+  const problems = checkIdentitySet(snapshot);
+  const statuses: readonly string[] = AGENT_STATUSES;
+  for (const pane of snapshot.panes) {
+    if (pane.agent !== pane.agent.toLowerCase() || pane.agent === '') problems.push(`pane ${pane.paneId} has agent ${JSON.stringify(pane.agent)}; agents are lower-case, or "shell"`);
+    if (!statuses.includes(pane.status)) problems.push(`pane ${pane.paneId} has status ${JSON.stringify(pane.status)}`);
+    if (typeof pane.cwd !== 'string') problems.push(`pane ${pane.paneId} has no cwd string ("" means unknown)`);
+    if (pane.paneLabel !== undefined && pane.paneLabel === pane.terminalTitle) problems.push(`pane ${pane.paneId} reports its title both as paneLabel and terminalTitle`);
+  }
+  for (const space of snapshot.spaces) {
+    const tabs = snapshot.tabs.filter((tab) => tab.spaceId === space.spaceId).length;
+    const panes = snapshot.panes.filter((pane) => pane.spaceId === space.spaceId).length;
+    if (space.tabCount !== tabs || space.paneCount !== panes) {
+      problems.push(`space ${space.spaceId} counts ${space.tabCount} tabs/${space.paneCount} panes but the snapshot carries ${tabs}/${panes}`);
+    }
+  }
+  for (const tab of snapshot.tabs) {
+    const panes = snapshot.panes.filter((pane) => pane.tabId === tab.tabId).length;
+    if (tab.paneCount !== panes) problems.push(`tab ${tab.tabId} counts ${tab.paneCount} panes but the snapshot carries ${panes}`);
+  }
+  if (port.declaration.spaces === 'one' && snapshot.spaces.length !== 1) problems.push(`spaces is declared "one" but the snapshot has ${snapshot.spaces.length}`);
+  return [...problems, ...focusProblems(snapshot), ...undeclaredFactProblems(snapshot, port)];
+}
+
+/** At most one focused space, at most one focused pane per space, and a focused pane is alive. */
+export function focusProblems(snapshot: MuxSnapshot): string[] {
+  const problems: string[] = [];
+  const focusedSpaces = snapshot.spaces.filter((space) => space.focused);
+  if (focusedSpaces.length > 1) problems.push(`${focusedSpaces.length} spaces are focused; at most one is on the operator's screen`);
+  for (const space of snapshot.spaces) {
+    const focused = snapshot.panes.filter((pane) => pane.spaceId === space.spaceId && pane.focused);
+    if (focused.length > 1) problems.push(`space ${space.spaceId} has ${focused.length} focused panes`);
+    for (const pane of focused) if (!pane.alive) problems.push(`focused pane ${pane.paneId} is not alive`);
+  }
+  return problems;
+}
+
+function undeclaredFactProblems(snapshot: MuxSnapshot, port: MuxPort): string[] {
+  const supports = port.declaration.supports;
+  const problems: string[] = [];
+  for (const pane of snapshot.panes) {
+    if (!supports.agentDetection && (pane.agent !== 'shell' || pane.status !== 'unknown')) {
+      problems.push(`pane ${pane.paneId} reports agent ${pane.agent}/${pane.status} but agentDetection is not declared`);
+    }
+    if (!supports.agentSessionRef && pane.agentSession !== undefined) problems.push(`pane ${pane.paneId} carries an agentSession but agentSessionRef is not declared`);
+  }
+  return problems;
+}
+
+const CHECKS: readonly ReadOnlyCheck[] = [
+  {
+    name: 'declaration is total and canonical',
+    async run(port) {
+      const problems: string[] = [];
+      const declaration = port.declaration;
+      for (const capability of MUX_CAPABILITIES) {
+        if (typeof declaration.supports[capability] !== 'boolean') problems.push(`${capability} is not answered`);
+      }
+      for (const capability of Object.keys(declaration.notes)) {
+        if (!(MUX_CAPABILITIES as readonly string[]).includes(capability)) problems.push(`a note explains ${capability}, which is not a capability`);
+      }
+      for (const key of declaration.unsupportedKeys) {
+        try {
+          if (formatMuxKey(parseMuxKey(key)) !== key) problems.push(`unsupported key ${key} is not in canonical spelling`);
+        } catch (error) {
+          if (!(error instanceof KeySpellingError)) throw error;
+          problems.push(error.message);
+        }
+      }
+      const latency = declaration.topologyLatency;
+      if (latency.kind !== 'push' && !(latency.kind === 'bounded' && latency.ms > 0)) problems.push(`topologyLatency ${JSON.stringify(latency)} is neither push nor a positive bound`);
+      if (declaration.spaces !== 'one' && declaration.spaces !== 'many') problems.push(`spaces ${JSON.stringify(declaration.spaces)} is neither one nor many`);
+      return problems;
+    },
+  },
+  {
+    name: 'snapshot is consistent',
+    async run(port, snapshot) {
+      return snapshotProblems(snapshot, port);
+    },
+  },
+  {
+    name: 'ids are stable across two reads',
+    async run(port, first) {
+      const second = await port.snapshot();
+      const before = new Map(first.panes.map((pane) => [pane.paneId, `${pane.spaceId}/${pane.tabId}`]));
+      return second.panes
+        .filter((pane) => before.has(pane.paneId) && before.get(pane.paneId) !== `${pane.spaceId}/${pane.tabId}`)
+        .map((pane) => `pane ${pane.paneId} moved from ${before.get(pane.paneId)} to ${pane.spaceId}/${pane.tabId} between two reads`);
+    },
+  },
+  {
+    name: 'an undeclared capability answers unsupported',
+    async run(port, snapshot) {
+      const sample = sampleOf(snapshot);
+      if (sample === undefined) return { skipped: 'the multiplexer shows no pane' };
+      const problems: string[] = [];
+      for (const [verb, capability] of Object.entries(VERB_CAPABILITY) as [GatedVerb, (typeof VERB_CAPABILITY)[GatedVerb]][]) {
+        if (port.declaration.supports[capability]) continue;
+        try {
+          const outcome = await SAMPLE_CALLS[verb](port, sample);
+          if (outcome.ok || outcome.reason !== 'unsupported' || outcome.capability !== capability) {
+            problems.push(`${verb} answered ${describeOutcome(outcome)} where unsupported(${capability}) was due`);
+          }
+        } catch (error) {
+          problems.push(`${verb} threw ${(error as Error).message} where unsupported(${capability}) was due`);
+        }
+      }
+      return problems;
+    },
+  },
+  {
+    name: 'a stripped grid read has no escapes and names its pane',
+    async run(port, snapshot) {
+      const sample = sampleOf(snapshot);
+      if (!port.declaration.supports.paneGrid) return { skipped: 'paneGrid is not declared' };
+      if (sample === undefined) return { skipped: 'the multiplexer shows no pane' };
+      const outcome = await port.readGrid(sample.paneId, { scope: 'viewport', styling: 'strip' });
+      if (!outcome.ok) return [`a viewport read of ${sample.paneId} answered ${describeOutcome(outcome)}`];
+      const problems: string[] = [];
+      if (outcome.value.text.includes('\u001b')) problems.push('a stripped read contains an escape character');
+      if (outcome.value.paneId !== sample.paneId) problems.push(`a read of ${sample.paneId} answered for ${outcome.value.paneId}`);
+      if (typeof outcome.value.revision !== 'string' || outcome.value.revision === '') problems.push('a read carries no revision');
+      if (typeof outcome.value.truncated !== 'boolean') problems.push('a read does not say whether it was truncated');
+      return problems;
+    },
+  },
+  {
+    name: 'a recent read stays within the lines asked for',
+    async run(port, snapshot) {
+      if (!port.declaration.supports.gridScrollback) return { skipped: 'gridScrollback is not declared' };
+      const sample = sampleOf(snapshot);
+      if (sample === undefined) return { skipped: 'the multiplexer shows no pane' };
+      const outcome = await port.readGrid(sample.paneId, { scope: 'recent', lines: 5, styling: 'preserve' });
+      if (!outcome.ok) return [`a recent read of ${sample.paneId} answered ${describeOutcome(outcome)}`];
+      const lines = outcome.value.text.split('\n').length;
+      return lines > 5 ? [`a 5-line recent read returned ${lines} lines`] : [];
+    },
+  },
+  {
+    name: 'refresh is harmless',
+    async run(port, before) {
+      await port.refresh();
+      const after = await port.snapshot();
+      const ids = new Set(after.panes.map((pane) => pane.paneId));
+      const lost = before.panes.filter((pane) => !ids.has(pane.paneId)).length;
+      // A live multiplexer may lose a pane on its own; refresh losing most of them is the problem.
+      return lost > 0 && lost === before.panes.length ? ['every pane disappeared across refresh()'] : [];
+    },
+  },
+];
+
+export const READ_ONLY_CHECK_NAMES: readonly string[] = ['the multiplexer is reachable', ...CHECKS.map((check) => check.name)];
+
+/** Runs the read-only set against a port. */
+export async function runReadOnlyChecks(port: MuxPort): Promise<ConformanceResult[]> {
+  const reachable = await port.reachable();
+  const results: ConformanceResult[] = [{ check: READ_ONLY_CHECK_NAMES[0]!, problems: reachable ? [] : [`${port.mux} is not reachable`] }];
+  let snapshot: MuxSnapshot | undefined;
+  if (reachable) {
+    try {
+      snapshot = await port.snapshot();
+    } catch (error) {
+      results[0] = { check: READ_ONLY_CHECK_NAMES[0]!, problems: [`${port.mux} answered reachable but its snapshot failed: ${(error as Error).message}`] };
+    }
+  }
+  for (const check of CHECKS) {
+    if (snapshot === undefined) {
+      results.push({ check: check.name, problems: [], skipped: 'the multiplexer is unreachable, so this run proves nothing' });
+      continue;
+    }
+    try {
+      const outcome = await check.run(port, snapshot);
+      results.push(Array.isArray(outcome) ? { check: check.name, problems: outcome } : { check: check.name, problems: [], skipped: outcome.skipped });
+    } catch (error) {
+      results.push({ check: check.name, problems: [`threw: ${(error as Error).message}`] });
+    }
+  }
+  return results;
+}

@@ -1,0 +1,113 @@
+/**
+ * Identity rules for every id the port publishes (spaces, tabs, panes):
+ *
+ * 1. Opaque above the adapter: callers compare ids, they never parse them.
+ * 2. Stable across reconnect, multiplexer restart, rename and move.
+ * 3. Unique within one drover mux instance.
+ * 4. Never recycled: a pane id that went away never names another pane (tab ids may be, on
+ *    zellij, which hands a new tab the lowest free number).
+ * 5. Safe as one URL path segment: 1–128 characters from [A-Za-z0-9 . _ ~ - : @ $].
+ *
+ * How each multiplexer's native ids map:
+ *   tmux   session $3 → s3, window @7 → w7, pane %12 → p12 (a "%" is a URL escape introducer)
+ *   herdr  workspace w1, tab w1:t2, pane w1:p3 — carried unchanged
+ *   zellij the one session → "session", tab id 3 → tab_3, terminal pane 7 → terminal_7
+ */
+import type { MuxSnapshot } from './types.js';
+
+const MUX_ID = /^[A-Za-z0-9._~:@$-]{1,128}$/;
+
+export function isValidMuxId(id: unknown): id is string {
+  return typeof id === 'string' && MUX_ID.test(id);
+}
+
+function nativeNumber(id: string, prefix: string): number | undefined {
+  if (!id.startsWith(prefix)) return undefined;
+  const digits = id.slice(prefix.length);
+  return /^(0|[1-9][0-9]{0,15})$/.test(digits) ? Number(digits) : undefined;
+}
+
+/** tmux ids: sigils become letters so that a pane id survives a URL. */
+export const tmuxIds = Object.freeze({
+  space: (sessionId: string): string => `s${sigilNumber(sessionId, '$')}`,
+  tab: (windowId: string): string => `w${sigilNumber(windowId, '@')}`,
+  pane: (paneId: string): string => `p${sigilNumber(paneId, '%')}`,
+  /** The tmux session id ($N) behind a space id, or undefined when it is not one. */
+  nativeSpace: (id: string): string | undefined => withSigil(nativeNumber(id, 's'), '$'),
+  nativeTab: (id: string): string | undefined => withSigil(nativeNumber(id, 'w'), '@'),
+  nativePane: (id: string): string | undefined => withSigil(nativeNumber(id, 'p'), '%'),
+});
+
+function sigilNumber(native: string, sigil: string): number {
+  const number = nativeNumber(native, sigil);
+  if (number === undefined) throw new RangeError(`${JSON.stringify(native)} is not a tmux id of the form ${sigil}N`);
+  return number;
+}
+
+function withSigil(number: number | undefined, sigil: string): string | undefined {
+  return number === undefined ? undefined : `${sigil}${number}`;
+}
+
+/** zellij ids: one constant space, prefixed tab ids (tab and pane numbers are unrelated), terminal panes as zellij names them. */
+export const zellijIds = Object.freeze({
+  SPACE: 'session',
+  tab: (tabNumber: number): string => `tab_${tabNumber}`,
+  pane: (paneNumber: number): string => `terminal_${paneNumber}`,
+  tabNumber: (id: string): number | undefined => nativeNumber(id, 'tab_'),
+  paneNumber: (id: string): number | undefined => nativeNumber(id, 'terminal_'),
+});
+
+/** Problems with the ids of one snapshot: malformed, duplicated or dangling references. */
+export function checkIdentitySet(snapshot: MuxSnapshot): string[] {
+  const problems: string[] = [];
+  const collect = (kind: string, ids: readonly string[]): Set<string> => {
+    const seen = new Set<string>();
+    for (const id of ids) {
+      if (!isValidMuxId(id)) problems.push(`${kind} id ${JSON.stringify(id)} is not URL-segment safe (1–128 of [A-Za-z0-9._~:@$-])`);
+      if (seen.has(id)) problems.push(`${kind} id ${JSON.stringify(id)} appears more than once`);
+      seen.add(id);
+    }
+    return seen;
+  };
+  const spaces = collect('space', snapshot.spaces.map((space) => space.spaceId));
+  const tabs = collect('tab', snapshot.tabs.map((tab) => tab.tabId));
+  collect('pane', snapshot.panes.map((pane) => pane.paneId));
+  const tabSpace = new Map(snapshot.tabs.map((tab) => [tab.tabId, tab.spaceId]));
+  for (const tab of snapshot.tabs) {
+    if (!spaces.has(tab.spaceId)) problems.push(`tab ${tab.tabId} names space ${tab.spaceId}, which the snapshot does not carry`);
+  }
+  for (const space of snapshot.spaces) {
+    if (space.activeTabId !== null && tabSpace.get(space.activeTabId) !== space.spaceId) {
+      problems.push(`space ${space.spaceId} names active tab ${space.activeTabId}, which is not one of its tabs`);
+    }
+  }
+  for (const pane of snapshot.panes) {
+    if (!spaces.has(pane.spaceId)) problems.push(`pane ${pane.paneId} names space ${pane.spaceId}, which the snapshot does not carry`);
+    if (!tabs.has(pane.tabId)) problems.push(`pane ${pane.paneId} names tab ${pane.tabId}, which the snapshot does not carry`);
+    else if (tabSpace.get(pane.tabId) !== pane.spaceId) {
+      problems.push(`pane ${pane.paneId} is in tab ${pane.tabId} of space ${tabSpace.get(pane.tabId)} but claims space ${pane.spaceId}`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Remembers every pane id it was shown, to catch rule 4: an id that left a snapshot and later
+ * names a pane again was recycled.
+ */
+export class PaneIdLedger {
+  private readonly present = new Set<string>();
+  private readonly departed = new Set<string>();
+
+  /** Records one snapshot's panes; returns the recycled ids it found. */
+  observe(snapshot: MuxSnapshot): string[] {
+    const now = new Set(snapshot.panes.map((pane) => pane.paneId));
+    const recycled = [...now].filter((id) => this.departed.has(id));
+    for (const id of this.present) {
+      if (!now.has(id)) this.departed.add(id);
+    }
+    this.present.clear();
+    for (const id of now) this.present.add(id);
+    return recycled;
+  }
+}

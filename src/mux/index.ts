@@ -1,0 +1,17 @@
+export * from './types.js';
+export * from './capabilities.js';
+export * from './keys.js';
+export * from './identity.js';
+export * from './rules.js';
+export * from './errors.js';
+export * from './select.js';
+export * from './port.js';
+export * from './open.js';
+export { HerdrAdapter, type HerdrAdapterOptions } from './adapters/herdr/adapter.js';
+export { HerdrClient, HERDR_DEFAULT_TIMEOUT_MS, HERDR_WORKTREE_TIMEOUT_MS, type HerdrClientOptions, type HerdrRequestOptions, type HerdrStream, type HerdrStreamHandlers } from './adapters/herdr/client.js';
+export type * from './adapters/herdr/protocol.js';
+export { herdrConfigRoot, herdrSessionSocket } from './adapters/herdr/paths.js';
+export { TmuxAdapter, TMUX_RESYNC_MS, type TmuxAdapterOptions } from './adapters/tmux/adapter.js';
+export { ZellijAdapter, ZELLIJ_DEFAULT_TIMEOUT_MS, type ZellijAdapterOptions } from './adapters/zellij/adapter.js';
+export { DEFAULT_CENSUS_INTERVALS, nextCensusDelay, type CensusIntervals } from './adapters/zellij/watch.js';
+export * as conformance from './conformance/index.js';

@@ -1,0 +1,38 @@
+/**
+ * The one place a selection becomes an adapter behind the gate. Only the adapter the selection
+ * names is built, so a drover pointed at zellij never dials herdr's socket.
+ */
+import { Endpoint } from '../tmux/index.js';
+import { HerdrAdapter } from './adapters/herdr/adapter.js';
+import { TmuxAdapter } from './adapters/tmux/adapter.js';
+import { ZellijAdapter } from './adapters/zellij/adapter.js';
+import { createMuxPort } from './port.js';
+import type { MuxSelection } from './select.js';
+import type { MuxPort } from './types.js';
+
+export interface OpenMuxOptions {
+  /** Per-call deadline for the multiplexer's transport. */
+  readonly timeoutMs?: number;
+  /** The environment child processes run with, and where the tmux endpoint is discovered. */
+  readonly env?: NodeJS.ProcessEnv;
+}
+
+export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): MuxPort {
+  const endpoint = selection.endpoint;
+  switch (endpoint.mux) {
+    case 'herdr':
+      return createMuxPort(new HerdrAdapter({ socketPath: endpoint.socketPath, timeoutMs: options.timeoutMs }));
+    case 'zellij':
+      return createMuxPort(new ZellijAdapter({ session: endpoint.session, env: options.env, timeoutMs: options.timeoutMs }));
+    case 'tmux': {
+      const env = options.env ?? process.env;
+      const tmux =
+        endpoint.kind === 'socketName'
+          ? Endpoint.fromSocketName(endpoint.socketName, { env })
+          : endpoint.kind === 'socketPath'
+            ? Endpoint.fromSocketPath(endpoint.socketPath, { env })
+            : Endpoint.fromEnv({ env });
+      return createMuxPort(new TmuxAdapter({ endpoint: tmux, timeoutMs: options.timeoutMs }));
+    }
+  }
+}

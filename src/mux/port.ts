@@ -1,0 +1,286 @@
+/**
+ * The one gate every adapter sits behind. It enforces, for all adapters alike:
+ * - an undeclared capability answers `unsupported` and the adapter is never called;
+ * - malformed ids, labels, paths and requests answer `refused` before any transport is touched;
+ * - every key is parsed, checked against unsupportedKeys and translated before the first one is
+ *   sent, so one bad key in a batch sends nothing;
+ * - a blank cwd reaches the adapter as "none asked for";
+ * - a failure that escapes an adapter becomes a refusal (transport death is `unreachable`);
+ * - watch callbacks stop at close() and onDown fires at most once.
+ */
+import { isAbsolute } from 'node:path';
+import { unsupportedDetail, VERB_CAPABILITY, type GatedVerb, type MuxCapability } from './capabilities.js';
+import { MuxError } from './errors.js';
+import { isValidMuxId } from './identity.js';
+import { formatMuxKey, isDeclaredUnsupported, KeySpellingError, parseMuxKey } from './keys.js';
+import { refusalFromError, requestedCwd } from './rules.js';
+import type {
+  MuxAdapter,
+  MuxCreatedPane,
+  MuxCreateSpaceRequest,
+  MuxCreateTabRequest,
+  MuxGrid,
+  MuxGridRequest,
+  MuxOpenedWorktree,
+  MuxOutcome,
+  MuxPort,
+  MuxSession,
+  MuxSnapshot,
+  MuxWatch,
+  MuxWatchOptions,
+  MuxWorktree,
+} from './types.js';
+import { refusal } from './types.js';
+
+/** Longest label drover sends; multiplexers render a line, not a paragraph. */
+const MAX_LABEL_LENGTH = 256;
+
+function badId(kind: string, id: unknown): string | undefined {
+  return isValidMuxId(id) ? undefined : `${kind} id ${JSON.stringify(id)} is not a drover mux id (1–128 of [A-Za-z0-9._~:@$-])`;
+}
+
+function badLabel(what: string, label: unknown, allowEmpty: boolean): string | undefined {
+  if (typeof label !== 'string') return `${what} must be a string`;
+  if (!allowEmpty && label.trim() === '') return `${what} is empty`;
+  if (label.length > MAX_LABEL_LENGTH) return `${what} is ${label.length} characters; at most ${MAX_LABEL_LENGTH}`;
+  if (/[\p{Cc}]/u.test(label)) return `${what} contains a control character`;
+  return undefined;
+}
+
+function badPath(what: string, path: unknown): string | undefined {
+  if (typeof path !== 'string' || path === '') return `${what} is missing`;
+  if (path.includes('\0')) return `${what} contains NUL`;
+  return isAbsolute(path) ? undefined : `${what} ${JSON.stringify(path)} is not an absolute path`;
+}
+
+function badCwd(cwd: string | undefined): string | undefined {
+  return cwd === undefined ? undefined : badPath('cwd', cwd);
+}
+
+function badGridRequest(request: MuxGridRequest): string | undefined {
+  if (request === null || typeof request !== 'object') return 'a grid request is an object';
+  if (request.scope !== 'viewport' && request.scope !== 'recent') return `grid scope ${JSON.stringify(request.scope)} is not viewport or recent`;
+  if (request.styling !== 'preserve' && request.styling !== 'strip') return `grid styling ${JSON.stringify(request.styling)} is not preserve or strip`;
+  if (request.lines !== undefined && !(Number.isInteger(request.lines) && request.lines > 0 && request.lines <= 1_000_000)) {
+    return `grid lines ${JSON.stringify(request.lines)} is not a whole number from 1 to 1000000`;
+  }
+  return undefined;
+}
+
+function firstProblem(...problems: (string | undefined)[]): string | undefined {
+  return problems.find((problem) => problem !== undefined);
+}
+
+class GatedMuxPort implements MuxPort {
+  readonly mux;
+  readonly declaration;
+  private closed = false;
+  private readonly watches = new Set<MuxWatch>();
+
+  constructor(private readonly adapter: MuxAdapter) {
+    this.mux = adapter.mux;
+    this.declaration = adapter.declaration;
+    for (const [verb, capability] of Object.entries(VERB_CAPABILITY)) {
+      if (this.declaration.supports[capability] && typeof adapter[verb as GatedVerb] !== 'function') {
+        throw new TypeError(`the ${adapter.mux} adapter declares ${capability} but does not implement ${verb}`);
+      }
+    }
+  }
+
+  async reachable(): Promise<boolean> {
+    if (this.closed) return false;
+    try {
+      return await this.adapter.reachable();
+    } catch {
+      return false;
+    }
+  }
+
+  async snapshot(): Promise<MuxSnapshot> {
+    if (this.closed) throw new MuxError(this.mux, `the ${this.mux} mux port is closed`, { phase: 'admit' });
+    return this.adapter.snapshot();
+  }
+
+  async refresh(): Promise<void> {
+    if (this.closed) return;
+    try {
+      await this.adapter.refresh();
+    } catch {
+      // refresh() is a hint to look now; a multiplexer that is down answers through snapshot().
+    }
+  }
+
+  watch(options: MuxWatchOptions): MuxWatch {
+    let done = this.closed || options.signal?.aborted === true;
+    // Only ever called after `inner` below is assigned: from close(), or a microtask after onDown.
+    const stop = (): void => {
+      options.signal?.removeEventListener('abort', handle.close);
+      this.watches.delete(handle);
+      inner.close();
+    };
+    const handle: MuxWatch = {
+      close: () => {
+        if (done) return;
+        done = true;
+        stop();
+      },
+    };
+    if (done) return handle;
+    const inner = this.adapter.watch({
+      panes: options.panes,
+      attention: options.attention,
+      onTopologyChange: () => {
+        if (!done) options.onTopologyChange?.();
+      },
+      onPaneChange: (paneId) => {
+        if (!done) options.onPaneChange?.(paneId);
+      },
+      onUp: () => {
+        if (!done) options.onUp?.();
+      },
+      onDown: (reason) => {
+        if (done) return;
+        done = true;
+        queueMicrotask(stop);
+        options.onDown?.(reason);
+      },
+    });
+    if (done) {
+      inner.close();
+      return handle;
+    }
+    this.watches.add(handle);
+    options.signal?.addEventListener('abort', handle.close, { once: true });
+    return handle;
+  }
+
+  private async gated<T>(
+    verb: GatedVerb,
+    problem: string | undefined,
+    call: () => Promise<MuxOutcome<T>> | undefined,
+    capability: MuxCapability = VERB_CAPABILITY[verb],
+  ): Promise<MuxOutcome<T>> {
+    if (!this.declaration.supports[capability]) return refusal('unsupported', unsupportedDetail(this.mux, capability, this.declaration), capability);
+    if (problem !== undefined) return refusal('refused', `${verb}: ${problem}`);
+    if (this.closed) return refusal('unreachable', `the ${this.mux} mux port is closed`);
+    try {
+      const outcome = await call();
+      if (outcome === undefined) throw new TypeError(`the ${this.mux} adapter does not implement ${verb}`);
+      return outcome;
+    } catch (error) {
+      return refusalFromError(error);
+    }
+  }
+
+  readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>> {
+    const problem = firstProblem(badId('pane', paneId), badGridRequest(request));
+    const reachesBack = this.declaration.supports.paneGrid && request?.scope === 'recent';
+    return this.gated('readGrid', problem, () => this.adapter.readGrid?.(paneId, request), reachesBack ? 'gridScrollback' : 'paneGrid');
+  }
+
+  typeText(paneId: string, text: string): Promise<MuxOutcome<void>> {
+    const problem = firstProblem(
+      badId('pane', paneId),
+      typeof text !== 'string' ? 'text must be a string' : text === '' ? 'text is empty' : text.includes('\0') ? 'text contains NUL' : undefined,
+    );
+    return this.gated('typeText', problem, () => this.adapter.typeText?.(paneId, text));
+  }
+
+  sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>> {
+    let problem = firstProblem(badId('pane', paneId), Array.isArray(keys) && keys.length > 0 ? undefined : 'at least one key is needed');
+    const translated: string[] = [];
+    for (const spelling of problem === undefined ? keys : []) {
+      try {
+        const key = parseMuxKey(spelling);
+        if (isDeclaredUnsupported(key, this.declaration.unsupportedKeys)) {
+          problem = `${this.mux} cannot send ${formatMuxKey(key)}`;
+          break;
+        }
+        const translation = this.adapter.translateKey(key);
+        if (!translation.ok) {
+          problem = `${this.mux} cannot send ${formatMuxKey(key)}: ${translation.detail}`;
+          break;
+        }
+        translated.push(translation.key);
+      } catch (error) {
+        if (!(error instanceof KeySpellingError)) throw error;
+        problem = error.message;
+        break;
+      }
+    }
+    return this.gated('sendKeys', problem, () => this.adapter.sendKeys?.(paneId, translated));
+  }
+
+  renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>> {
+    const problem = firstProblem(badId('pane', paneId), label === null ? undefined : badLabel('the pane label', label, false));
+    return this.gated('renamePane', problem, () => this.adapter.renamePane?.(paneId, label));
+  }
+
+  closePane(paneId: string): Promise<MuxOutcome<void>> {
+    return this.gated('closePane', badId('pane', paneId), () => this.adapter.closePane?.(paneId));
+  }
+
+  setFocus(paneId: string): Promise<MuxOutcome<void>> {
+    return this.gated('setFocus', badId('pane', paneId), () => this.adapter.setFocus?.(paneId));
+  }
+
+  createTab(request: MuxCreateTabRequest): Promise<MuxOutcome<MuxCreatedPane>> {
+    const cwd = requestedCwd(request?.cwd);
+    const problem = firstProblem(
+      badId('space', request?.spaceId),
+      request?.label === undefined ? undefined : badLabel('the tab label', request.label, false),
+      badCwd(cwd),
+    );
+    return this.gated('createTab', problem, () =>
+      this.adapter.createTab?.({ spaceId: request.spaceId, label: request.label, cwd }),
+    );
+  }
+
+  renameTab(tabId: string, label: string): Promise<MuxOutcome<void>> {
+    const problem = firstProblem(badId('tab', tabId), badLabel('the tab label', label, false));
+    return this.gated('renameTab', problem, () => this.adapter.renameTab?.(tabId, label));
+  }
+
+  closeTab(tabId: string): Promise<MuxOutcome<void>> {
+    return this.gated('closeTab', badId('tab', tabId), () => this.adapter.closeTab?.(tabId));
+  }
+
+  createSpace(request: MuxCreateSpaceRequest): Promise<MuxOutcome<MuxCreatedPane>> {
+    const cwd = requestedCwd(request?.cwd);
+    const problem = firstProblem(request?.label === undefined ? undefined : badLabel('the space label', request.label, false), badCwd(cwd));
+    return this.gated('createSpace', problem, () => this.adapter.createSpace?.({ label: request?.label, cwd }));
+  }
+
+  listWorktrees(request: { readonly repoRoot: string }): Promise<MuxOutcome<readonly MuxWorktree[]>> {
+    return this.gated('listWorktrees', badPath('repoRoot', request?.repoRoot), () => this.adapter.listWorktrees?.({ repoRoot: request.repoRoot }));
+  }
+
+  createWorktree(request: { readonly repoRoot: string; readonly branch: string }): Promise<MuxOutcome<MuxCreatedPane>> {
+    const problem = firstProblem(
+      badPath('repoRoot', request?.repoRoot),
+      typeof request?.branch === 'string' && /^[^\s\p{Cc}~^:?*[\\]+$/u.test(request.branch) ? undefined : `branch ${JSON.stringify(request?.branch)} is not a branch name`,
+    );
+    return this.gated('createWorktree', problem, () => this.adapter.createWorktree?.({ repoRoot: request.repoRoot, branch: request.branch }));
+  }
+
+  openWorktree(request: { readonly repoRoot: string; readonly path: string }): Promise<MuxOutcome<MuxOpenedWorktree>> {
+    const problem = firstProblem(badPath('repoRoot', request?.repoRoot), badPath('path', request?.path));
+    return this.gated('openWorktree', problem, () => this.adapter.openWorktree?.({ repoRoot: request.repoRoot, path: request.path }));
+  }
+
+  listSessions(): Promise<MuxOutcome<readonly MuxSession[]>> {
+    return this.gated('listSessions', undefined, () => this.adapter.listSessions?.());
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const watch of [...this.watches]) watch.close();
+    await this.adapter.close();
+  }
+}
+
+/** Puts an adapter behind the gate. Throws when the adapter declares a verb it does not implement. */
+export function createMuxPort(adapter: MuxAdapter): MuxPort {
+  return new GatedMuxPort(adapter);
+}

@@ -1,0 +1,266 @@
+/**
+ * The drover mux port: one contract over every terminal multiplexer drover drives.
+ *
+ * Nouns are space → tab → pane. Each adapter says which of its own levels those are (tmux:
+ * session/window/pane; herdr: workspace/tab/pane; zellij: the one session/tab/terminal pane).
+ * Ids are opaque above the adapter (identity.ts).
+ *
+ * The floor (reachable, snapshot, refresh, watch) is what every multiplexer can answer, so it
+ * has no refusal shape: snapshot() throws a MuxError when the multiplexer cannot be read. Every
+ * other verb is gated by a declared capability and answers a MuxOutcome; an undeclared verb
+ * answers `unsupported` without touching the transport (port.ts enforces this for every adapter).
+ */
+import type { MuxCapability, MuxDeclaration } from './capabilities.js';
+import type { MuxKey } from './keys.js';
+
+export const MUX_NAMES = ['tmux', 'herdr', 'zellij'] as const;
+export type MuxName = (typeof MUX_NAMES)[number];
+
+export const AGENT_STATUSES = ['idle', 'working', 'blocked', 'done', 'unknown'] as const;
+export type AgentStatus = (typeof AGENT_STATUSES)[number];
+
+export interface MuxSpace {
+  readonly spaceId: string;
+  /** 1-based position among the spaces; 0 when the multiplexer keeps no order. */
+  readonly number: number;
+  readonly label: string;
+  /** The space the operator's own terminal shows. At most one space is focused. */
+  readonly focused: boolean;
+  readonly activeTabId: string | null;
+  /** Counted from the tabs and panes this same snapshot carries (rules.ts). */
+  readonly tabCount: number;
+  readonly paneCount: number;
+  readonly repoRoot?: string;
+  readonly isWorktree?: boolean;
+}
+
+export interface MuxTab {
+  readonly tabId: string;
+  readonly spaceId: string;
+  /** 1-based position inside its space. */
+  readonly number: number;
+  readonly label: string;
+  /** The active tab of its space. */
+  readonly focused: boolean;
+  readonly paneCount: number;
+}
+
+/** A reference to the agent's own session log, when the multiplexer knows it (agentSessionRef). */
+export interface MuxAgentSessionRef {
+  readonly source: string;
+  readonly agent: string;
+  readonly kind: 'id' | 'path';
+  readonly value: string;
+}
+
+export interface MuxPane {
+  readonly paneId: string;
+  readonly spaceId: string;
+  readonly spaceLabel: string;
+  readonly spaceNumber: number;
+  readonly tabId: string;
+  readonly tabLabel?: string;
+  /** The pane's working directory; "" when the multiplexer reports none. */
+  readonly cwd: string;
+  /**
+   * The active pane of its tab, with that tab active in its space. Per SPACE: a reader resolves
+   * the focused space first (rules.ts focusedPane). False everywhere when no client is attached.
+   */
+  readonly focused: boolean;
+  readonly alive: boolean;
+  /** Lower-case agent name, or "shell" when the multiplexer detects none (or cannot detect). */
+  readonly agent: string;
+  readonly status: AgentStatus;
+  /** ONLY a name given through drover (renamePane). Never a title the pane's program wrote. */
+  readonly paneLabel?: string;
+  /** A title the pane's own program wrote. */
+  readonly terminalTitle?: string;
+  /** Presentation only: what runs in the foreground; never an agent identity. */
+  readonly foregroundCommand?: string;
+  /** How many lines a `recent` grid read can reach (screen plus kept scrollback). */
+  readonly readableLines?: number;
+  /** Only when agentSessionRef is declared. */
+  readonly agentSession?: MuxAgentSessionRef;
+}
+
+export interface MuxSnapshot {
+  readonly spaces: readonly MuxSpace[];
+  readonly tabs: readonly MuxTab[];
+  readonly panes: readonly MuxPane[];
+}
+
+export const REFUSAL_REASONS = ['unsupported', 'refused', 'gone', 'unreachable'] as const;
+/**
+ * unsupported: this multiplexer does not offer the verb (not a failure; explain it).
+ * refused: understood and declined; a retry will not help.
+ * gone: the target no longer exists; re-read the snapshot.
+ * unreachable: the transport is down or died mid-call; the only reason worth retrying.
+ */
+export type MuxRefusalReason = (typeof REFUSAL_REASONS)[number];
+
+export interface MuxRefusal {
+  readonly ok: false;
+  readonly reason: MuxRefusalReason;
+  readonly detail: string;
+  /** Set on `unsupported`: the capability that is not declared. */
+  readonly capability?: MuxCapability;
+}
+
+export type MuxOutcome<T> = { readonly ok: true; readonly value: T } | MuxRefusal;
+
+export interface MuxGridRequest {
+  /** viewport: what is on screen; recent: the screen plus scrollback up to `lines`. */
+  readonly scope: 'viewport' | 'recent';
+  /** For `recent`: how many lines from the bottom (at least 1). */
+  readonly lines?: number;
+  /** preserve: SGR colour escapes kept; strip: plain text with no ESC at all. */
+  readonly styling: 'preserve' | 'strip';
+}
+
+export interface MuxGrid {
+  readonly paneId: string;
+  readonly text: string;
+  readonly truncated: boolean;
+  /** Moves when the content moves; compare for equality only. */
+  readonly revision: string;
+}
+
+export interface MuxCreatedPane {
+  readonly paneId: string;
+  readonly spaceId: string;
+  readonly spaceLabel: string;
+  readonly tabId: string;
+  readonly cwd: string;
+}
+
+export interface MuxCreateTabRequest {
+  readonly spaceId: string;
+  readonly label?: string;
+  /** Blank or whitespace means "none asked for", exactly like omitting it (rules.ts). */
+  readonly cwd?: string;
+}
+
+export interface MuxCreateSpaceRequest {
+  readonly cwd?: string;
+  readonly label?: string;
+}
+
+export interface MuxWorktree {
+  readonly path: string;
+  readonly branch: string | null;
+  readonly openSpaceId: string | null;
+  readonly linked: boolean;
+  readonly prunable: boolean;
+}
+
+export interface MuxOpenedWorktree {
+  readonly pane: MuxCreatedPane;
+  readonly alreadyOpen: boolean;
+}
+
+export interface MuxSession {
+  readonly name: string;
+  /** Where that session's multiplexer lives, in this adapter's words (a socket path for herdr). */
+  readonly endpoint: string;
+}
+
+export type MuxAttention = 'watched' | 'idle';
+
+export interface MuxWatchOptions {
+  /** Panes whose content changes should be reported; empty or absent means topology only. */
+  readonly panes?: readonly string[];
+  /** Whether someone is looking right now; tightens a census, never changes the declaration. */
+  readonly attention?: () => MuxAttention;
+  /** Aborting closes the watch, like close(). */
+  readonly signal?: AbortSignal;
+  /** Hints to re-read; they may coalesce but never reorder. */
+  readonly onTopologyChange?: () => void;
+  readonly onPaneChange?: (paneId: string) => void;
+  /** The watch is established (its stream acknowledged or its first census taken). */
+  readonly onUp?: () => void;
+  /** The watch ended for a reason other than close(); fires at most once, and nothing after it. */
+  readonly onDown?: (reason: string) => void;
+}
+
+export interface MuxWatch {
+  /** Idempotent; no callback fires after it returns. */
+  close(): void;
+}
+
+/** What `drover mux capabilities` and the CLI publish. */
+export interface MuxDescription {
+  readonly mux: MuxName;
+  readonly declaration: MuxDeclaration;
+}
+
+/** The port every caller uses. Built by createMuxPort() around an adapter. */
+export interface MuxPort extends MuxDescription {
+  reachable(): Promise<boolean>;
+  snapshot(): Promise<MuxSnapshot>;
+  /** "Look now": the next snapshot is current and a census drops to its floor. Writes nothing. */
+  refresh(): Promise<void>;
+  watch(options: MuxWatchOptions): MuxWatch;
+
+  readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>>;
+  /** Literal text, never submitted. */
+  typeText(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  /** Neutral key spellings (keys.ts), sent in order; all are checked before any is sent. */
+  sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>>;
+  /** null clears the label drover gave the pane. */
+  renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
+  closePane(paneId: string): Promise<MuxOutcome<void>>;
+  setFocus(paneId: string): Promise<MuxOutcome<void>>;
+  createTab(request: MuxCreateTabRequest): Promise<MuxOutcome<MuxCreatedPane>>;
+  renameTab(tabId: string, label: string): Promise<MuxOutcome<void>>;
+  closeTab(tabId: string): Promise<MuxOutcome<void>>;
+  createSpace(request: MuxCreateSpaceRequest): Promise<MuxOutcome<MuxCreatedPane>>;
+  listWorktrees(request: { readonly repoRoot: string }): Promise<MuxOutcome<readonly MuxWorktree[]>>;
+  createWorktree(request: { readonly repoRoot: string; readonly branch: string }): Promise<MuxOutcome<MuxCreatedPane>>;
+  openWorktree(request: { readonly repoRoot: string; readonly path: string }): Promise<MuxOutcome<MuxOpenedWorktree>>;
+  /** Declared-false answers `unsupported`, which is not an empty list. */
+  listSessions(): Promise<MuxOutcome<readonly MuxSession[]>>;
+  /** Releases watches and children; the port answers nothing afterwards. */
+  close(): Promise<void>;
+}
+
+/** One translated key, or why this multiplexer will not be asked for it. */
+export type KeyTranslation = { readonly ok: true; readonly key: string } | { readonly ok: false; readonly detail: string };
+
+/**
+ * What an adapter implements. It never sees an undeclared verb, an unparsed key or a malformed id:
+ * port.ts checks those first. Verbs the declaration omits may be left out.
+ */
+export interface MuxAdapter extends MuxDescription {
+  reachable(): Promise<boolean>;
+  snapshot(): Promise<MuxSnapshot>;
+  refresh(): Promise<void>;
+  watch(options: MuxWatchOptions): MuxWatch;
+  /** Pure: this multiplexer's spelling of one parsed key, with no I/O. */
+  translateKey(key: MuxKey): KeyTranslation;
+
+  readGrid?(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>>;
+  typeText?(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  /** `keys` are already translated by translateKey, in order. */
+  sendKeys?(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>>;
+  renamePane?(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
+  closePane?(paneId: string): Promise<MuxOutcome<void>>;
+  setFocus?(paneId: string): Promise<MuxOutcome<void>>;
+  /** `cwd` already passed through requestedCwd: undefined means none asked for. */
+  createTab?(request: { spaceId: string; label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>>;
+  renameTab?(tabId: string, label: string): Promise<MuxOutcome<void>>;
+  closeTab?(tabId: string): Promise<MuxOutcome<void>>;
+  createSpace?(request: { label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>>;
+  listWorktrees?(request: { repoRoot: string }): Promise<MuxOutcome<readonly MuxWorktree[]>>;
+  createWorktree?(request: { repoRoot: string; branch: string }): Promise<MuxOutcome<MuxCreatedPane>>;
+  openWorktree?(request: { repoRoot: string; path: string }): Promise<MuxOutcome<MuxOpenedWorktree>>;
+  listSessions?(): Promise<MuxOutcome<readonly MuxSession[]>>;
+  close(): Promise<void>;
+}
+
+export function ok<T>(value: T): MuxOutcome<T> {
+  return { ok: true, value };
+}
+
+export function refusal(reason: MuxRefusalReason, detail: string, capability?: MuxCapability): MuxRefusal {
+  return capability === undefined ? { ok: false, reason, detail } : { ok: false, reason, detail, capability };
+}

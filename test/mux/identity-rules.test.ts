@@ -1,0 +1,154 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import {
+  AbortedError,
+  TimeoutError,
+} from '../../src/process/index.js';
+import {
+  checkIdentitySet,
+  focusedPane,
+  HerdrError,
+  isValidMuxId,
+  LabelMemory,
+  PaneIdLedger,
+  refusalFromError,
+  requestedCwd,
+  tmuxIds,
+  withPublishedCounts,
+  zellijIds,
+  type MuxPane,
+  type MuxSnapshot,
+} from '../../src/mux/index.js';
+
+function paneRecord(paneId: string, tabId: string, spaceId: string, extra: Partial<MuxPane> = {}): MuxPane {
+  return { paneId, spaceId, spaceLabel: spaceId, spaceNumber: 1, tabId, cwd: '', focused: false, alive: true, agent: 'shell', status: 'unknown', ...extra };
+}
+
+function world(panes: MuxPane[], spaces = [{ spaceId: 's1', focused: true, activeTabId: 't1' }], tabs = [{ tabId: 't1', spaceId: 's1' }]): MuxSnapshot {
+  return withPublishedCounts(
+    spaces.map((space, i) => ({ ...space, number: i + 1, label: space.spaceId })),
+    tabs.map((tab, i) => ({ ...tab, number: i + 1, label: tab.tabId, focused: i === 0 })),
+    panes,
+  );
+}
+
+describe('identity', () => {
+  it('accepts URL-segment-safe ids and rejects the rest', () => {
+    for (const id of ['w1:p2', 'terminal_3', 'tab_0', 'session', 'p12', '$0', '@3']) assert.equal(isValidMuxId(id), true, id);
+    for (const id of ['', '%12', 'a/b', 'a b', 'a?b', 'a#b', 'x'.repeat(129), 'é']) assert.equal(isValidMuxId(id), false, id);
+  });
+
+  it('maps tmux ids to letters and back', () => {
+    assert.equal(tmuxIds.pane('%12'), 'p12');
+    assert.equal(tmuxIds.tab('@7'), 'w7');
+    assert.equal(tmuxIds.space('$0'), 's0');
+    assert.equal(tmuxIds.nativePane('p12'), '%12');
+    assert.equal(tmuxIds.nativeTab('w7'), '@7');
+    assert.equal(tmuxIds.nativeSpace('s0'), '$0');
+    assert.equal(tmuxIds.nativePane('w7'), undefined);
+    assert.equal(tmuxIds.nativePane('p01'), undefined);
+    assert.throws(() => tmuxIds.pane('12'), /not a tmux id of the form %N/);
+  });
+
+  it('maps zellij tabs and panes into separate namespaces', () => {
+    assert.equal(zellijIds.tab(3), 'tab_3');
+    assert.equal(zellijIds.pane(3), 'terminal_3');
+    assert.equal(zellijIds.tabNumber('tab_3'), 3);
+    assert.equal(zellijIds.tabNumber('terminal_3'), undefined);
+    assert.equal(zellijIds.paneNumber('terminal_12'), 12);
+    assert.equal(zellijIds.paneNumber('plugin_1'), undefined);
+  });
+
+  it('finds malformed, duplicated and dangling ids', () => {
+    const snapshot = world([paneRecord('p1', 't1', 's1'), paneRecord('p1', 't1', 's1'), paneRecord('p2', 't9', 's1'), paneRecord('bad id', 't1', 's2')]);
+    const problems = checkIdentitySet(snapshot).join('\n');
+    assert.match(problems, /pane id "p1" appears more than once/);
+    assert.match(problems, /pane p2 names tab t9/);
+    assert.match(problems, /"bad id" is not URL-segment safe/);
+    assert.match(problems, /pane bad id names space s2/);
+    assert.deepEqual(checkIdentitySet(world([paneRecord('p1', 't1', 's1')])), []);
+  });
+
+  it('notices a pane id that comes back after it left', () => {
+    const ledger = new PaneIdLedger();
+    assert.deepEqual(ledger.observe(world([paneRecord('p1', 't1', 's1'), paneRecord('p2', 't1', 's1')])), []);
+    assert.deepEqual(ledger.observe(world([paneRecord('p2', 't1', 's1')])), []);
+    assert.deepEqual(ledger.observe(world([paneRecord('p2', 't1', 's1'), paneRecord('p3', 't1', 's1')])), []);
+    assert.deepEqual(ledger.observe(world([paneRecord('p1', 't1', 's1')])), ['p1']);
+  });
+});
+
+describe('contract-owned rules', () => {
+  it('treats a blank cwd as none asked for', () => {
+    assert.equal(requestedCwd(''), undefined);
+    assert.equal(requestedCwd('  \t'), undefined);
+    assert.equal(requestedCwd(undefined), undefined);
+    assert.equal(requestedCwd(null), undefined);
+    assert.equal(requestedCwd('/srv'), '/srv');
+  });
+
+  it('reports only labels drover set as paneLabel', () => {
+    const labels = new LabelMemory();
+    const isDefault = (slot: string): boolean => /^Pane #\d+$/.test(slot);
+    assert.deepEqual(labels.split('p1', 'vim notes', isDefault), { terminalTitle: 'vim notes' });
+    assert.deepEqual(labels.split('p1', 'Pane #2', isDefault), {});
+    labels.remember('p1', 'reviewer');
+    assert.deepEqual(labels.split('p1', 'reviewer', isDefault), { paneLabel: 'reviewer' });
+    // The program overwrote the label: it is a title now, and the label is forgotten.
+    assert.deepEqual(labels.split('p1', 'make test', isDefault), { terminalTitle: 'make test' });
+    assert.deepEqual(labels.split('p1', 'reviewer', isDefault), { terminalTitle: 'reviewer' });
+    labels.remember('p2', 'x');
+    labels.retain(['p1']);
+    assert.deepEqual(labels.split('p2', 'x'), { terminalTitle: 'x' });
+  });
+
+  it('counts what the snapshot carries', () => {
+    const snapshot = world(
+      [paneRecord('p1', 't1', 's1'), paneRecord('p2', 't1', 's1'), paneRecord('p3', 't2', 's1')],
+      [
+        { spaceId: 's1', focused: true, activeTabId: 't1' },
+        { spaceId: 's2', focused: false, activeTabId: null as unknown as string },
+      ],
+      [
+        { tabId: 't1', spaceId: 's1' },
+        { tabId: 't2', spaceId: 's1' },
+      ],
+    );
+    assert.deepEqual(
+      snapshot.spaces.map((space) => [space.spaceId, space.tabCount, space.paneCount]),
+      [
+        ['s1', 2, 3],
+        ['s2', 0, 0],
+      ],
+    );
+    assert.deepEqual(
+      snapshot.tabs.map((tab) => [tab.tabId, tab.paneCount]),
+      [
+        ['t1', 2],
+        ['t2', 1],
+      ],
+    );
+  });
+
+  it('resolves focus through the focused space', () => {
+    const spaces = [
+      { spaceId: 's1', focused: false, activeTabId: 't1' },
+      { spaceId: 's2', focused: true, activeTabId: 't2' },
+    ];
+    const tabs = [
+      { tabId: 't1', spaceId: 's1' },
+      { tabId: 't2', spaceId: 's2' },
+    ];
+    const snapshot = world([paneRecord('p1', 't1', 's1', { focused: true }), paneRecord('p2', 't2', 's2', { focused: true })], spaces, tabs);
+    assert.equal(focusedPane(snapshot)?.paneId, 'p2');
+    assert.equal(focusedPane(world([paneRecord('p1', 't1', 's1', { focused: true })], [{ spaceId: 's1', focused: false, activeTabId: 't1' }])), undefined);
+  });
+
+  it('classifies transport death as unreachable, never refused', () => {
+    assert.equal(refusalFromError(new TimeoutError('no answer', 100)).reason, 'unreachable');
+    assert.equal(refusalFromError(new AbortedError()).reason, 'unreachable');
+    assert.equal(refusalFromError(new HerdrError('gone', { reason: 'gone' })).reason, 'gone');
+    assert.equal(refusalFromError(new HerdrError('socket closed')).reason, 'unreachable');
+    assert.throws(() => refusalFromError(new TypeError('a bug')), TypeError);
+  });
+});

@@ -1,0 +1,164 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { createMuxPort, nextCensusDelay, ZellijAdapter, type MuxPort } from '../../src/mux/index.js';
+import { createFakeZellij, FAKE_ZELLIJ_SESSION, type FakeZellij } from '../fixtures/zellij/harness.js';
+import { seededSession } from '../fixtures/zellij/state.js';
+
+function portOver(fake: FakeZellij, options: { session?: string; timeoutMs?: number } = {}): MuxPort {
+  return createMuxPort(new ZellijAdapter({ env: fake.env, timeoutMs: options.timeoutMs ?? 20_000, session: options.session }));
+}
+
+describe('the zellij adapter', () => {
+  let fake: FakeZellij;
+  let port: MuxPort;
+  before(() => {
+    fake = createFakeZellij();
+    port = portOver(fake);
+  });
+  after(async () => {
+    await port.close();
+    fake.cleanup();
+  });
+
+  it('publishes one space, drops plugin panes and counts what it publishes', async () => {
+    const snapshot = await port.snapshot();
+    assert.deepEqual(
+      snapshot.spaces.map((space) => [space.spaceId, space.label, space.focused, space.activeTabId, space.tabCount, space.paneCount]),
+      [['session', FAKE_ZELLIJ_SESSION, true, 'tab_0', 2, 3]],
+    );
+    assert.deepEqual(
+      snapshot.tabs.map((tab) => [tab.tabId, tab.label, tab.number, tab.paneCount, tab.focused]),
+      [
+        ['tab_0', 'agents', 1, 2, true],
+        ['tab_1', 'scratch', 2, 1, false],
+      ],
+    );
+    assert.deepEqual(
+      snapshot.panes.map((pane) => [pane.paneId, pane.tabId, pane.focused, pane.cwd, pane.paneLabel, pane.terminalTitle]),
+      [
+        ['terminal_0', 'tab_0', true, '/home/op/agents', undefined, 'build watcher'],
+        ['terminal_1', 'tab_0', false, '', undefined, undefined],
+        // Focused within its tab, but that tab is not the one on screen.
+        ['terminal_2', 'tab_1', false, '/tmp', undefined, undefined],
+      ],
+    );
+    assert.ok(snapshot.panes.every((pane) => pane.agent === 'shell' && pane.status === 'unknown' && pane.readableLines === 20 + 10_000));
+  });
+
+  it('reports no focused pane in a detached session', async () => {
+    fake.session((session) => session.tabs.forEach((tab) => (tab.active = false)));
+    try {
+      const snapshot = await port.snapshot();
+      assert.equal(snapshot.spaces[0]!.focused, false);
+      assert.equal(snapshot.spaces[0]!.activeTabId, null);
+      assert.ok(snapshot.panes.every((pane) => !pane.focused));
+    } finally {
+      fake.session((session) => (session.tabs[0]!.active = true));
+    }
+  });
+
+  it('refuses text that will not fit in one argument without starting zellij', async () => {
+    const before = fake.read().invocations;
+    const outcome = await port.typeText('terminal_1', 'x'.repeat(128 * 1024));
+    assert.equal(outcome.ok, false);
+    assert.equal(!outcome.ok && outcome.reason, 'refused');
+    assert.match(!outcome.ok ? outcome.detail : '', /131072 bytes is over the 131071-byte limit of one argument/);
+    assert.equal(fake.read().invocations, before);
+    assert.equal((await port.typeText('terminal_1', 'é'.repeat(65_535))).ok, true);
+  });
+
+  it('passes text that starts with a dash as text', async () => {
+    assert.equal((await port.typeText('terminal_1', '-n hello')).ok, true);
+    assert.deepEqual(fake.read().inputs.at(-1), { session: FAKE_ZELLIJ_SESSION, paneId: 'terminal_1', kind: 'text', payload: ['-n hello'] });
+  });
+
+  it('answers gone for a pane zellij would silently ignore', async () => {
+    for (const outcome of [await port.typeText('terminal_99', 'x'), await port.closePane('terminal_99'), await port.renameTab('tab_99', 'x')]) {
+      assert.equal(!outcome.ok && outcome.reason, 'gone');
+    }
+  });
+
+  it('creates a tab without a --cwd for a blank one, and finds its pane', async () => {
+    const created = await port.createTab({ spaceId: 'session', label: 'new', cwd: ' ' });
+    assert.equal(created.ok, true);
+    const value = created.ok ? created.value : undefined;
+    assert.equal(value?.tabId, 'tab_2');
+    assert.equal(value?.spaceLabel, FAKE_ZELLIJ_SESSION);
+    const made = (await port.snapshot()).panes.find((pane) => pane.paneId === value?.paneId);
+    assert.equal(made?.tabId, 'tab_2');
+    const other = await port.createTab({ spaceId: 'w1', label: 'x' });
+    assert.equal(!other.ok && other.reason, 'gone');
+  });
+});
+
+describe('the zellij session binding', () => {
+  it('drives the single running session and refuses to guess between two', async () => {
+    const fake = createFakeZellij({ one: seededSession(), two: seededSession() });
+    try {
+      await assert.rejects(portOver(fake).snapshot(), /2 zellij sessions are running \(one, two\), so there is no single one to drive; name one in DROVER_MUX_ENDPOINT_ZELLIJ/);
+      assert.equal((await portOver(fake, { session: 'two' }).snapshot()).spaces[0]!.label, 'two');
+    } finally {
+      fake.cleanup();
+    }
+  });
+
+  it('reads all three "no session" spellings as unreachable', async () => {
+    const exited = seededSession();
+    exited.exited = true;
+    const fake = createFakeZellij({ live: seededSession(), old: exited });
+    try {
+      await assert.rejects(portOver(fake, { session: 'old' }).snapshot(), /the zellij session "old" has exited; attach to it once to bring it back/);
+      await assert.rejects(portOver(fake, { session: 'missing' }).snapshot(), /no running zellij session is called "missing"/);
+      const port = portOver(fake);
+      assert.equal((await port.snapshot()).spaces[0]!.label, 'live');
+      fake.update((state) => delete state.sessions.live);
+      assert.equal(await port.reachable(), false);
+      const outcome = await port.typeText('terminal_0', 'x');
+      assert.equal(!outcome.ok && outcome.reason, 'unreachable');
+      await assert.rejects(port.snapshot(), /no zellij session is running on this machine/);
+    } finally {
+      fake.cleanup();
+    }
+  });
+
+  it('names the verb when a call runs out of budget, and answers unreachable', async () => {
+    const fake = createFakeZellij();
+    try {
+      const port = portOver(fake, { session: FAKE_ZELLIJ_SESSION, timeoutMs: 3_000 });
+      fake.update((state) => (state.hang = ['list-panes']));
+      const outcome = await port.typeText('terminal_0', 'x');
+      assert.equal(!outcome.ok && outcome.reason, 'unreachable');
+      assert.match(!outcome.ok ? outcome.detail : '', /zellij did not answer `action list-panes` within 3000 ms and was killed/);
+      assert.deepEqual(fake.read().inputs, []);
+    } finally {
+      fake.cleanup();
+    }
+  });
+
+  it('answers unreachable when there is no zellij to run', async () => {
+    const port = createMuxPort(new ZellijAdapter({ executable: '/nonexistent/zellij', session: 'x' }));
+    assert.equal(await port.reachable(), false);
+    const outcome = await port.typeText('terminal_0', 'x');
+    assert.equal(!outcome.ok && outcome.reason, 'unreachable');
+    assert.match(!outcome.ok ? outcome.detail : '', /cannot run zellij/);
+  });
+});
+
+describe('the zellij census schedule', () => {
+  const intervals = { idleFloorMs: 3_000, idleCeilingMs: 12_000, watchedFloorMs: 1_500, watchedCeilingMs: 3_000 };
+
+  it('starts at the floor, doubles while nothing moves and drops back after a change', () => {
+    assert.equal(nextCensusDelay(undefined, false, 'idle', intervals), 3_000);
+    assert.equal(nextCensusDelay(3_000, false, 'idle', intervals), 6_000);
+    assert.equal(nextCensusDelay(6_000, false, 'idle', intervals), 12_000);
+    assert.equal(nextCensusDelay(12_000, false, 'idle', intervals), 12_000);
+    assert.equal(nextCensusDelay(12_000, true, 'idle', intervals), 3_000);
+  });
+
+  it('tightens while someone is watching, within the watched bounds', () => {
+    assert.equal(nextCensusDelay(12_000, false, 'watched', intervals), 3_000);
+    assert.equal(nextCensusDelay(1_500, false, 'watched', intervals), 3_000);
+    assert.equal(nextCensusDelay(3_000, true, 'watched', intervals), 1_500);
+    assert.equal(nextCensusDelay(undefined, false, 'watched', intervals), 1_500);
+  });
+});
