@@ -1,0 +1,431 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { inspect } from 'node:util';
+import { AbortedError, DroverError, TimeoutError, type Delivery } from '../process/index.js';
+import {
+  CommandError,
+  Deadline,
+  escapeFormat,
+  protectArgument,
+  type Pane,
+  type Server,
+  type Session,
+  type Window,
+} from '../tmux/index.js';
+import { deepFreeze } from './document.js';
+import { violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
+
+export const DEFAULT_APPLY_TIMEOUT_MS = 5000;
+export const DEFAULT_CLEANUP_TIMEOUT_MS = 500;
+
+export interface WorkspaceApplyOptions {
+  /** One deadline for the whole apply, every tmux command and sleep included. Default 5 000 ms. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /**
+   * On failure, remove the session this apply created — only if tmux proves, in one queue
+   * turn, that it holds exactly the windows and panes the ledger records. Off by default.
+   */
+  compensate?: boolean;
+  /** Compensation's own budget, separate from the apply deadline. Default 500 ms. */
+  cleanupTimeoutMs?: number;
+}
+
+/** A tmux object this apply positively created: its id came back in a creation reply. */
+export interface CreatedRef {
+  readonly symbol: SymbolicId;
+  readonly kind: 'session' | 'window' | 'pane';
+  readonly id: string;
+  readonly step: number;
+}
+
+/** `observed`: tmux confirmed the change. `dispatch_only`: keys were delivered; nothing is known about what ran. */
+export type EffectOutcome = 'observed' | 'dispatch_only';
+
+export interface AppliedEffect {
+  readonly step: number;
+  readonly op: StepOp;
+  readonly effect: StepEffect;
+  readonly outcome: EffectOutcome;
+}
+
+export type CompensationState = 'not_requested' | 'not_needed' | 'completed' | 'refused' | 'failed';
+
+interface ApplyEvidence {
+  sessionName: string;
+  completedSteps: number[];
+  effects: AppliedEffect[];
+  created: CreatedRef[];
+  failedStep: number | null;
+  failedAction: StepOp | 'precondition' | null;
+  failedSource: string | null;
+  failureClass: string | null;
+  uncertain: boolean;
+  conflicts: readonly PlanConflict[];
+  compensation: CompensationState;
+  cleanupErrors: Error[];
+}
+
+/**
+ * What an apply did, from its own evidence only: steps completed, objects positively
+ * created, effects, and on failure which step failed and whether its effect is uncertain.
+ * Reading it never queries tmux.
+ */
+export class ApplyResult {
+  readonly sessionName: string;
+  readonly completedSteps: readonly number[];
+  readonly effects: readonly AppliedEffect[];
+  readonly created: readonly CreatedRef[];
+  readonly failedStep: number | null;
+  readonly failedAction: StepOp | 'precondition' | null;
+  readonly failedSource: string | null;
+  /** The wrapped failure's class name (its message is not kept here: it can hold tmux output). */
+  readonly failureClass: string | null;
+  /** The failed step may have taken effect (for a creation: an object whose id is unknown). */
+  readonly uncertain: boolean;
+  readonly conflicts: readonly PlanConflict[];
+  readonly compensation: CompensationState;
+  readonly cleanupErrors: readonly Error[];
+
+  constructor(evidence: ApplyEvidence) {
+    this.sessionName = evidence.sessionName;
+    this.completedSteps = deepFreeze([...evidence.completedSteps]);
+    this.effects = deepFreeze([...evidence.effects]);
+    this.created = deepFreeze([...evidence.created]);
+    this.failedStep = evidence.failedStep;
+    this.failedAction = evidence.failedAction;
+    this.failedSource = evidence.failedSource;
+    this.failureClass = evidence.failureClass;
+    this.uncertain = evidence.uncertain;
+    this.conflicts = evidence.conflicts;
+    this.compensation = evidence.compensation;
+    this.cleanupErrors = Object.freeze([...evidence.cleanupErrors]);
+    Object.freeze(this);
+  }
+
+  get success(): boolean {
+    return this.failedAction === null;
+  }
+
+  /** Something was changed (or may have been) and the apply did not finish. */
+  get partial(): boolean {
+    return !this.success && (this.completedSteps.length > 0 || this.uncertain);
+  }
+
+  /** The id of the session this apply created, if it got that far. */
+  get sessionId(): string | null {
+    return this.created.find((ref) => ref.kind === 'session')?.id ?? null;
+  }
+
+  toJSON(): Record<string, unknown> {
+    return {
+      session_name: this.sessionName,
+      session_id: this.sessionId,
+      success: this.success,
+      partial: this.partial,
+      uncertain: this.uncertain,
+      completed_steps: this.completedSteps,
+      created: this.created,
+      effects: this.effects,
+      failed_step: this.failedStep,
+      failed_action: this.failedAction,
+      failed_source: this.failedSource,
+      failure_class: this.failureClass,
+      conflicts: this.conflicts,
+      compensation: this.compensation,
+      cleanup_errors: this.cleanupErrors.map((error) => error.name),
+    };
+  }
+
+  toString(): string {
+    const outcome = this.success ? 'succeeded' : `failed at ${this.failedAction}${this.uncertain ? ' (uncertain)' : ''}`;
+    return `ApplyResult(${outcome}, ${this.completedSteps.length} steps, ${this.created.length} created, compensation ${this.compensation})`;
+  }
+
+  [inspect.custom](): string {
+    return this.toString();
+  }
+}
+
+/** An apply that did not finish. `result` keeps the ledger; the cause is the wrapped error. */
+export class ApplyError extends DroverError {
+  readonly result: ApplyResult;
+
+  constructor(result: ApplyResult, cause: unknown) {
+    const where = result.failedStep === null ? 'before any step' : `at step ${result.failedStep} (${result.failedAction}, ${result.failedSource})`;
+    const detail = result.failureClass === 'conflict' ? 'the plan conflicts with the server' : result.failureClass;
+    super(`workspace apply failed ${where}: ${detail}; ${result.created.length} object(s) created, compensation ${result.compensation}`, {
+      phase: 'apply',
+      delivery: applyDelivery(result),
+      cause,
+      cleanupErrors: result.cleanupErrors,
+    });
+    this.result = result;
+  }
+
+  get failureClass(): string | null {
+    return this.result.failureClass;
+  }
+}
+
+function applyDelivery(result: ApplyResult): Delivery {
+  if (result.uncertain) return 'possibly_sent';
+  return result.completedSteps.length > 0 ? 'observed' : 'not_sent';
+}
+
+/** The facts a plan is checked against, read from a live server. */
+export async function captureWorkspaceSnapshot(server: Server, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<PlanSnapshot> {
+  const deadline = Deadline.start(options);
+  const snapshot = await server.snapshot({ timeoutMs: deadline.remaining(), signal: options.signal });
+  const baseIndex = await server.options('global-session').getOrUndefined('base-index', { timeoutMs: deadline.remaining(), signal: options.signal });
+  return {
+    sessionNames: snapshot.sessions.toArray().map((session) => session.sessionName),
+    ...(baseIndex === undefined ? {} : { baseIndex: baseIndex.as('integer') as number }),
+  };
+}
+
+type Bound = Session | Window | Pane;
+
+/**
+ * Executes a plan against a tmux server: rechecks that the session name is free, then runs
+ * each step in order within one deadline, recording every id tmux returns. Shell commands
+ * are dispatched, never awaited. On failure it raises ApplyError with the ledger; with
+ * `compensate`, it first removes the session it created if that is provably safe.
+ */
+export async function applyPlan(plan: WorkspacePlan, server: Server, options: WorkspaceApplyOptions = {}): Promise<ApplyResult> {
+  const deadline = Deadline.start({ timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS, signal: options.signal });
+  const evidence: ApplyEvidence = {
+    sessionName: plan.sessionName,
+    completedSteps: [],
+    effects: [],
+    created: [],
+    failedStep: null,
+    failedAction: null,
+    failedSource: null,
+    failureClass: null,
+    uncertain: false,
+    conflicts: plan.conflicts,
+    compensation: options.compensate ? 'not_needed' : 'not_requested',
+    cleanupErrors: [],
+  };
+  if (plan.conflicts.length > 0) throw conflictFailure(evidence);
+  try {
+    const live = await captureWorkspaceSnapshot(server, { timeoutMs: deadline.remaining(), signal: options.signal });
+    evidence.conflicts = violatedPreconditions(plan.preconditions, live);
+    if (evidence.conflicts.length > 0) throw conflictFailure(evidence);
+  } catch (error) {
+    if (error instanceof ApplyError) throw error;
+    evidence.failedAction = 'precondition';
+    evidence.failureClass = className(error);
+    throw new ApplyError(new ApplyResult(evidence), error);
+  }
+
+  const runner = new StepRunner(server, deadline, evidence);
+  for (const step of plan.steps) {
+    try {
+      await runner.run(step);
+    } catch (error) {
+      evidence.failedStep = step.index;
+      evidence.failedAction = step.op;
+      evidence.failedSource = step.source;
+      evidence.failureClass = className(error);
+      evidence.uncertain = runner.partialDispatch || mayHaveTakenEffect(step, error);
+      if (options.compensate) await compensate(server, evidence, options.cleanupTimeoutMs ?? DEFAULT_CLEANUP_TIMEOUT_MS);
+      throw new ApplyError(new ApplyResult(evidence), error);
+    }
+  }
+  return new ApplyResult(evidence);
+}
+
+function conflictFailure(evidence: ApplyEvidence): ApplyError {
+  evidence.failedAction = 'precondition';
+  evidence.failureClass = 'conflict';
+  return new ApplyError(new ApplyResult(evidence), undefined);
+}
+
+function className(error: unknown): string {
+  return error instanceof Error ? error.name : typeof error;
+}
+
+/**
+ * Whether a failed step may still have changed tmux. A tmux error reply or a failure before
+ * sending proves nothing happened; a lost reply (timeout, abort) does not, and a creation
+ * whose reply could not be read may have made an object nobody knows the id of.
+ */
+function mayHaveTakenEffect(step: PlanStep, error: unknown): boolean {
+  if (!(error instanceof DroverError)) return true;
+  if (error.delivery === 'not_sent') return false;
+  if (error instanceof CommandError && error.result !== undefined && error.result.exitCode !== 0) return false;
+  if (step.effect === 'create') return true;
+  return error.delivery === 'possibly_sent';
+}
+
+async function compensate(server: Server, evidence: ApplyEvidence, cleanupTimeoutMs: number): Promise<void> {
+  const sessionRef = evidence.created.find((ref) => ref.kind === 'session');
+  if (sessionRef === undefined) {
+    // Nothing known was created; an uncertain creation cannot be identified, so not proven.
+    evidence.compensation = evidence.uncertain ? 'refused' : 'not_needed';
+    return;
+  }
+  const windows = evidence.created.filter((ref) => ref.kind === 'window').map((ref) => server.window(ref.id));
+  const panes = evidence.created.filter((ref) => ref.kind === 'pane').map((ref) => server.pane(ref.id));
+  try {
+    await server.session(sessionRef.id).kill({ expectedWindows: windows, expectedPanes: panes, timeoutMs: cleanupTimeoutMs });
+    evidence.compensation = 'completed';
+  } catch (error) {
+    const refused = error instanceof CommandError && error.result !== undefined && error.result.exitCode === 0;
+    evidence.compensation = refused ? 'refused' : 'failed';
+    if (error instanceof Error) evidence.cleanupErrors.push(error);
+  }
+}
+
+/** Binds symbolic ids to tmux handles as creation replies arrive, and runs one step at a time. */
+class StepRunner {
+  private readonly bound = new Map<SymbolicId, Bound>();
+  /** The current send-keys step typed its text but did not finish. */
+  partialDispatch = false;
+
+  constructor(
+    private readonly server: Server,
+    private readonly deadline: Deadline,
+    private readonly evidence: ApplyEvidence,
+  ) {}
+
+  async run(step: PlanStep): Promise<void> {
+    this.partialDispatch = false;
+    const outcome = await this.execute(step);
+    this.evidence.completedSteps.push(step.index);
+    if (outcome !== null) this.evidence.effects.push({ step: step.index, op: step.op, effect: step.effect, outcome });
+  }
+
+  private get timing(): { timeoutMs: number; signal: AbortSignal | undefined } {
+    return { timeoutMs: this.deadline.remaining(), signal: this.deadline.signal };
+  }
+
+  private bind(step: PlanStep, handles: readonly Bound[]): void {
+    step.produces.forEach((symbol, i) => {
+      const handle = handles[i];
+      if (handle === undefined) return;
+      this.bound.set(symbol, handle);
+      this.evidence.created.push({ symbol, kind: handle.kind, id: handle.id, step: step.index });
+    });
+  }
+
+  private handle<K extends Bound['kind']>(symbol: SymbolicId | null, kind: K): Extract<Bound, { kind: K }> {
+    const handle = symbol === null ? undefined : this.bound.get(symbol);
+    if (handle === undefined || handle.kind !== kind) {
+      throw new DroverError(`the plan refers to ${String(symbol)} before creating it`, { phase: 'apply', delivery: 'not_sent' });
+    }
+    return handle as Extract<Bound, { kind: K }>;
+  }
+
+  private async execute(step: PlanStep): Promise<EffectOutcome | null> {
+    const spawn = (cwd: string | null, env: Readonly<Record<string, string>>) => ({ ...(cwd === null ? {} : { cwd }), env });
+    switch (step.op) {
+      case 'new-session': {
+        const { name, windowName, cwd, env, width, height } = step.args;
+        const receipt = await this.server.newSession({
+          name,
+          ...(windowName === null ? {} : { windowName }),
+          ...(width === null ? {} : { width }),
+          ...(height === null ? {} : { height }),
+          ...spawn(cwd, env),
+          receipt: true,
+          ...this.timing,
+        });
+        this.bind(step, [receipt.session, receipt.window, receipt.pane]);
+        return 'observed';
+      }
+      case 'new-window': {
+        const { session, name, index, cwd, env } = step.args;
+        const receipt = await this.handle(session, 'session').newWindow({
+          ...(name === null ? {} : { name }),
+          ...(index === null ? {} : { index }),
+          ...spawn(cwd, env),
+          receipt: true,
+          ...this.timing,
+        });
+        this.bind(step, [receipt.window, receipt.pane]);
+        return 'observed';
+      }
+      case 'split-window': {
+        const { target, cwd, env } = step.args;
+        // Not detached: the new pane becomes the window's active one, as in tmuxp.
+        const pane = await this.handle(target, 'pane').split({ direction: 'vertical', focus: true, ...spawn(cwd, env), ...this.timing });
+        this.bind(step, [pane]);
+        return 'observed';
+      }
+      case 'set-environment': {
+        const environment = this.handle(step.args.session, 'session').environment();
+        if (step.args.value === null) await environment.unset(step.args.name, this.timing);
+        else await environment.set(step.args.name, step.args.value, this.timing);
+        return 'observed';
+      }
+      case 'set-option': {
+        const { scope, target, name, value } = step.args;
+        const options =
+          scope === 'global'
+            ? this.server.options('global-session')
+            : scope === 'session'
+              ? this.handle(target, 'session').options()
+              : this.handle(target, 'window').options();
+        await options.set(name, value, this.timing);
+        return 'observed';
+      }
+      case 'move-window': {
+        const window = this.handle(step.args.window, 'window');
+        const current = Number((await window.display('#{window_index}', this.timing)).toString('latin1').trim());
+        if (current === step.args.index) return 'observed';
+        const session = this.handle('session', 'session');
+        await this.server.command(['move-window', '-d', '-s', window.id, '-t', `${session.id}:${step.args.index}`], this.timing);
+        return 'observed';
+      }
+      case 'respawn-pane': {
+        // The command stays one string for tmux to run through the default shell, exactly as
+        // it runs default-command for a new pane.
+        const { pane, command, cwd, env } = step.args;
+        const args = ['respawn-pane', '-k', '-t', this.handle(pane, 'pane').id];
+        if (cwd !== null) args.push('-c', protectArgument(escapeFormat(cwd)));
+        for (const [name, value] of Object.entries(env)) args.push('-e', protectArgument(`${name}=${value}`));
+        if (command !== null) args.push(protectArgument(command));
+        await this.server.command(args, this.timing);
+        return 'observed';
+      }
+      case 'select-layout':
+        await this.handle(step.args.window, 'window').selectLayout(step.args.layout, this.timing);
+        return 'observed';
+      case 'send-keys': {
+        const pane = this.handle(step.args.pane, 'pane');
+        if (step.args.text !== '') {
+          await pane.sendText(step.args.text, this.timing);
+          this.partialDispatch = step.args.enter;
+        }
+        if (step.args.enter) await pane.sendKeys(['Enter'], this.timing);
+        this.partialDispatch = false;
+        return 'dispatch_only';
+      }
+      case 'sleep':
+        await this.pause(step.args.ms);
+        return null;
+      case 'select-pane':
+        await this.handle(step.args.pane, 'pane').select(this.timing);
+        return 'observed';
+      case 'select-window':
+        await this.handle(step.args.window, 'window').select(this.timing);
+        return 'observed';
+    }
+  }
+
+  private async pause(ms: number): Promise<void> {
+    const left = this.deadline.remaining();
+    if (ms > left) {
+      throw new TimeoutError(`a ${ms} ms pause does not fit in the ${Math.round(left)} ms left of the apply deadline`, this.deadline.timeoutMs, {
+        delivery: 'not_sent',
+      });
+    }
+    try {
+      await sleep(ms, undefined, { signal: this.deadline.signal });
+    } catch (error) {
+      throw new AbortedError('the apply was aborted during a pause', { delivery: 'not_sent', cause: error });
+    }
+  }
+}

@@ -1,0 +1,281 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { isDeepStrictEqual } from 'node:util';
+import { after, before, describe, it } from 'node:test';
+import type { Server, SessionRecord } from '../../src/tmux/index.js';
+import {
+  ApplyError,
+  WorkspaceError,
+  WorkspacePlan,
+  applyPlan,
+  captureWorkspaceSnapshot,
+  loadWorkspaceFile,
+  planWorkspace,
+  type WorkspaceLoadOptions,
+  type WorkspaceDocument,
+} from '../../src/workspace/index.js';
+import { useTestServer, withServer } from '../support/tmux.js';
+import { CORPUS_DIR, parseJson } from './helpers.js';
+
+/** Panes run cat, so dispatched commands are only echoed, never executed; the server outlives its sessions. */
+const CONFIG = 'set -g default-command "exec /bin/cat"\nset -g remain-on-exit on\nset -g exit-empty off\n';
+const EXPANSION: WorkspaceLoadOptions = { expandEnv: ['MAIN_PANE_HEIGHT', 'VISUAL_SILENCE'], env: { MAIN_PANE_HEIGHT: '30', VISUAL_SILENCE: 'on' } };
+const GENEROUS = { timeoutMs: 30_000 };
+const SERVER_OPTIONS = { config: CONFIG };
+
+/**
+ * The same plan without its dispatch steps (commands and pauses): they cannot change the
+ * structure, and dispatch is tested on its own rather than paid for in every file.
+ */
+function structureOnly(plan: WorkspacePlan): WorkspacePlan {
+  const steps = plan.steps.filter((step) => step.effect !== 'dispatch').map((step, i) => ({ ...step, index: i + 1 }));
+  return new WorkspacePlan({ ...plan, steps });
+}
+
+function processEnvironment(pid: number): Map<string, string> {
+  const entries = readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').filter((entry) => entry.includes('='));
+  return new Map(entries.map((entry) => [entry.slice(0, entry.indexOf('=')), entry.slice(entry.indexOf('=') + 1)]));
+}
+
+async function optionValue(scopes: readonly { getOrUndefined(name: string): Promise<{ toString(): string } | undefined> }[], name: string): Promise<string | undefined> {
+  for (const scope of scopes) {
+    const value = await scope.getOrUndefined(name);
+    if (value !== undefined) return value.toString();
+  }
+  return undefined;
+}
+
+/** Checks that tmux now holds what the document declares. */
+async function assertBuilt(server: Server, doc: WorkspaceDocument, created: ReadonlyMap<string, string>, label: string): Promise<void> {
+  const snapshot = await server.snapshot();
+  const sessionId = created.get('session');
+  const session = snapshot.sessions.toArray().find((record: SessionRecord) => record.sessionId === sessionId);
+  assert.ok(session, `${label}: session missing`);
+  assert.equal(session.sessionName, doc.sessionName.replace(/[.:]/g, '_'), label);
+  const links = session.links();
+  assert.equal(links.length, doc.windows.length, `${label}: window count`);
+  const sessionHandle = server.session(session.sessionId);
+  const sessionEnv = await sessionHandle.environment().list();
+  for (const [name, value] of Object.entries(doc.environment)) assert.equal(sessionEnv.get(name), value, `${label}: session env ${name}`);
+  for (const [name, value] of Object.entries(doc.options)) {
+    const firstWindow = server.window(created.get('window:0') ?? '');
+    assert.equal(await optionValue([sessionHandle.options(), firstWindow.options()], name), value, `${label}: session option ${name}`);
+  }
+  for (const [name, value] of Object.entries(doc.globalOptions)) {
+    assert.equal(await optionValue([server.options('global-session'), server.options('global-window')], name), value, `${label}: global option ${name}`);
+  }
+  for (const [w, window] of doc.windows.entries()) {
+    const where = `${label}: windows[${w}]`;
+    const windowId = created.get(`window:${w}`);
+    const record = snapshot.window(windowId as never);
+    const link = links.find((l) => l.windowId === windowId);
+    assert.ok(record && link, `${where} missing`);
+    if (window.name !== null && window.options['automatic-rename'] !== 'on') assert.equal(record.windowName, window.name, where);
+    if (window.index !== null) assert.equal(link.windowIndex, window.index, `${where} index`);
+    assert.equal(link.windowActive, window.focus || (w === 0 && !doc.windows.some((other) => other.focus)), `${where} focus`);
+    const handle = server.window(record.windowId);
+    for (const [name, value] of Object.entries({ ...window.options, ...window.optionsAfter })) {
+      assert.equal(await optionValue([handle.options()], name), value, `${where} option ${name}`);
+    }
+    if (window.layout !== null) {
+      // A layout applied last is a fixed point: applying it again changes nothing.
+      await handle.selectLayout(window.layout);
+      assert.equal((await handle.display('#{window_layout}')).toString().trim(), record.windowLayout, `${where} layout`);
+    }
+    const panes = record.panes().toArray();
+    assert.equal(panes.length, window.panes.length, `${where} pane count`);
+    const focused = window.panes.findIndex((pane) => pane.focus);
+    for (const [p, pane] of window.panes.entries()) {
+      const paneRecord = panes.find((candidate) => candidate.paneId === created.get(`pane:${w}.${p}`));
+      assert.ok(paneRecord, `${where}.panes[${p}] missing`);
+      if (focused !== -1) assert.equal(paneRecord.paneActive, p === focused, `${where}.panes[${p}] focus`);
+      if (pane.startDirectory !== null) {
+        assert.equal(realpathSync(paneRecord.paneCurrentPath ?? ''), realpathSync(pane.startDirectory), `${where}.panes[${p}] cwd`);
+      }
+      const env = processEnvironment(paneRecord.panePid ?? 0);
+      for (const [name, value] of Object.entries({ ...doc.environment, ...pane.environment })) {
+        // tmux gives a new pane the PATH of the client that asked for it, whatever the session says.
+        if (name !== 'PATH') assert.equal(env.get(name), value, `${where}.panes[${p}] env ${name}`);
+      }
+    }
+  }
+}
+
+describe('applyPlan on real tmux: the corpus', () => {
+  let home = '';
+  before(() => {
+    home = mkdtempSync(join(tmpdir(), 'drover-home-'));
+  });
+  after(() => {
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('builds every loadable corpus file as declared', async () => {
+    const files = ['builder', 'examples'].flatMap((sub) => readdirSync(`${CORPUS_DIR}/${sub}`).map((name) => `${sub}/${name}`));
+    const build = async (server: Server, doc: WorkspaceDocument, file: string): Promise<void> => {
+      const result = await applyPlan(structureOnly(planWorkspace(doc)), server, GENEROUS);
+      const created = new Map(result.created.map((ref) => [ref.symbol as string, ref.id]));
+      await assertBuilt(server, doc, created, file);
+      await server.session(result.sessionId ?? '').kill();
+    };
+    let built = 0;
+    const seen: WorkspaceDocument[] = [];
+    await withServer(
+      async (shared) => {
+        for (const file of files.sort()) {
+          let doc: WorkspaceDocument;
+          try {
+            doc = await loadWorkspaceFile(`${CORPUS_DIR}/${file}`, { homeDir: home, ...EXPANSION });
+          } catch (error) {
+            assert.ok(error instanceof WorkspaceError && error.code === 'unsupported', `${file}: ${String(error)}`);
+            continue;
+          }
+          built += 1;
+          // A file that says exactly what an earlier one said (a JSON twin) is already covered.
+          if (seen.some((other) => isDeepStrictEqual(other, doc))) continue;
+          seen.push(doc);
+          // Global options would outlive the session, so those files get a server of their own.
+          if (Object.keys(doc.globalOptions).length === 0) await build(shared, doc, file);
+          else await withServer((own) => build(own, doc, file), SERVER_OPTIONS);
+        }
+      },
+      SERVER_OPTIONS,
+    );
+    assert.equal(built, 55);
+    assert.equal(seen.length, 42);
+  });
+});
+
+describe('applyPlan on real tmux', () => {
+  const tmux = useTestServer(SERVER_OPTIONS);
+
+  it('records created ids and dispatch-only effects, and dispatches literal text', async () => {
+    const doc = parseJson({
+      session_name: 'dispatch',
+      windows: [{ panes: [{ shell_command: ['hello drover', { cmd: '$HOME; no enter', enter: false }] }] }],
+    });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    assert.deepEqual(
+      result.created.map((ref) => [ref.symbol, ref.kind]),
+      [
+        ['session', 'session'],
+        ['window:0', 'window'],
+        ['pane:0.0', 'pane'],
+      ],
+    );
+    assert.deepEqual(
+      result.effects.map((effect) => [effect.op, effect.outcome]),
+      [
+        ['new-session', 'observed'],
+        ['send-keys', 'dispatch_only'],
+        ['send-keys', 'dispatch_only'],
+      ],
+    );
+    const pane = tmux.server.pane(result.created[2]?.id ?? '');
+    let screen = '';
+    for (let attempt = 0; attempt < 100 && !screen.includes('no enter'); attempt++) {
+      screen = (await pane.capture()).toString();
+      if (!screen.includes('no enter')) await delay(50);
+    }
+    assert.match(screen, /^ hello drover\n hello drover\n \$HOME; no enter/m);
+  });
+
+  it('respawns the first pane under a declared default-command', async () => {
+    const doc = parseJson({ session_name: 'respawn', options: { 'default-command': 'exec sleep 600' }, windows: [{ panes: [null, null] }] });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    const session = (await tmux.server.snapshot()).session(result.sessionId as never);
+    assert.deepEqual(
+      session?.panes().toArray().map((pane) => pane.paneCurrentCommand),
+      ['sleep', 'sleep'],
+    );
+  });
+
+  it('refuses before any effect when the session name is taken', async () => {
+    const doc = parseJson({ session_name: 'taken', windows: [{}] });
+    await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    const before = (await tmux.server.snapshot()).sessions.size;
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).then(
+      () => assert.fail('expected a conflict'),
+      (e: unknown) => e,
+    );
+    assert.ok(error instanceof ApplyError);
+    assert.equal(error.failureClass, 'conflict');
+    assert.equal(error.delivery, 'not_sent');
+    assert.deepEqual(error.result.completedSteps, []);
+    assert.equal(error.result.partial, false);
+    assert.equal((await tmux.server.snapshot()).sessions.size, before);
+  });
+
+  it('refuses a plan whose snapshot already shows a conflict', async () => {
+    const snapshot = await captureWorkspaceSnapshot(tmux.server);
+    assert.ok(snapshot.sessionNames.includes('taken'));
+    assert.equal(snapshot.baseIndex, 0);
+    const plan = planWorkspace(parseJson({ session_name: 'taken', windows: [{}] }), { snapshot });
+    await assert.rejects(applyPlan(plan, tmux.server), (e: unknown) => e instanceof ApplyError && e.result.conflicts.length === 1);
+  });
+
+  it('leaves a partial build in place by default and reports the ledger', async () => {
+    const doc = parseJson({ session_name: 'partial', windows: [{}, { window_index: 0 }] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    const { result } = error;
+    assert.deepEqual([result.failedStep, result.failedAction, result.failedSource], [2, 'new-window', 'windows[1]']);
+    assert.equal(result.failureClass, 'CommandError');
+    assert.equal(result.uncertain, false);
+    assert.equal(result.partial, true);
+    assert.equal(result.compensation, 'not_requested');
+    assert.equal(error.delivery, 'observed');
+    assert.deepEqual(result.completedSteps, [1]);
+    assert.equal(result.created.length, 3);
+    assert.ok(await tmux.server.session(result.sessionId ?? '').exists());
+  });
+
+  it('compensates by removing only what it created', async () => {
+    const doc = parseJson({ session_name: 'compensated', windows: [{ panes: [null, null] }, { window_index: 0 }] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, { ...GENEROUS, compensate: true }).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.equal(error.result.compensation, 'completed');
+    assert.equal(error.result.created.length, 4);
+    assert.equal(await tmux.server.session(error.result.sessionId ?? '').exists(), false);
+    assert.ok((await captureWorkspaceSnapshot(tmux.server)).sessionNames.includes('partial'));
+  });
+
+  it('fails a pause that does not fit in the deadline without waiting for it', async () => {
+    const doc = parseJson({ session_name: 'slow', windows: [{ panes: [{ shell_command: [{ cmd: 'x', sleep_before: 600 }] }] }] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, { timeoutMs: 10_000, compensate: true }).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.equal(error.result.failedAction, 'sleep');
+    assert.equal(error.result.failureClass, 'TimeoutError');
+    assert.equal(error.result.uncertain, false);
+    assert.equal(error.result.compensation, 'completed');
+  });
+
+  it('exports its result as JSON without tmux output', async () => {
+    const doc = parseJson({ session_name: 'exported', windows: [{}] });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    const json = result.toJSON();
+    assert.equal(json.success, true);
+    assert.equal(json.session_id, result.sessionId);
+    assert.deepEqual(Object.keys(json), [
+      'session_name',
+      'session_id',
+      'success',
+      'partial',
+      'uncertain',
+      'completed_steps',
+      'created',
+      'effects',
+      'failed_step',
+      'failed_action',
+      'failed_source',
+      'failure_class',
+      'conflicts',
+      'compensation',
+      'cleanup_errors',
+    ]);
+    assert.ok(Object.isFrozen(result.created));
+  });
+});
