@@ -3,6 +3,7 @@ import { EXIT, errorDocument, exitCodeOf, writeJson, writeLine, type CliIO } fro
 import type { SocketFlags } from './endpoint.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerMcpCommands } from './commands/mcp.js';
+import { registerFleetCommands } from './commands/fleet.js';
 import { packageVersion } from './version.js';
 
 /** What command modules get: the IO and a wrapper that turns a handler into a commander action. */
@@ -48,6 +49,7 @@ export function buildProgram(io: CliIO): { program: Command; result: { exitCode:
 
   registerServerCommands(program, context);
   registerMcpCommands(program, context);
+  registerFleetCommands(program, context);
 
   for (const command of program.commands) command.exitOverride();
   return { program, result };

@@ -429,6 +429,24 @@ export class Broker {
     });
   }
 
+  /**
+   * The member's deliveries (pending or not) with ids above `afterMessageId`, oldest first,
+   * and the highest message id in the database, from one snapshot: what a listener has not
+   * seen yet, and where to look from next time.
+   */
+  deliveriesAfter(memberId: number, afterMessageId: number): { messages: Message[]; latestMessageId: number } {
+    requireId(memberId, 'member id');
+    return this.store.read(() => {
+      this.requireActive(memberId);
+      const rows = this.sql(`SELECT * FROM messages WHERE owner_member_id = ? AND type = 'unicast' AND message_id > ? ORDER BY message_id`).all(
+        memberId,
+        afterMessageId,
+      ) as MessageRow[];
+      const latest = this.sql('SELECT coalesce(max(message_id), 0) AS id FROM messages').get() as { id: number };
+      return { messages: rows.map(toMessage), latestMessageId: latest.id };
+    });
+  }
+
   // ---- delivery -----------------------------------------------------------------------
 
   /**
@@ -557,7 +575,8 @@ export class Broker {
   }
 }
 
-function sameActivePlacements(current: readonly ActivePlacement[], expected: readonly ActivePlacement[]): boolean {
+/** Whether two reads of a fleet's active placements name the same members in the same panes. */
+export function sameActivePlacements(current: readonly ActivePlacement[], expected: readonly ActivePlacement[]): boolean {
   if (current.length !== expected.length) return false;
   const byMember = new Map(expected.map((entry) => [entry.memberId, entry.placement]));
   return current.every((entry) => samePlacement(entry.placement, byMember.get(entry.memberId) ?? null));

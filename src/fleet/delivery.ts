@@ -175,11 +175,26 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
 
 export type NotifyOptions = Omit<DeliveryOptions, 'recipientId' | 'fleetId'>;
 
+/**
+ * A failure other than a notification failure (corrupt or unreadable storage, …) after the
+ * message was committed: the message stands, the cause is kept.
+ */
+export interface PersistedFailure {
+  cause: unknown;
+  /** `message ID was persisted, but notifying member MEMBER failed: CAUSE` */
+  diagnostic: string;
+}
+
+function persistedFailure(message: Message, cause: unknown): PersistedFailure {
+  return { cause, diagnostic: `message ${message.messageId} was persisted, but notifying member ${message.ownerMemberId} failed: ${errorMessage(cause)}` };
+}
+
 export interface SendResult {
   message: Message;
   /** True exactly when this invocation delivered the newly committed message. */
   notificationSent: boolean;
   diagnostic: NotNotified | null;
+  failure: PersistedFailure | null;
 }
 
 /**
@@ -189,16 +204,23 @@ export interface SendResult {
  */
 export async function sendAndNotify(options: NotifyOptions & { from: number; to: number; text: string }): Promise<SendResult> {
   const message = options.broker.sendMessage({ from: options.from, to: options.to, text: options.text });
-  if (message.fromMemberId === message.ownerMemberId) return { message, notificationSent: false, diagnostic: null };
-  const { fleetId } = options.broker.getMember(message.ownerMemberId);
-  const attempt = await deliverPending({ ...options, recipientId: message.ownerMemberId, fleetId });
-  return { message, notificationSent: attempt.notified.includes(message.messageId), diagnostic: attempt.diagnostic };
+  const result: SendResult = { message, notificationSent: false, diagnostic: null, failure: null };
+  if (message.fromMemberId === message.ownerMemberId) return result;
+  try {
+    const { fleetId } = options.broker.getMember(message.ownerMemberId);
+    const attempt = await deliverPending({ ...options, recipientId: message.ownerMemberId, fleetId });
+    return { ...result, notificationSent: attempt.notified.includes(message.messageId), diagnostic: attempt.diagnostic };
+  } catch (cause) {
+    return { ...result, failure: persistedFailure(message, cause) };
+  }
 }
 
 export interface BroadcastNotifyResult extends BroadcastResult {
   /** Recipients whose new delivery this invocation notified. */
   delivered: number;
   diagnostics: NotNotified[];
+  /** Set when draining stopped on a failure other than a notification failure. */
+  failure: PersistedFailure | null;
 }
 
 /** `message broadcast`: persists the N+1 rows, then drains each recipient in turn. */
@@ -209,9 +231,13 @@ export async function broadcastAndNotify(options: NotifyOptions & { from: number
   let delivered = 0;
   const diagnostics: NotNotified[] = [];
   for (const delivery of result.deliveries) {
-    const attempt = await deliverPending({ ...options, attempted, recipientId: delivery.ownerMemberId, fleetId });
-    if (attempt.notified.includes(delivery.messageId)) delivered += 1;
-    if (attempt.diagnostic) diagnostics.push(attempt.diagnostic);
+    try {
+      const attempt = await deliverPending({ ...options, attempted, recipientId: delivery.ownerMemberId, fleetId });
+      if (attempt.notified.includes(delivery.messageId)) delivered += 1;
+      if (attempt.diagnostic) diagnostics.push(attempt.diagnostic);
+    } catch (cause) {
+      return { ...result, delivered, diagnostics, failure: persistedFailure(delivery, cause) };
+    }
   }
-  return { ...result, delivered, diagnostics };
+  return { ...result, delivered, diagnostics, failure: null };
 }

@@ -1,7 +1,7 @@
-import type { ActivePlacement, Broker } from './broker.js';
+import { sameActivePlacements, type ActivePlacement, type Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
-import { PaneInputBusyError, RegistryStateError } from './errors.js';
+import { PaneInputBusyError, RegistryStateError, errorMessage } from './errors.js';
 import { placementLockKey, releaseAll, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement, type Placement } from './model.js';
 import { terminationSpans, type TerminationSpans } from './signals.js';
@@ -13,19 +13,41 @@ export interface LifecycleOptions {
   spans?: TerminationSpans;
 }
 
+/**
+ * Tidies the layout once the registry is final (herdr's rebalance). It gets the operation's
+ * deadline; a failure is reported as a diagnostic and never undoes the deletion.
+ */
+export type LayoutTidy = (deadline: number) => Promise<void>;
+
+/** Closes the panes of a fleet's placements while their locks are held; returns the layout tidy. */
+export type FleetPaneCloser = (placements: readonly ActivePlacement[], deadline: number) => Promise<LayoutTidy | void>;
+
 export interface FleetDeleted {
   deregisteredCount: number;
   /** The placements that were active, and locked, when the fleet was deleted. */
   placements: ActivePlacement[];
+  /** What went wrong after the deletion was final (layout restoration). */
+  diagnostics: string[];
+}
+
+async function tidyAfter(tidy: LayoutTidy | void, deadline: number, what: string): Promise<string[]> {
+  if (!tidy) return [];
+  try {
+    await tidy(deadline);
+    return [];
+  } catch (error) {
+    return [`${what}: ${errorMessage(error)}`];
+  }
 }
 
 /**
  * Deletes a fleet while holding every active placement's pane input lock, taken in sorted
- * key order within one five-second deadline (retried every 50 ms). The transaction
- * revalidates the placement set; a changed set releases every lock and starts over within
- * the same deadline. On timeout nothing has changed.
+ * key order within one five-second deadline (retried every 50 ms). Under the locks the
+ * placement set is re-read (a changed set releases every lock and starts over within the
+ * same deadline), `closePanes` runs, and the transaction revalidates the set once more
+ * before deleting. On timeout nothing has changed.
  */
-export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: number }): Promise<FleetDeleted> {
+export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: number; closePanes?: FleetPaneCloser }): Promise<FleetDeleted> {
   const { broker, locks, fleetId } = options;
   const clock = options.clock ?? systemClock;
   const spans = options.spans ?? terminationSpans;
@@ -46,8 +68,13 @@ export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: n
     if ('busyKey' in taken) throw busy(taken.busyKey);
     spans.enter();
     try {
+      if (!sameActivePlacements(broker.activePlacements(fleetId), placements)) continue;
+      const tidy = await options.closePanes?.(placements, deadline);
       const deletion = broker.deleteFleet(fleetId, placements);
-      if (deletion.status === 'deleted') return { deregisteredCount: deletion.deregisteredCount, placements };
+      if (deletion.status === 'deleted') {
+        const diagnostics = await tidyAfter(tidy, deadline, `restoring the layout after deleting fleet ${fleetId} failed`);
+        return { deregisteredCount: deletion.deregisteredCount, placements, diagnostics };
+      }
     } finally {
       releaseAll(taken.guards);
       spans.exit();
@@ -55,19 +82,22 @@ export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: n
   }
 }
 
-/** Closes a member's pane through its multiplexer (and tidies that pane's layout). */
-export type PaneCloser = (placement: ConcretePlacement) => Promise<void>;
+/** Closes a member's pane through its multiplexer; returns the layout tidy to run after deregistration. */
+export type PaneCloser = (placement: ConcretePlacement, deadline: number) => Promise<LayoutTidy | void>;
 
 export interface MemberDeleted {
   memberId: number;
   /** The placement the member had: null without one, pane null while it was pending. */
   placement: Placement | null;
+  /** What went wrong after deregistration (layout rebalance). */
+  diagnostics: string[];
 }
 
 /**
  * Deletes an ordinary member: with a concrete pane, its pane input lock is taken (within
- * a five-second deadline) and the placement revalidated before the pane is closed and the
- * member deregistered; without one it is a registry change only. The root director is refused.
+ * a five-second deadline) and the placement revalidated before the pane is closed, the
+ * member deregistered and the layout tidied; without one it is a registry change only.
+ * The root director is refused.
  */
 export async function deleteMemberLocked(options: LifecycleOptions & { memberId: number; closePane: PaneCloser }): Promise<MemberDeleted> {
   const { broker, locks, memberId } = options;
@@ -83,7 +113,7 @@ export async function deleteMemberLocked(options: LifecycleOptions & { memberId:
     const placement = member.placement;
     if (!isConcrete(placement)) {
       const outcome = await spans.run(() => broker.deregisterMember(memberId, placement));
-      if (outcome.status === 'deregistered') return { memberId, placement };
+      if (outcome.status === 'deregistered') return { memberId, placement, diagnostics: [] };
       continue;
     }
     const guard = await locks.acquire(placementLockKey(placement), { deadline, clock });
@@ -91,9 +121,10 @@ export async function deleteMemberLocked(options: LifecycleOptions & { memberId:
     spans.enter();
     try {
       if (!samePlacement(broker.getMember(memberId).placement, placement)) continue;
-      await options.closePane(placement);
+      const tidy = await options.closePane(placement, deadline);
       broker.deregisterMember(memberId);
-      return { memberId, placement };
+      const diagnostics = await tidyAfter(tidy, deadline, `rebalancing the layout after closing pane ${placement.pane} failed`);
+      return { memberId, placement, diagnostics };
     } finally {
       guard.release();
       spans.exit();

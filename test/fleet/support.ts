@@ -1,8 +1,21 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DroverError } from '../../src/process/index.js';
-import { Broker, FleetStore, PaneLocks, TerminationSpans, type Clock, type PaneInputPort, type SignalHost } from '../../src/fleet/index.js';
+import type { Server } from '../../src/tmux/index.js';
+import {
+  Broker,
+  FleetRuntime,
+  FleetStore,
+  PaneLocks,
+  TerminationSpans,
+  createFleetHere,
+  type Clock,
+  type PaneInputPort,
+  type SignalHost,
+} from '../../src/fleet/index.js';
+import { startTestServer } from '../support/tmux.js';
 
 /** A fresh directory removed by the returned cleanup, even when the test fails. */
 export function tempDirectory(t: { after(fn: () => void): void }): string {
@@ -157,4 +170,55 @@ export class FakeSignalHost implements SignalHost {
 export function fakeSpans(): { host: FakeSignalHost; spans: TerminationSpans } {
   const host = new FakeSignalHost();
   return { host, spans: new TerminationSpans(host) };
+}
+
+/** The fake agent TUI from the pane-verbs fixtures, compiled next to this file's tree. */
+export const FAKE_AGENT = fileURLToPath(new URL('../fixtures/fake-agent.js', import.meta.url));
+
+/** An executable /bin/sh script: the program a `shell` member pane runs when $SHELL names it. */
+export function paneProgram(dir: string, name: string, command: string): string {
+  const path = join(dir, name);
+  writeFileSync(path, `#!/bin/sh\nexec ${command}\n`);
+  chmodSync(path, 0o755);
+  return path;
+}
+
+/**
+ * Prints the database the pane was given, then `cat -v`: every submitted line is echoed
+ * visibly (an Escape shows as ^[), so a pane's history shows which lines arrived, in order.
+ */
+export function echoProgram(dir: string): string {
+  return paneProgram(dir, 'echo-lines', `sh -c 'echo "drover db: $DROVER_DB"; exec cat -v'`);
+}
+
+export interface TmuxFleet extends Fixture {
+  server: Server;
+  /** The session's first pane: the Director. */
+  director: string;
+  runtime: FleetRuntime;
+  fleetId: number;
+  directorId: number;
+}
+
+/**
+ * An owned tmux server (200x50 session) whose first pane is the Director of a fresh fleet in a
+ * fresh database, and a runtime on it whose shell agent runs `shell` (default: echoProgram).
+ * Everything is torn down after the test.
+ */
+export async function tmuxFleet(t: { after(fn: () => unknown): void }, options: { shell?: string; broker?: Broker } = {}): Promise<TmuxFleet> {
+  const fixture = openFixture(t);
+  const server = await startTestServer();
+  t.after(() => server.close());
+  const session = await server.newSession({ name: 'fleet', width: 200, height: 50, cwd: fixture.dir });
+  const director = (await session.listPanes())[0]!.id;
+  const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: options.shell ?? echoProgram(fixture.dir), TMUX_PANE: director };
+  const runtime = FleetRuntime.open({ store: fixture.store, broker: options.broker, env, tmuxEndpoint: server.endpoint });
+  t.after(() => runtime.close());
+  const { fleet, director: member } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
+  return { ...fixture, broker: runtime.broker, server, director, runtime, fleetId: fleet.fleetId, directorId: member.memberId };
+}
+
+/** A pane's whole history with wrapped lines joined: every line it ever showed. */
+export async function paneHistory(server: Server, pane: string): Promise<string> {
+  return (await server.pane(pane).capture({ start: '-', join: true })).toString('utf8');
 }

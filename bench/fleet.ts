@@ -1,0 +1,139 @@
+/**
+ * Fleet messaging under load: 8 sender processes send 200 messages in total (`message send`
+ * through the library, each waiting for its own delivery attempt) from the Director to 4
+ * members whose panes run `cat -v` on an owned tmux server. Messages a busy pane lock left
+ * pending are delivered afterwards by a `message wait`-style rotation. Before any figure is
+ * reported, every message must be persisted, stamped notified_at, and found whole in its
+ * member's pane history.
+ *
+ * `npm run bench fleet` runs the whole benchmark; `fleet --sender …` is one sender process.
+ */
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { LongLivedChild } from '../src/process/index.js';
+import { Endpoint, Server } from '../src/tmux/index.js';
+import { FleetRuntime, FleetStore, createFleetHere, createMember, deliverPending, formatNotificationLine, sendAndNotify, type Message } from '../src/fleet/index.js';
+import { log, median, percentile, round } from './support.js';
+
+const SENDERS = 8;
+const MEMBERS = 4;
+const MESSAGES = 200;
+/** How long the rotation after the senders may take to deliver what they left pending. */
+const DRAIN_DEADLINE_MS = 180_000;
+const MAIN = fileURLToPath(new URL('./main.js', import.meta.url));
+
+/** A stored timestamp (`…T09:00:00.123456+00:00`) as epoch microseconds. */
+function micros(timestamp: string): number {
+  const match = /^(.{19})\.(\d{6})\+00:00$/.exec(timestamp);
+  if (!match) throw new Error(`unexpected timestamp ${timestamp}`);
+  return Date.parse(`${match[1]}Z`) * 1000 + Number(match[2]);
+}
+
+/** One sender process: waits for its stdin to close, then sends its share in order. */
+async function sender(args: string[]): Promise<Record<string, number>> {
+  const [databasePath, socketPath, from, targets, count, label] = args;
+  if (!databasePath || !socketPath || !from || !targets || !count || label === undefined) throw new Error('usage: fleet --sender DB SOCKET FROM TO,TO,… COUNT LABEL');
+  process.stdin.resume();
+  await new Promise((resolve) => process.stdin.once('end', resolve));
+  const store = FleetStore.open({ path: databasePath });
+  const runtime = FleetRuntime.open({ store, tmuxEndpoint: Endpoint.fromSocketPath(socketPath) });
+  const recipients = targets.split(',').map(Number);
+  let diagnostics = 0;
+  try {
+    for (let k = 0; k < Number(count); k += 1) {
+      const sent = await sendAndNotify({ ...runtime.notify, from: Number(from), to: recipients[k % recipients.length]!, text: `bench ${label}-${k}` });
+      if (sent.diagnostic || sent.failure) diagnostics += 1;
+    }
+  } finally {
+    await runtime.close();
+    store.close();
+  }
+  return { sent: Number(count), diagnostics };
+}
+
+function echoProgram(dir: string): string {
+  const path = join(dir, 'echo-lines');
+  writeFileSync(path, '#!/bin/sh\nexec cat -v\n');
+  chmodSync(path, 0o755);
+  return path;
+}
+
+async function benchmark(): Promise<Record<string, number>> {
+  const dir = mkdtempSync(join(tmpdir(), 'drover-bench-fleet-'));
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  delete env.TMUX;
+  delete env.TMUX_PANE;
+  const server = await Server.start({ env });
+  const store = FleetStore.open({ path: join(dir, 'drover.db') });
+  let runtime: FleetRuntime | undefined;
+  const senders: LongLivedChild[] = [];
+  try {
+    const session = await server.newSession({ name: 'bench', width: 250, height: 60, cwd: dir });
+    const director = (await session.listPanes())[0]!.id;
+    runtime = FleetRuntime.open({ store, env: { PATH: process.env.PATH, HOME: dir, SHELL: echoProgram(dir), TMUX_PANE: director }, tmuxEndpoint: server.endpoint });
+    const { fleet, director: directorMember } = await createFleetHere(runtime, { name: 'bench', agent: 'shell' });
+    const members = [];
+    for (let i = 0; i < MEMBERS; i += 1) members.push(await createMember(runtime, { fleetId: fleet.fleetId, name: `member-${i}`, cwd: dir }));
+    const ids = members.map((member) => member.member.memberId);
+
+    for (let i = 0; i < SENDERS; i += 1) {
+      const rotated = [...ids.slice(i % MEMBERS), ...ids.slice(0, i % MEMBERS)];
+      const args = ['fleet', '--sender', store.path, server.endpoint.socketPath, String(directorMember.memberId), rotated.join(','), String(MESSAGES / SENDERS), String(i)];
+      senders.push(await LongLivedChild.start([process.execPath, MAIN, ...args], { env }));
+    }
+    const gate = Date.now() * 1000;
+    for (const child of senders) child.stdin.end();
+    for (const child of senders) {
+      const exit = await child.exited;
+      if (exit.exitCode !== 0) throw new Error(`a sender failed (${exit.exitCode ?? exit.signal}): ${child.stderr().tail.toString()}`);
+    }
+    const sendersDone = Date.now() * 1000;
+    const sent = (): Message[] => ids.flatMap((id) => runtime!.broker.pollMessages(id)).filter((message) => message.text.startsWith('bench '));
+    const leftAfterSend = sent().filter((message) => message.notifiedAt === null).length;
+    log(`senders done in ${((sendersDone - gate) / 1e6).toFixed(1)} s; ${leftAfterSend} messages left pending by busy locks`);
+
+    // What the senders could not deliver, as `message wait` would: each member's pane is drained in turn.
+    const drainUntil = Date.now() + DRAIN_DEADLINE_MS;
+    while (sent().some((message) => message.notifiedAt === null) && Date.now() < drainUntil) {
+      await Promise.all(ids.map((id) => deliverPending({ ...runtime!.notify, recipientId: id, fleetId: fleet.fleetId })));
+    }
+
+    // Correctness first: every message persisted, stamped and visible, whole, in its pane.
+    const messages = sent();
+    if (messages.length !== MESSAGES) throw new Error(`correctness check failed: ${messages.length}/${MESSAGES} messages persisted`);
+    const histories = new Map<number, string>();
+    for (const member of members) histories.set(member.member.memberId, (await server.pane(member.pane).capture({ start: '-', join: true })).toString('utf8'));
+    const delivered = messages.filter((message) => message.notifiedAt !== null && histories.get(message.ownerMemberId)!.includes(formatNotificationLine(message)));
+    if (delivered.length !== MESSAGES) throw new Error(`correctness check failed: ${delivered.length}/${MESSAGES} messages delivered and visible in their panes`);
+
+    const created = messages.map((message) => micros(message.createdAt));
+    const latency = messages.map((message) => (micros(message.notifiedAt!) - micros(message.createdAt)) / 1000);
+    const persistSeconds = (Math.max(...created) - gate) / 1e6;
+    const figures = {
+      messages_persisted_per_second: round(MESSAGES / persistSeconds, 2),
+      send_to_notified_median_ms: round(median(latency), 1),
+      send_to_notified_p95_ms: round(percentile(latency, 95), 1),
+      persisted: messages.length,
+      delivered: delivered.length,
+      left_pending_by_senders: leftAfterSend,
+      senders: SENDERS,
+      members: MEMBERS,
+    };
+    log(`${MESSAGES} messages persisted in ${persistSeconds.toFixed(1)} s (${figures.messages_persisted_per_second}/s) by ${SENDERS} processes to ${MEMBERS} members`);
+    log(`send -> notified_at: median ${figures.send_to_notified_median_ms} ms, p95 ${figures.send_to_notified_p95_ms} ms`);
+    log(`persisted ${figures.persisted}/${MESSAGES}, delivered at least once ${figures.delivered}/${MESSAGES}`);
+    return figures;
+  } finally {
+    await Promise.all(senders.map((child) => child.stop(100, 'SIGKILL').catch(() => undefined)));
+    await runtime?.close();
+    store.close();
+    await server.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+export async function run(args: string[]): Promise<Record<string, number>> {
+  return args[0] === '--sender' ? sender(args.slice(1)) : benchmark();
+}

@@ -1,0 +1,573 @@
+import { Option, type Command } from 'commander';
+import {
+  CODING_AGENTS,
+  DEFAULT_MEMBER_CAPTURE_LINES,
+  FleetRuntime,
+  MemberCreationError,
+  WaitError,
+  broadcastAndNotify,
+  captureFleet,
+  captureMember,
+  createFleetHere,
+  createMember,
+  deleteFleet,
+  deleteMember,
+  execInMember,
+  listenForMessages,
+  maxTextLength,
+  promptMember,
+  sendAndNotify,
+  truncateForText,
+  waitForMessages,
+  type CodingAgent,
+  type Fleet,
+  type FleetCapture,
+  type Member,
+  type MemberCapture,
+  type Message,
+  type NotNotified,
+  type Placement,
+  type RosterEntry,
+} from '../../fleet/index.js';
+import { resolveEndpoint, type SocketFlags } from '../endpoint.js';
+import { ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+interface CaptureFlags extends JsonFlag {
+  lines?: string;
+  ansi?: boolean;
+}
+
+function parseId(value: string | undefined, what: string): number {
+  if (value === undefined || !/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) {
+    throw new UsageError(`${what} must be a positive integer (got ${JSON.stringify(value ?? '')})`);
+  }
+  return Number(value);
+}
+
+function parseLines(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_MEMBER_CAPTURE_LINES;
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--lines must be a positive whole number (got ${JSON.stringify(value)})`);
+  return Number(value);
+}
+
+function parseSeconds(value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const seconds = Number(value);
+  if (!/^\d+(\.\d+)?$/.test(value) || !(seconds > 0)) throw new UsageError(`--timeout must be a positive number of seconds (got ${JSON.stringify(value)})`);
+  return seconds;
+}
+
+/** Opens the fleet runtime for one command (an explicit -L/-S names the tmux server) and always closes it. */
+async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: FleetRuntime) => Promise<T>): Promise<T> {
+  const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
+  const runtime = FleetRuntime.open({ env: io.env, tmuxEndpoint: explicit ? resolveEndpoint(flags, io).endpoint : undefined });
+  try {
+    return await body(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+// ---- JSON documents (snake_case) -------------------------------------------------------------
+
+function placementJson(placement: Placement | null): Record<string, unknown> | null {
+  if (placement === null) return null;
+  return { backend: placement.backend, session: placement.session, window: placement.window, pane: placement.pane, created_at: placement.createdAt };
+}
+
+function memberJson(member: Member | RosterEntry): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    member_id: member.memberId,
+    fleet_id: member.fleetId,
+    name: member.name,
+    description: member.description,
+    kind: member.kind,
+    status: member.status,
+    coding_agent: member.codingAgent,
+    registered_at: member.registeredAt,
+    deregistered_at: member.deregisteredAt,
+    placement: placementJson(member.placement),
+  };
+  if ('lastSent' in member) Object.assign(json, { last_sent: member.lastSent, last_recv: member.lastRecv, last_ack: member.lastAck });
+  return json;
+}
+
+function fleetJson(fleet: Fleet & { memberCount?: number }): Record<string, unknown> {
+  const json: Record<string, unknown> = {
+    fleet_id: fleet.fleetId,
+    name: fleet.name,
+    created_at: fleet.createdAt,
+    deleted_at: fleet.deletedAt,
+    director_member_id: fleet.directorMemberId,
+  };
+  if (fleet.memberCount !== undefined) json.member_count = fleet.memberCount;
+  return json;
+}
+
+function messageJson(message: Message): Record<string, unknown> {
+  return {
+    message_id: message.messageId,
+    owner_member_id: message.ownerMemberId,
+    from_member_id: message.fromMemberId,
+    to_member_id: message.toMemberId,
+    type: message.type,
+    created_at: message.createdAt,
+    status_state: message.statusState,
+    status_timestamp: message.statusTimestamp,
+    origin_message_id: message.originMessageId,
+    text: message.text,
+    notified_at: message.notifiedAt,
+  };
+}
+
+function captureJson(capture: MemberCapture): Record<string, unknown> {
+  return {
+    member_id: capture.memberId,
+    pane_id: capture.paneId,
+    lines: capture.lines,
+    content: capture.content,
+    captured_at: capture.capturedAt,
+    content_sha256: capture.contentSha256,
+  };
+}
+
+function fleetCaptureJson(capture: FleetCapture): Record<string, unknown> {
+  return {
+    fleet_id: capture.fleetId,
+    captured_at: capture.capturedAt,
+    members: capture.members.map((entry) => ({
+      member_id: entry.memberId,
+      name: entry.name,
+      kind: entry.kind,
+      state: entry.state,
+      ...(entry.capture === null ? {} : captureJson(entry.capture)),
+      ...(entry.state === 'failed' ? { error: entry.error } : {}),
+    })),
+    unregistered_panes: capture.unregisteredPanes,
+  };
+}
+
+// ---- text ------------------------------------------------------------------------------------
+
+function table(io: CliIO, rows: readonly (readonly string[])[]): void {
+  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
+  for (const row of rows) writeLine(io.stdout, row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
+}
+
+function paneLabel(placement: Placement | null): string {
+  if (placement === null) return '-';
+  return placement.pane ?? '(pending)';
+}
+
+function messageLine(message: Message, limit: number): string {
+  const to = message.toMemberId === null ? 'all' : String(message.toMemberId);
+  const notified = message.notifiedAt === null ? '' : ' notified';
+  return `${message.messageId} from=${message.fromMemberId} to=${to} ${message.createdAt} ${message.statusState}${notified} ${truncateForText(message.text, limit)}`;
+}
+
+function reportDiagnostics(io: CliIO, diagnostics: readonly (NotNotified | string)[]): void {
+  for (const entry of diagnostics) writeLine(io.stderr, `drover: ${typeof entry === 'string' ? entry : entry.diagnostic}`);
+}
+
+function memberRows(members: readonly RosterEntry[]): string[][] {
+  return [
+    ['member_id', 'name', 'kind', 'agent', 'backend', 'pane'],
+    ...members.map((m) => [String(m.memberId), m.name, m.kind, m.codingAgent, m.placement?.backend ?? '-', paneLabel(m.placement)]),
+  ];
+}
+
+// ---- fleet -----------------------------------------------------------------------------------
+
+function registerFleet(program: Command, context: CommandContext): void {
+  const fleet = program.command('fleet').description('fleets: a Director pane and the members it places beside it');
+
+  fleet
+    .command('create <name>')
+    .description('create a fleet whose root Director is the pane this runs in')
+    .addOption(new Option('--agent <agent>', "the Director's coding agent (members inherit it)").choices(CODING_AGENTS).default('claude'))
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { agent: CodingAgent }, io, name) => {
+        await withRuntime(options, io, async (runtime) => {
+          const created = await createFleetHere(runtime, { name: name!, agent: options.agent });
+          if (options.json) writeJson(io, { fleet: fleetJson(created.fleet), director: memberJson(created.director) });
+          else {
+            const placement = created.director.placement!;
+            writeLine(io.stdout, `${created.fleet.fleetId} director=${created.director.memberId} backend=${placement.backend} pane=${placement.pane}`);
+          }
+        });
+      }),
+    );
+
+  fleet
+    .command('list')
+    .description('fleets that are not deleted')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag, io) => {
+        await withRuntime(options, io, async (runtime) => {
+          const fleets = runtime.broker.listFleets();
+          if (options.json) writeJson(io, fleets.map(fleetJson));
+          else if (fleets.length === 0) writeLine(io.stdout, '0 fleets.');
+          else table(io, [['fleet_id', 'name', 'members', 'director', 'created_at'], ...fleets.map((f) => [String(f.fleetId), f.name, String(f.memberCount), String(f.directorMemberId), f.createdAt])]);
+        });
+      }),
+    );
+
+  fleet
+    .command('show <id>')
+    .description('one fleet and its active members')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag, io, id) => {
+        const fleetId = parseId(id, 'fleet id');
+        await withRuntime(options, io, async (runtime) => {
+          const shown = runtime.broker.getFleet(fleetId);
+          const members = shown.deletedAt === null ? runtime.broker.listMembers(fleetId) : [];
+          if (options.json) {
+            writeJson(io, { fleet: fleetJson(shown), members: members.map(memberJson) });
+            return;
+          }
+          const deleted = shown.deletedAt === null ? '' : ` deleted=${shown.deletedAt}`;
+          writeLine(io.stdout, `fleet ${shown.fleetId} '${shown.name}' director=${shown.directorMemberId} created=${shown.createdAt}${deleted}`);
+          if (members.length > 0) table(io, memberRows(members));
+        });
+      }),
+    );
+
+  fleet
+    .command('delete <id>')
+    .description("close every member's pane and delete the fleet (its Director's pane stays)")
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag, io, id) => {
+        const fleetId = parseId(id, 'fleet id');
+        await withRuntime(options, io, async (runtime) => {
+          const deleted = await deleteFleet(runtime, fleetId);
+          reportDiagnostics(io, deleted.diagnostics);
+          if (options.json) writeJson(io, { fleet_id: fleetId, deregistered_count: deleted.deregisteredCount });
+          else writeLine(io.stdout, `Deleted fleet ${fleetId}. Deregistered ${deleted.deregisteredCount} members.`);
+        });
+      }),
+    );
+
+  fleet
+    .command('capture <id>')
+    .description("read every member's pane (read-only) and list unregistered panes beside the Director")
+    .option('-l, --lines <n>', `lines per member (default ${DEFAULT_MEMBER_CAPTURE_LINES})`)
+    .option('--ansi', 'keep escape sequences')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & CaptureFlags, io, id) => {
+        const fleetId = parseId(id, 'fleet id');
+        const lines = parseLines(options.lines);
+        await withRuntime(options, io, async (runtime) => {
+          const capture = await captureFleet(runtime, fleetId, { lines, ansi: options.ansi === true });
+          if (options.json) {
+            writeJson(io, fleetCaptureJson(capture));
+            return;
+          }
+          for (const entry of capture.members) {
+            const pane = entry.capture?.paneId ?? '-';
+            writeLine(io.stdout, `== member ${entry.memberId} ${entry.name} (${entry.kind}) pane=${pane} ${entry.state} ==`);
+            if (entry.state === 'captured') io.stdout.write(entry.capture.content);
+            if (entry.state === 'failed') writeLine(io.stdout, entry.error);
+          }
+          if (capture.unregisteredPanes.length > 0) writeLine(io.stdout, `unregistered panes beside the Director: ${capture.unregisteredPanes.join(' ')}`);
+        });
+      }),
+    );
+}
+
+// ---- member ----------------------------------------------------------------------------------
+
+interface MemberCreateFlags extends SocketFlags, JsonFlag {
+  fleet?: string;
+  name?: string;
+  agent?: CodingAgent;
+  description?: string;
+  prompt?: string;
+  model?: string;
+  effort?: string;
+}
+
+function registerMember(program: Command, context: CommandContext): void {
+  const member = program.command('member').description("a fleet's members: each in its own pane beside the Director");
+
+  member
+    .command('create')
+    .description('register a member and start its coding agent in a new pane beside the Director')
+    .requiredOption('--fleet <id>', 'the fleet')
+    .requiredOption('--name <name>', "the member's name")
+    .addOption(new Option('--agent <agent>', "coding agent (default: the Director's)").choices(CODING_AGENTS))
+    .option('--description <text>', 'what the member is for')
+    .option('--prompt <text>', 'spawn prompt; may use {fleet_id} {member_id} {director_member_id} {coding_agent}')
+    .option('--model <model>', 'model for the coding agent')
+    .option('--effort <level>', 'reasoning effort (claude, codex)')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: MemberCreateFlags, io) => {
+        const fleetId = parseId(options.fleet, '--fleet');
+        await withRuntime(options, io, async (runtime) => {
+          let created;
+          try {
+            created = await createMember(runtime, {
+              fleetId,
+              name: options.name!,
+              description: options.description,
+              agent: options.agent,
+              prompt: options.prompt,
+              model: options.model,
+              effort: options.effort,
+              cwd: io.cwd,
+            });
+          } catch (error) {
+            if (!(error instanceof MemberCreationError)) throw error;
+            throw new ExitError([error.message, ...error.diagnostics].join('\ndrover: '), 1, { member_id: error.memberId, diagnostics: error.diagnostics });
+          }
+          reportDiagnostics(io, created.warnings);
+          if (options.json) writeJson(io, { member: memberJson(created.member) });
+          else writeLine(io.stdout, `${created.member.memberId} ${created.member.name} agent=${created.member.codingAgent} pane=${created.pane}`);
+        });
+      }),
+    );
+
+  member
+    .command('list')
+    .description("a fleet's active members, Director first")
+    .requiredOption('--fleet <id>', 'the fleet')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { fleet?: string }, io) => {
+        const fleetId = parseId(options.fleet, '--fleet');
+        await withRuntime(options, io, async (runtime) => {
+          const members = runtime.broker.listMembers(fleetId);
+          if (options.json) writeJson(io, members.map(memberJson));
+          else table(io, memberRows(members));
+        });
+      }),
+    );
+
+  member
+    .command('show <id>')
+    .description('one active member')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag, io, id) => {
+        const memberId = parseId(id, 'member id');
+        await withRuntime(options, io, async (runtime) => {
+          const shown = runtime.broker.getMember(memberId);
+          if (options.json) writeJson(io, memberJson(shown));
+          else {
+            writeLine(io.stdout, `member ${shown.memberId} '${shown.name}' ${shown.kind} fleet=${shown.fleetId} agent=${shown.codingAgent} pane=${paneLabel(shown.placement)}`);
+            if (shown.description !== '') writeLine(io.stdout, shown.description);
+          }
+        });
+      }),
+    );
+
+  member
+    .command('delete <id>')
+    .description("close the member's pane and deregister it")
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag, io, id) => {
+        const memberId = parseId(id, 'member id');
+        await withRuntime(options, io, async (runtime) => {
+          const deleted = await deleteMember(runtime, memberId);
+          reportDiagnostics(io, deleted.diagnostics);
+          const status = deleted.placement === null ? 'no_placement' : deleted.placement.pane === null ? 'pending' : 'killed';
+          if (options.json) writeJson(io, { member_id: memberId, status, pane: deleted.placement?.pane ?? null });
+          else writeLine(io.stdout, `Deregistered member ${memberId} (${{ killed: 'killed', no_placement: 'no placement', pending: 'pending — no pane' }[status]}).`);
+        });
+      }),
+    );
+
+  for (const verb of ['prompt', 'exec'] as const) {
+    member
+      .command(`${verb} <id> <${verb === 'prompt' ? 'text' : 'command'}>`)
+      .description(verb === 'prompt' ? "type a prompt into the member's pane and submit it" : 'have the member run a shell command natively (`! COMMAND`)')
+      .option('--json', 'print one JSON document')
+      .action(
+        context.action(async (options: SocketFlags & JsonFlag, io, id, body) => {
+          const memberId = parseId(id, 'member id');
+          await withRuntime(options, io, async (runtime) => {
+            const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans };
+            const dispatched = verb === 'prompt' ? await promptMember({ ...input, text: body! }) : await execInMember({ ...input, command: body! });
+            if (options.json) writeJson(io, { member_id: memberId, pane: dispatched.placement.pane, line: dispatched.line });
+            else writeLine(io.stdout, `${verb === 'prompt' ? 'Prompted' : 'Dispatched to'} member ${memberId} (pane ${dispatched.placement.pane}).`);
+          });
+        }),
+      );
+  }
+
+  member
+    .command('capture <id>')
+    .description("read the member's pane (read-only)")
+    .option('-l, --lines <n>', `lines (default ${DEFAULT_MEMBER_CAPTURE_LINES})`)
+    .option('--ansi', 'keep escape sequences')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & CaptureFlags, io, id) => {
+        const memberId = parseId(id, 'member id');
+        const lines = parseLines(options.lines);
+        await withRuntime(options, io, async (runtime) => {
+          const capture = await captureMember(runtime, memberId, { lines, ansi: options.ansi === true });
+          if (options.json) writeJson(io, captureJson(capture));
+          else io.stdout.write(capture.content);
+        });
+      }),
+    );
+}
+
+// ---- message ---------------------------------------------------------------------------------
+
+const DEFAULT_WAIT_SECONDS = 300;
+
+function registerMessage(program: Command, context: CommandContext): void {
+  const message = program.command('message').description("messages between a fleet's members, pushed into ordinary members' panes");
+
+  message
+    .command('send <text>')
+    .description('store a message and type its notification into the recipient pane')
+    .requiredOption('--from <id>', 'the sending member')
+    .option('--to <id>', 'the receiving member')
+    .option('--broadcast', "to every other active member of the sender's fleet")
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { from?: string; to?: string; broadcast?: boolean }, io, text) => {
+        const from = parseId(options.from, '--from');
+        if ((options.to === undefined) === (options.broadcast !== true)) throw new UsageError('give exactly one of --to ID or --broadcast');
+        const limit = maxTextLength(io.env);
+        return withRuntime(options, io, async (runtime) => {
+          if (options.broadcast) {
+            const result = await broadcastAndNotify({ ...runtime.notify, from, text: text! });
+            reportDiagnostics(io, [...result.diagnostics, ...(result.failure ? [result.failure.diagnostic] : [])]);
+            if (options.json) {
+              writeJson(io, { summary: messageJson(result.summary), deliveries: result.deliveries.map(messageJson), recipients: result.recipients, delivered: result.delivered });
+            } else writeLine(io.stdout, `broadcast id=${result.summary.messageId} recipients=${result.recipients} delivered=${result.delivered}`);
+            return result.failure ? 1 : 0;
+          }
+          const result = await sendAndNotify({ ...runtime.notify, from, to: parseId(options.to, '--to'), text: text! });
+          reportDiagnostics(io, [...(result.diagnostic ? [result.diagnostic] : []), ...(result.failure ? [result.failure.diagnostic] : [])]);
+          if (options.json) writeJson(io, { message: messageJson(result.message), notification_sent: result.notificationSent });
+          else writeLine(io.stdout, `sent ${messageLine(result.message, limit)}${result.notificationSent ? ' (notified)' : ''}`);
+          return result.failure ? 1 : 0;
+        });
+      }),
+    );
+
+  message
+    .command('poll')
+    .description("a member's unacknowledged messages, newest first")
+    .requiredOption('--member <id>', 'the receiving member')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { member?: string }, io) => {
+        const memberId = parseId(options.member, '--member');
+        const limit = maxTextLength(io.env);
+        await withRuntime(options, io, async (runtime) => {
+          const messages = runtime.broker.pollMessages(memberId);
+          if (options.json) writeJson(io, messages.map(messageJson));
+          else if (messages.length === 0) writeLine(io.stdout, 'No messages found.');
+          else for (const entry of messages) writeLine(io.stdout, messageLine(entry, limit));
+        });
+      }),
+    );
+
+  message
+    .command('ack <id>')
+    .description('acknowledge a message (only its recipient can)')
+    .requiredOption('--member <id>', 'the recipient')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { member?: string }, io, id) => {
+        const memberId = parseId(options.member, '--member');
+        const messageId = parseId(id, 'message id');
+        const limit = maxTextLength(io.env);
+        await withRuntime(options, io, async (runtime) => {
+          const acked = runtime.broker.ackMessage(memberId, messageId);
+          if (options.json) writeJson(io, messageJson(acked));
+          else writeLine(io.stdout, `acked ${messageLine(acked, limit)}`);
+        });
+      }),
+    );
+
+  message
+    .command('show <id>')
+    .description('one message, exactly as stored')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag, io, id) => {
+        const messageId = parseId(id, 'message id');
+        const limit = maxTextLength(io.env);
+        await withRuntime(options, io, async (runtime) => {
+          const shown = runtime.broker.showMessage(messageId);
+          if (options.json) writeJson(io, messageJson(shown));
+          else writeLine(io.stdout, messageLine(shown, limit));
+        });
+      }),
+    );
+
+  message
+    .command('wait')
+    .description("wait for a member's messages, retrying held deliveries to the fleet's other members meanwhile")
+    .requiredOption('--member <id>', 'the member waiting')
+    .option('--timeout <seconds>', `give up after this long (default ${DEFAULT_WAIT_SECONDS})`)
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { member?: string; timeout?: string }, io) => {
+        const memberId = parseId(options.member, '--member');
+        const seconds = parseSeconds(options.timeout, DEFAULT_WAIT_SECONDS);
+        const limit = maxTextLength(io.env);
+        await withRuntime(options, io, async (runtime) => {
+          let result;
+          try {
+            result = await waitForMessages({ ...runtime.notify, memberId, timeoutMs: seconds * 1000, signal: io.signal });
+          } catch (error) {
+            if (error instanceof WaitError) reportDiagnostics(io, error.diagnostics);
+            throw error;
+          }
+          reportDiagnostics(io, result.diagnostics);
+          if (options.json) {
+            writeJson(io, {
+              member_id: memberId,
+              messages: result.messages.map(messageJson),
+              timed_out: result.timedOut,
+              notified: result.notified,
+              diagnostics: result.diagnostics.map((entry) => entry.diagnostic),
+            });
+          } else if (result.timedOut) writeLine(io.stdout, `No messages for member ${memberId} within ${seconds} seconds.`);
+          else for (const entry of result.messages) writeLine(io.stdout, messageLine(entry, limit));
+        });
+      }),
+    );
+
+  message
+    .command('listen')
+    .description("stream a member's messages as JSON lines until interrupted: its unacknowledged ones, then each new one (no pane input)")
+    .requiredOption('--member <id>', 'the member listening (usually the Director)')
+    .option('--json', 'accepted for symmetry: the output is always JSON lines')
+    .action(
+      context.action(async (options: SocketFlags & JsonFlag & { member?: string }, io) => {
+        const memberId = parseId(options.member, '--member');
+        await withRuntime(options, io, async (runtime) => {
+          for await (const entry of listenForMessages({ broker: runtime.broker, memberId, signal: io.signal })) {
+            io.stdout.write(`${JSON.stringify(messageJson(entry))}\n`);
+          }
+        });
+      }),
+    );
+}
+
+/** `drover fleet …`, `drover member …` and `drover message …`. */
+export function registerFleetCommands(program: Command, context: CommandContext): void {
+  registerFleet(program, context);
+  registerMember(program, context);
+  registerMessage(program, context);
+}

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import { ArgumentError, DroverError } from '../process/index.js';
+import type { ClosedPane, FleetBackend } from './backend.js';
+import { TRANSPORT_BUDGET_MS } from './dispatch.js';
+import { PlacementError, errorMessage } from './errors.js';
+import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
+import { CODING_AGENTS, isConcrete, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
+import { INVOKING_PANE_VARIABLE, type FleetRuntime } from './runtime.js';
+
+/** Default `--lines` of a capture. */
+export const DEFAULT_MEMBER_CAPTURE_LINES = 20;
+const CAPTURE_TIMEOUT_MS = 5000;
+
+/**
+ * `fleet create`: a fleet whose root Director is the pane this process runs in ($TMUX_PANE
+ * on tmux, $HERDR_PANE_ID on herdr).
+ */
+export async function createFleetHere(runtime: FleetRuntime, request: { name: string; agent: CodingAgent }): Promise<{ fleet: Fleet; director: Member }> {
+  if (typeof request.name !== 'string' || request.name.trim() === '') throw new ArgumentError('fleet name may not be empty.');
+  if (!(CODING_AGENTS as readonly string[]).includes(request.agent)) throw new ArgumentError(`coding agent must be one of ${CODING_AGENTS.join(', ')} (got '${request.agent}')`);
+  const backendName = runtime.invokingBackend();
+  const variable = INVOKING_PANE_VARIABLE[backendName];
+  const pane = runtime.env[variable];
+  if (!pane) throw new DroverError(`drover fleet create must be run inside a tmux or herdr session (${variable} is not set)`, { phase: 'select', delivery: 'not_sent' });
+  const backend = await runtime.openBackend(backendName);
+  const location = await backend.locate(pane, TRANSPORT_BUDGET_MS);
+  return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location } });
+}
+
+function remainingUntil(runtime: FleetRuntime, deadline: number): number {
+  const left = deadline - runtime.clock.now();
+  if (left <= 0) throw new DroverError('the operation deadline passed before the layout could be restored', { phase: 'layout' });
+  return left;
+}
+
+/** The Director's pane when it lives on `backend`, for the layout tidy. */
+function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: PlacementBackend): string | null {
+  const fleet = runtime.broker.getFleet(fleetId);
+  const director = fleet.directorMemberId === null ? null : runtime.broker.getMember(fleet.directorMemberId).placement;
+  return isConcrete(director) && director.backend === backend ? director.pane : null;
+}
+
+function tidyAfterClosing(runtime: FleetRuntime, closed: readonly { backend: FleetBackend; pane: ClosedPane }[], directorPane: string | null): LayoutTidy {
+  return async (deadline) => {
+    if (directorPane === null) return;
+    const seenTabs = new Set<string | null>();
+    for (const { backend, pane } of closed) {
+      if (seenTabs.has(pane.tab)) continue;
+      seenTabs.add(pane.tab);
+      await backend.rebalance(pane, directorPane, remainingUntil(runtime, deadline));
+    }
+  };
+}
+
+/** `member delete`: closes the member's pane under its lock, deregisters it and tidies the layout. */
+export function deleteMember(runtime: FleetRuntime, memberId: number): Promise<MemberDeleted> {
+  return deleteMemberLocked({
+    broker: runtime.broker,
+    locks: runtime.locks,
+    clock: runtime.clock,
+    spans: runtime.spans,
+    memberId,
+    closePane: async (placement, deadline) => {
+      const directorPane = directorPaneOn(runtime, runtime.broker.getMember(placement.memberId).fleetId, placement.backend);
+      const backend = await runtime.openBackend(placement.backend);
+      const pane = await backend.closePane(placement.pane, remainingUntil(runtime, deadline));
+      return tidyAfterClosing(runtime, [{ backend, pane }], directorPane);
+    },
+  });
+}
+
+/** `fleet delete`: closes every ordinary member's pane under the fleet's locks, then soft-deletes the fleet. */
+export function deleteFleet(runtime: FleetRuntime, fleetId: number): Promise<FleetDeleted> {
+  return deleteFleetLocked({
+    broker: runtime.broker,
+    locks: runtime.locks,
+    clock: runtime.clock,
+    spans: runtime.spans,
+    fleetId,
+    closePanes: async (placements, deadline) => {
+      const fleet = runtime.broker.getFleet(fleetId);
+      const directorEntry = placements.find((entry) => entry.memberId === fleet.directorMemberId);
+      const closed: { backend: FleetBackend; pane: ClosedPane }[] = [];
+      for (const { memberId, placement } of placements) {
+        if (memberId === fleet.directorMemberId) continue;
+        const backend = await runtime.openBackend(placement.backend);
+        closed.push({ backend, pane: await backend.closePane(placement.pane, remainingUntil(runtime, deadline)) });
+      }
+      const onDirectorBackend = closed.filter((entry) => entry.backend.name === directorEntry?.placement.backend);
+      return tidyAfterClosing(runtime, onDirectorBackend, directorEntry?.placement.pane ?? null);
+    },
+  });
+}
+
+// ---- capture ---------------------------------------------------------------------------------
+
+/** CSI, OSC (BEL or ST terminated), and the other escape sequences (intermediates, then a final byte). */
+const ESCAPE_SEQUENCE = /\u001b\[[0-?]*[ -/]*[@-~]|\u001b\][^\u0007\u001b]*(?:\u0007|\u001b\\)|\u001b[ -/]*[0-~]/gu;
+
+/** Capture text for people: escape sequences removed, and of a line redrawn with CR only what the last redraw left. */
+export function plainCapture(text: string): string {
+  return text
+    .replace(ESCAPE_SEQUENCE, '')
+    .split('\n')
+    .map((line) => {
+      const redraws = line.replace(/\r+$/u, '').split('\r');
+      return redraws[redraws.length - 1]!;
+    })
+    .join('\n');
+}
+
+export interface CaptureOptions {
+  lines?: number;
+  /** Keep escape sequences and CR redraws. */
+  ansi?: boolean;
+}
+
+export interface MemberCapture {
+  memberId: number;
+  paneId: string;
+  lines: number;
+  content: string;
+  capturedAt: string;
+  contentSha256: string;
+}
+
+function captureLines(options: CaptureOptions): number {
+  const lines = options.lines ?? DEFAULT_MEMBER_CAPTURE_LINES;
+  if (!Number.isInteger(lines) || lines < 1 || lines > 100_000) throw new ArgumentError(`--lines must be a whole number from 1 to 100000 (got ${lines})`);
+  return lines;
+}
+
+async function capturePlacement(runtime: FleetRuntime, memberId: number, placement: ConcretePlacement, lines: number, ansi: boolean): Promise<MemberCapture> {
+  const backend = await runtime.openBackend(placement.backend);
+  const raw = await backend.capture(placement.pane, { lines, timeoutMs: CAPTURE_TIMEOUT_MS });
+  const content = ansi ? raw : plainCapture(raw);
+  return {
+    memberId,
+    paneId: placement.pane,
+    lines,
+    content,
+    capturedAt: runtime.store.timestamp(),
+    contentSha256: createHash('sha256').update(content, 'utf8').digest('hex'),
+  };
+}
+
+function requirePane(member: Member, verb: string): ConcretePlacement {
+  if (member.placement === null) throw new PlacementError(`member ${member.memberId} has no placement row; it was not spawned via \`drover member create\`.`);
+  if (!isConcrete(member.placement)) throw new PlacementError(`member ${member.memberId} has no pane yet (pending placement) — nothing to ${verb}.`);
+  return member.placement;
+}
+
+/** `member capture`: read-only, no input lock. */
+export async function captureMember(runtime: FleetRuntime, memberId: number, options: CaptureOptions = {}): Promise<MemberCapture> {
+  const lines = captureLines(options);
+  return capturePlacement(runtime, memberId, requirePane(runtime.broker.getMember(memberId), 'capture'), lines, options.ansi === true);
+}
+
+export type FleetCaptureEntry =
+  | { memberId: number; name: string; kind: Member['kind']; state: 'captured'; capture: MemberCapture }
+  | { memberId: number; name: string; kind: Member['kind']; state: 'pending' | 'no_placement'; capture: null }
+  | { memberId: number; name: string; kind: Member['kind']; state: 'failed'; capture: null; error: string };
+
+export interface FleetCapture {
+  fleetId: number;
+  capturedAt: string;
+  members: FleetCaptureEntry[];
+  /** Panes beside the Director that no active member of the fleet is placed in (e.g. left by a killed `member create`). */
+  unregisteredPanes: string[];
+}
+
+/** `fleet capture`: every active member's pane, read-only, plus the unregistered panes beside the Director. */
+export async function captureFleet(runtime: FleetRuntime, fleetId: number, options: CaptureOptions = {}): Promise<FleetCapture> {
+  const lines = captureLines(options);
+  const fleet = runtime.broker.getFleet(fleetId);
+  const roster = runtime.broker.listMembers(fleetId);
+  const members: FleetCaptureEntry[] = [];
+  for (const member of roster) {
+    const base = { memberId: member.memberId, name: member.name, kind: member.kind };
+    if (member.placement === null) members.push({ ...base, state: 'no_placement', capture: null });
+    else if (!isConcrete(member.placement)) members.push({ ...base, state: 'pending', capture: null });
+    else {
+      try {
+        members.push({ ...base, state: 'captured', capture: await capturePlacement(runtime, member.memberId, member.placement, lines, options.ansi === true) });
+      } catch (error) {
+        members.push({ ...base, state: 'failed', capture: null, error: errorMessage(error) });
+      }
+    }
+  }
+  const director = roster.find((member) => member.kind === 'director')?.placement ?? null;
+  let unregisteredPanes: string[] = [];
+  if (isConcrete(director)) {
+    const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
+    const backend = await runtime.openBackend(director.backend);
+    unregisteredPanes = (await backend.neighbours(director.pane, CAPTURE_TIMEOUT_MS)).filter((pane) => !registered.has(pane));
+  }
+  return { fleetId: fleet.fleetId, capturedAt: runtime.store.timestamp(), members, unregisteredPanes };
+}

@@ -1,0 +1,230 @@
+import assert from 'node:assert/strict';
+import { realpathSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { ArgumentError, DroverError } from '../../src/process/index.js';
+import type { Server } from '../../src/tmux/index.js';
+import {
+  Broker,
+  FleetRuntime,
+  MemberCreationError,
+  PaneInputError,
+  TmuxFleetBackend,
+  createMember,
+  deleteMember,
+  deliverPending,
+  execInMember,
+  formatNotificationLine,
+  promptMember,
+  type ClosedPane,
+} from '../../src/fleet/index.js';
+import { FAKE_AGENT, fakeSpans, paneHistory, paneProgram, tmuxFleet, type TmuxFleet } from './support.js';
+
+interface Geometry {
+  id: string;
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+}
+
+async function geometry(server: Server, director: string): Promise<{ window: { width: number; height: number }; panes: Map<string, Geometry> }> {
+  const record = (await server.snapshot()).pane(director as `%${number}`)!;
+  const window = record.window();
+  const panes = new Map(
+    window
+      .panes()
+      .toArray()
+      .map((p) => [p.paneId as string, { id: p.paneId as string, left: p.paneLeft as number, top: p.paneTop as number, width: p.paneWidth as number, height: p.paneHeight as number }]),
+  );
+  return { window: { width: window.windowWidth as number, height: window.windowHeight as number }, panes };
+}
+
+/** Director at the left edge, full height; members right of it, top to bottom in `order`, heights equal ±1. */
+async function assertFleetLayout(s: TmuxFleet, order: readonly string[]): Promise<void> {
+  const { window, panes } = await geometry(s.server, s.director);
+  const director = panes.get(s.director)!;
+  assert.deepEqual([director.left, director.top, director.height], [0, 0, window.height], 'the Director keeps the left edge at full height');
+  assert.equal(panes.size, order.length + 1, 'no other panes');
+  if (order.length === 0) {
+    assert.equal(director.width, window.width, 'alone, the Director has the whole width back');
+    return;
+  }
+  const column = order.map((id) => panes.get(id)!);
+  for (const pane of column) assert.ok(pane.left > director.left + director.width - 1, `${pane.id} is right of the Director`);
+  assert.deepEqual(
+    [...column].sort((a, b) => a.top - b.top).map((pane) => pane.id),
+    [...order],
+    'members stack top to bottom',
+  );
+  const heights = column.map((pane) => pane.height);
+  assert.ok(Math.max(...heights) - Math.min(...heights) <= 1, `equal heights ±1: ${heights.join(' ')}`);
+}
+
+describe('members on real tmux', { concurrency: true }, () => {
+  it('places members beside the Director in an equal-height column, in its cwd, and reflows as they are deleted', async (t) => {
+    const s = await tmuxFleet(t);
+    const panes: string[] = [];
+    for (const name of ['alice', 'bob', 'carol']) {
+      const created = await createMember(s.runtime, { fleetId: s.fleetId, name, cwd: s.dir });
+      assert.deepEqual(created.warnings, []);
+      assert.equal(created.member.codingAgent, 'shell', "members inherit the Director's agent");
+      assert.equal(created.member.placement?.pane, created.pane);
+      panes.push(created.pane);
+      await assertFleetLayout(s, panes);
+    }
+    const [alice, bob, carol] = panes as [string, string, string];
+    const directorPlacement = s.broker.getMember(s.directorId).placement!;
+    for (const member of s.broker.listMembers(s.fleetId).slice(1)) {
+      assert.deepEqual([member.placement?.session, member.placement?.window], [directorPlacement.session, directorPlacement.window]);
+    }
+    const cwd = (await s.server.pane(bob).display('#{pane_current_path}')).toString().trim();
+    assert.equal(realpathSync(cwd), realpathSync(s.dir), 'the member starts in the invoking directory');
+    await s.server.waitForOutput(s.server.pane(bob), `drover db: ${s.store.path}`, { timeoutMs: 10_000 });
+
+    const bobId = s.broker.listMembers(s.fleetId).find((m) => m.name === 'bob')!.memberId;
+    const deleted = await deleteMember(s.runtime, bobId);
+    assert.deepEqual([deleted.placement?.pane, deleted.diagnostics], [bob, []]);
+    assert.throws(() => s.broker.getMember(bobId), /not found/);
+    const { panes: after } = await geometry(s.server, s.director);
+    assert.deepEqual([...after.keys()].sort(), [s.director, alice, carol].sort(), "bob's pane is closed");
+    assert.equal(after.get(s.director)!.height, (await geometry(s.server, s.director)).window.height);
+
+    for (const name of ['alice', 'carol']) await deleteMember(s.runtime, s.broker.listMembers(s.fleetId).find((m) => m.name === name)!.memberId);
+    await assertFleetLayout(s, []);
+  });
+
+  it('deregisters the member and leaves no pane when tmux refuses the split', async (t) => {
+    const s = await tmuxFleet(t);
+    // A window too narrow to split: tmux answers "no space for new pane".
+    await s.server.command(['resize-window', '-t', s.director, '-x', '2', '-y', '2']);
+    await assert.rejects(createMember(s.runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
+      assert.ok(error instanceof MemberCreationError);
+      assert.match(error.message, /^member \d+ was not created: tmux could not split pane %\d+ for the member: .*no space/);
+      assert.deepEqual(error.diagnostics, [], 'tmux created no pane, so there was nothing to close');
+      assert.throws(() => s.broker.getMember(error.memberId), /not found/);
+      return true;
+    });
+    assert.equal((await geometry(s.server, s.director)).panes.size, 1);
+    assert.deepEqual(
+      s.broker.listMembers(s.fleetId).map((m) => m.name),
+      ['Director'],
+    );
+  });
+
+  it('closes the pane it spawned and deregisters the member when recording the pane fails, signals deferred throughout', async (t) => {
+    const { spans } = fakeSpans();
+    class FailingRecord extends Broker {
+      override recordPane(): never {
+        assert.equal(spans.depth, 1, 'the spawn and the registry commit run inside a termination span');
+        throw new Error('disk I/O error');
+      }
+    }
+    const s = await tmuxFleet(t);
+    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRecord(s.store), env: s.runtime.env, tmuxEndpoint: s.server.endpoint, spans });
+    t.after(() => runtime.close());
+    await assert.rejects(createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
+      assert.ok(error instanceof MemberCreationError);
+      assert.match(error.message, /was not created: disk I\/O error$/);
+      assert.deepEqual(error.diagnostics, []);
+      return true;
+    });
+    assert.equal((await geometry(s.server, s.director)).panes.size, 1, 'the spawned pane was closed');
+    assert.equal(s.broker.listMembers(s.fleetId).length, 1, 'the member was deregistered');
+    assert.equal(spans.depth, 0);
+  });
+
+  it('reports compensation it could not do, closing no other pane', async (t) => {
+    class FailingRegistry extends Broker {
+      override recordPane(): never {
+        throw new Error('disk I/O error');
+      }
+      override deregisterMember(): never {
+        throw new Error('database is locked');
+      }
+    }
+    class UnclosableTmux extends TmuxFleetBackend {
+      override closePane(): Promise<ClosedPane> {
+        return Promise.reject(new Error('lost server'));
+      }
+    }
+    const s = await tmuxFleet(t);
+    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: new UnclosableTmux(s.server) } });
+    t.after(() => runtime.close());
+    await assert.rejects(createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
+      assert.ok(error instanceof MemberCreationError);
+      const spawned = [...error.diagnostics.join('\n').matchAll(/cleanup failed for pane (%\d+): lost server/g)];
+      assert.equal(spawned.length, 1);
+      assert.deepEqual(error.diagnostics, [`cleanup failed for pane ${spawned[0]![1]}: lost server`, `cleanup failed for member ${error.memberId}: database is locked`]);
+      return true;
+    });
+    assert.equal((await geometry(s.server, s.director)).panes.size, 2, 'the spawned pane stays; no other pane was touched');
+  });
+});
+
+describe('pane input on real tmux', { concurrency: true }, () => {
+  it('five pending messages are all delivered over consecutive holds, oldest first, each line whole', async (t) => {
+    const s = await tmuxFleet(t);
+    const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    const messages = [1, 2, 3, 4, 5].map((n) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: `update ${n}\twith a tab` }));
+    const ids = messages.map((m) => m.messageId);
+    const options = { ...s.runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId };
+
+    // Settles alone take 1.5 s for the Escape-led line and 1 s for each direct one, and a line
+    // needs its lead's reservation plus 0.5 s left: at most three fit one 5 s hold.
+    const holds: number[][] = [];
+    while (holds.length < ids.length && ids.some((id) => s.broker.showMessage(id).notifiedAt === null)) {
+      const attempt = await deliverPending(options);
+      assert.equal(attempt.diagnostic, null);
+      holds.push(attempt.notified);
+    }
+    assert.ok(holds.length >= 2 && holds.every((hold) => hold.length >= 1 && hold.length <= 3), `holds: ${JSON.stringify(holds)}`);
+    assert.deepEqual(holds.flat(), ids, 'every message once, oldest first');
+
+    const history = await paneHistory(s.server, bob.pane);
+    let from = 0;
+    for (const message of messages) {
+      const line = formatNotificationLine(s.broker.showMessage(message.messageId));
+      assert.ok(line.includes('update') && line.includes('␉with a tab'), 'the tab is folded');
+      const at = history.indexOf(line, from);
+      assert.ok(at >= 0, `message ${message.messageId} arrived whole and after the one before`);
+      from = at + line.length;
+    }
+  });
+
+  it('types prompts and native commands into a coding agent, and refuses control characters typing nothing', async (t) => {
+    const s = await tmuxFleet(t);
+    const runtime = FleetRuntime.open({ store: s.store, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'agent', `"${process.execPath}" "${FAKE_AGENT}" --busy-ms 0`) }, tmuxEndpoint: s.server.endpoint });
+    t.after(() => runtime.close());
+    const agent = await createMember(runtime, { fleetId: s.fleetId, name: 'agent', cwd: s.dir });
+    const pane = s.server.pane(agent.pane);
+    await s.server.waitForOutput(pane, /> /, { timeoutMs: 15_000 });
+    const input = { broker: runtime.broker, locks: runtime.locks, memberId: agent.member.memberId, openPort: runtime.openPort };
+
+    const prompted = await promptMember({ ...input, text: 'hello there' });
+    assert.equal(prompted.line, 'hello there');
+    await s.server.waitForOutput(pane, /> hello there/, { timeoutMs: 10_000 });
+    const executed = await execInMember({ ...input, command: 'ls -la' });
+    assert.equal(executed.line, '! ls -la');
+    // Wait until the agent has finished the turn, so the screen is at rest before comparing.
+    await s.server.waitForOutput(pane, /> ! ls -la\s*\n● Done\./, { timeoutMs: 10_000 });
+
+    const before = await paneHistory(s.server, agent.pane);
+    await assert.rejects(promptMember({ ...input, text: 'ring \u0007 the bell' }), (error: unknown) => error instanceof ArgumentError && /control characters \(\\x07 at offset 5\)/.test(error.message));
+    await assert.rejects(execInMember({ ...input, command: 'echo a\nrm -rf b' }), { name: 'ArgumentError', message: 'command may not contain newlines.' });
+    assert.equal(await paneHistory(s.server, agent.pane), before, 'nothing was typed');
+  });
+
+  it('reports no dispatch when the pane is gone before anything is typed', async (t) => {
+    const s = await tmuxFleet(t);
+    const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    await s.server.pane(bob.pane).kill();
+    await assert.rejects(promptMember({ broker: s.broker, locks: s.locks, memberId: bob.member.memberId, openPort: s.runtime.openPort, text: 'hi' }), (error: unknown) => {
+      assert.ok(error instanceof PaneInputError);
+      assert.equal(error.step, 'escape');
+      assert.equal(error.dispatched, 'none');
+      return true;
+    });
+    const backend = await s.runtime.openBackend('tmux');
+    await assert.rejects(backend.input.sendLiteral(bob.pane, 'text', 1000), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
+  });
+});
