@@ -4,6 +4,8 @@ import type { SocketFlags } from './endpoint.js';
 import { registerServerCommands } from './commands/server.js';
 import { registerMcpCommands } from './commands/mcp.js';
 import { registerFleetCommands } from './commands/fleet.js';
+import { registerPaneCommands } from './commands/pane.js';
+import { registerAgentCommands } from './commands/agent.js';
 import { packageVersion } from './version.js';
 
 /** What command modules get: the IO and a wrapper that turns a handler into a commander action. */
@@ -50,6 +52,8 @@ export function buildProgram(io: CliIO): { program: Command; result: { exitCode:
   registerServerCommands(program, context);
   registerMcpCommands(program, context);
   registerFleetCommands(program, context);
+  registerPaneCommands(program, context);
+  registerAgentCommands(program, context);
 
   for (const command of program.commands) command.exitOverride();
   return { program, result };

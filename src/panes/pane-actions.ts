@@ -1,4 +1,5 @@
 import { existsSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ArgumentError, type Server } from '../tmux/index.js';
 import { deliverText, pointerPrompt, type DeliveryOptions, type DeliveryResult } from './delivery.js';
 import { probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
@@ -16,9 +17,13 @@ export async function paneDeliver(server: Server, paneId: string, text: string, 
   return deliverText(tmuxPaneIO(pane), text, options);
 }
 
-/** The line `--prompt-file` delivers, once the file is known to exist. */
-export function promptFilePointer(path: string): string {
-  if (!existsSync(path) || !statSync(path).isFile()) throw new ArgumentError(`prompt file ${path} does not exist`);
+/**
+ * The line `--prompt-file` delivers, once the file is known to exist (a relative path is
+ * checked from `cwd` but typed as given: the agent reads it from its own directory).
+ */
+export function promptFilePointer(path: string, cwd: string = process.cwd()): string {
+  const file = resolve(cwd, path);
+  if (!existsSync(file) || !statSync(file).isFile()) throw new ArgumentError(`prompt file ${path} does not exist`);
   return pointerPrompt(path);
 }
 

@@ -1,4 +1,5 @@
-import { basename, dirname, relative } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative } from 'node:path';
 import { SpawnError, run } from '../process/index.js';
 
 /** Where a pane's cwd sits in git: its worktree root and its repo's main worktree root (null outside git). */
@@ -38,12 +39,48 @@ export function mainWorktreeFromPorcelain(output: string): string | undefined {
 }
 
 /**
- * Resolves pane cwds to git worktrees with as few git children as possible: one
- * `rev-parse` per distinct cwd (which also names the repo's common git directory) and one
- * `worktree list` per repo. Results are cached for the resolver's lifetime.
+ * The main worktree git itself derives from a repository's common git directory: that
+ * directory without its trailing `/.git`. Undefined for other layouts (a bare repository,
+ * `--separate-git-dir`, a submodule), which are left to `git worktree list`.
+ */
+export function mainWorktreeFromCommonDir(commonDir: string): string | undefined {
+  return basename(commonDir) === '.git' ? dirname(commonDir) : undefined;
+}
+
+function isDirectory(path: string): boolean {
+  try {
+    return statSync(path).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Where git's repository discovery from `dir` lands: the nearest directory at or above `dir`
+ * holding a `.git` entry. git walks up through the directories in between without stopping,
+ * so it answers from there exactly as from `dir`, and every cwd below one worktree root
+ * shares one git call. Undefined when `dir` is gone or nothing above it holds `.git` (git
+ * would find no repository; GIT_DIR is never inherited). A directory inside a `.git`
+ * directory, which git treats apart, is its own anchor.
+ */
+export function gitAnchor(dir: string): string | undefined {
+  if (!isDirectory(dir)) return undefined;
+  if (dir.split('/').includes('.git')) return dir;
+  for (let current = dir; ; current = dirname(current)) {
+    if (existsSync(join(current, '.git'))) return current;
+    if (dirname(current) === current) return undefined;
+  }
+}
+
+/**
+ * Resolves pane cwds to git worktrees with as few git children as possible: none for a cwd
+ * outside git, one `rev-parse` per worktree the cwds sit in (it also names the repo's common
+ * git directory), and a `worktree list` only for a repo whose layout does not name its main
+ * worktree. Results are cached for the resolver's lifetime.
  */
 export class WorktreeResolver {
   private readonly byCwd = new Map<string, Promise<WorktreeInfo>>();
+  private readonly byAnchor = new Map<string, Promise<WorktreeInfo>>();
   private readonly mainByCommonDir = new Map<string, Promise<string | null>>();
   private readonly env: NodeJS.ProcessEnv;
 
@@ -63,6 +100,8 @@ export class WorktreeResolver {
   }
 
   private mainWorktree(commonDir: string, worktree: string): Promise<string | null> {
+    const derived = mainWorktreeFromCommonDir(commonDir);
+    if (derived !== undefined) return Promise.resolve(derived);
     let main = this.mainByCommonDir.get(commonDir);
     if (main === undefined) {
       main = this.git(['-C', worktree, 'worktree', 'list', '--porcelain', '-z']).then(
@@ -73,11 +112,20 @@ export class WorktreeResolver {
     return main;
   }
 
-  private async lookUp(cwd: string): Promise<WorktreeInfo> {
-    const output = await this.git(['-C', cwd, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']);
+  private async lookUp(anchor: string): Promise<WorktreeInfo> {
+    const output = await this.git(['-C', anchor, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']);
     const [worktree, commonDir] = output?.split('\n') ?? [];
     if (!worktree || !commonDir) return NOT_IN_GIT;
     return { worktree, repo: await this.mainWorktree(commonDir, worktree) };
+  }
+
+  private atAnchor(anchor: string): Promise<WorktreeInfo> {
+    let info = this.byAnchor.get(anchor);
+    if (info === undefined) {
+      info = this.lookUp(anchor);
+      this.byAnchor.set(anchor, info);
+    }
+    return info;
   }
 
   resolve(cwd: string): Promise<WorktreeInfo> {
@@ -85,7 +133,8 @@ export class WorktreeResolver {
     if (cwd === '') return Promise.resolve(NOT_IN_GIT);
     let info = this.byCwd.get(cwd);
     if (info === undefined) {
-      info = this.lookUp(cwd);
+      const anchor = gitAnchor(cwd);
+      info = anchor === undefined ? Promise.resolve(NOT_IN_GIT) : this.atAnchor(anchor);
       this.byCwd.set(cwd, info);
     }
     return info;

@@ -35,13 +35,17 @@ export function screenShows(pane: Pane, text: string): Promise<string> {
   });
 }
 
-/** Starts the fake agent in a new session (its own window) and waits until it has drawn its first screen. */
+/**
+ * Starts the fake agent in a new session (its own window) and waits until it has drawn its
+ * first screen. `hook`: true for HOOK_ARGV, or another argv prefix that records the state.
+ */
 export async function startFakeAgent(
   server: Server,
   args: readonly string[] = [],
-  options: { width?: number; height?: number; hook?: boolean; cwd?: string; waitFor?: string } = {},
+  options: { width?: number; height?: number; hook?: boolean | readonly string[]; cwd?: string; waitFor?: string } = {},
 ): Promise<Pane> {
-  const env = options.hook ? { DROVER_FAKE_AGENT_HOOK: JSON.stringify(HOOK_ARGV) } : undefined;
+  const hook = options.hook === true ? HOOK_ARGV : options.hook || undefined;
+  const env = hook ? { DROVER_FAKE_AGENT_HOOK: JSON.stringify(hook) } : undefined;
   const receipt = await server.newSession({
     width: options.width ?? 80,
     height: options.height ?? 24,

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { processDiagnostics, run } from '../../src/process/index.js';
-import { WorktreeResolver, mainWorktreeFromPorcelain, worktreeLabel } from '../../src/panes/index.js';
+import { WorktreeResolver, gitAnchor, mainWorktreeFromCommonDir, mainWorktreeFromPorcelain, worktreeLabel } from '../../src/panes/index.js';
 
 const gitEnv = {
   ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))),
@@ -41,12 +41,12 @@ describe('WorktreeResolver against real repositories', () => {
   });
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it('resolves worktree and repo per cwd with one rev-parse per cwd and one worktree list per repo', async () => {
+  it('resolves worktree and repo with one rev-parse per worktree and no git at all outside git', async () => {
     const resolver = new WorktreeResolver({ env: { ...gitEnv, GIT_DIR: '/nonexistent' } });
     const cwds = [alpha, join(alpha, 'src'), join(alpha, 'src'), feature, join(feature, 'docs'), beta, plain, alpha];
     const before = processDiagnostics().spawned;
     const infos = await resolver.resolveAll(cwds);
-    assert.equal(processDiagnostics().spawned - before, 6 + 2, '6 distinct cwds, 2 repositories');
+    assert.equal(processDiagnostics().spawned - before, 3, '3 worktrees; the main worktrees follow from the common git directories');
     assert.deepEqual(Object.fromEntries(infos), {
       [alpha]: { worktree: alpha, repo: alpha },
       [join(alpha, 'src')]: { worktree: alpha, repo: alpha },
@@ -69,8 +69,27 @@ describe('WorktreeResolver against real repositories', () => {
     );
   });
 
-  it('treats a directory that is gone as outside git', async () => {
-    assert.deepEqual(await new WorktreeResolver().resolve(join(root, 'vanished')), { worktree: null, repo: null });
+  it('asks git for the main worktree when the git directory is kept elsewhere', async () => {
+    const separate = join(root, 'separate');
+    await git('init', '-q', '--separate-git-dir', join(root, 'separate.git'), separate);
+    const before = processDiagnostics().spawned;
+    // git names the git directory itself as the main worktree of this layout.
+    assert.deepEqual(await new WorktreeResolver().resolve(separate), { worktree: separate, repo: join(root, 'separate.git') });
+    assert.equal(processDiagnostics().spawned - before, 2, 'rev-parse, then worktree list');
+  });
+
+  it('treats a directory that is gone, and the inside of a git directory, as outside git', async () => {
+    const resolver = new WorktreeResolver();
+    assert.deepEqual(await resolver.resolve(join(root, 'vanished')), { worktree: null, repo: null });
+    assert.deepEqual(await resolver.resolve(join(alpha, '.git')), { worktree: null, repo: null });
+  });
+
+  it('anchors a cwd at the nearest directory holding .git', () => {
+    assert.equal(gitAnchor(join(alpha, 'src')), alpha);
+    assert.equal(gitAnchor(join(feature, 'docs')), feature, 'a linked worktree has a .git file');
+    assert.equal(gitAnchor(join(alpha, '.git', 'refs')), join(alpha, '.git', 'refs'), 'inside a git directory git answers for itself');
+    assert.equal(gitAnchor(plain), undefined);
+    assert.equal(gitAnchor(join(root, 'vanished')), undefined);
   });
 });
 
@@ -79,6 +98,15 @@ describe('mainWorktreeFromPorcelain', () => {
     const output = 'worktree /src/app\0HEAD 1234\0branch refs/heads/main\0\0worktree /src/app-wt\0HEAD 5678\0detached\0\0';
     assert.equal(mainWorktreeFromPorcelain(output), '/src/app');
     assert.equal(mainWorktreeFromPorcelain(''), undefined);
+  });
+});
+
+describe('mainWorktreeFromCommonDir', () => {
+  it('strips the /.git of the usual layout and leaves the others to git', () => {
+    assert.equal(mainWorktreeFromCommonDir('/src/app/.git'), '/src/app');
+    assert.equal(mainWorktreeFromCommonDir('/.git'), '/');
+    assert.equal(mainWorktreeFromCommonDir('/srv/app.git'), undefined);
+    assert.equal(mainWorktreeFromCommonDir('/src/super/.git/modules/lib'), undefined);
   });
 });
 

@@ -1,0 +1,121 @@
+import { Option, type Command } from 'commander';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import {
+  AGENT_STATES,
+  CLAUDE_HOOK_EVENTS,
+  agentHookCommand,
+  applyAgentSetup,
+  claudeSettingsPath,
+  isAgentState,
+  planAgentSetup,
+  writeAgentHookState,
+  type AgentSetupPlan,
+} from '../../panes/index.js';
+import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+
+/** The argv that runs this very drover: the hooks it installs must not depend on PATH. */
+function droverArgv(): string[] {
+  return [process.execPath, fileURLToPath(new URL('../main.js', import.meta.url))];
+}
+
+/**
+ * `drover agent hook <state>`: what an agent's hook runs. It must never get in the agent's
+ * way: it exits 0 whatever happens, says nothing outside tmux, and inside tmux only notes on
+ * stderr why the state could not be recorded. Only an unknown state is refused.
+ */
+async function hook(_options: object, io: CliIO, state: string): Promise<number> {
+  if (!isAgentState(state)) throw new UsageError(`unknown agent state ${JSON.stringify(state)}; use ${AGENT_STATES.join(', ')}`);
+  const outcome = await writeAgentHookState(state, { env: io.env });
+  if (!outcome.written && io.env.TMUX && io.env.TMUX_PANE) writeLine(io.stderr, `drover: agent state not recorded: ${outcome.reason}`);
+  return EXIT.ok;
+}
+
+interface SetupOptions {
+  yes?: boolean;
+  dryRun?: boolean;
+  json?: boolean;
+}
+
+function hookRows(drover: readonly string[]): { event: string; matcher: string | null; state: string; command: string }[] {
+  return CLAUDE_HOOK_EVENTS.map(({ event, matcher, state }) => ({ event, matcher: matcher ?? null, state, command: agentHookCommand(drover, state) }));
+}
+
+function describePlan(plan: AgentSetupPlan, drover: readonly string[]): string {
+  const lines = [
+    `Claude Code settings: ${plan.path}`,
+    'hooks (agent state, Claude Code event):',
+    ...hookRows(drover).map((row) => `  ${row.state.padEnd(8)} ${row.event}${row.matcher === null ? '' : ` (${row.matcher})`}`),
+    `each runs: ${[...drover, 'agent', 'hook'].map(shellQuote).join(' ')} <state>`,
+  ];
+  return lines.map((line) => `${line}\n`).join('');
+}
+
+/** Asks on stderr and reads one answer line from stdin; anything but y/yes is no. */
+async function confirm(io: CliIO, question: string): Promise<boolean> {
+  io.stderr.write(question);
+  const lines = createInterface({ input: io.stdin, terminal: false });
+  try {
+    const answer = await new Promise<string>((resolve) => {
+      lines.once('line', resolve);
+      lines.once('close', () => resolve(''));
+      io.signal.addEventListener('abort', () => resolve(''), { once: true });
+    });
+    return /^y(es)?$/i.test(answer.trim());
+  } finally {
+    lines.close();
+  }
+}
+
+/**
+ * `drover agent setup`: merges the agent-state hooks into Claude Code's settings, keeping
+ * everything else. It writes only with --yes or after a yes typed at a terminal.
+ */
+async function setup(options: SetupOptions, io: CliIO): Promise<number> {
+  const drover = droverArgv();
+  const plan = planAgentSetup(drover, claudeSettingsPath(io.env));
+  let written = false;
+  if (plan.changed && !options.dryRun) {
+    if (!options.yes) {
+      if (!io.stdinIsTTY) {
+        throw new UsageError(`not changing ${plan.path} without confirmation: stdin is not a terminal; pass --yes to install the hooks, or --dry-run to see the change`);
+      }
+      io.stderr.write(describePlan(plan, drover));
+      if (!(await confirm(io, `Write these hooks to ${plan.path}? [y/N] `))) {
+        writeLine(io.stderr, `drover: left ${plan.path} unchanged`);
+        return EXIT.failure;
+      }
+    }
+    applyAgentSetup(plan);
+    written = true;
+  }
+  if (options.json) {
+    const document: Record<string, unknown> = { path: plan.path, changed: plan.changed, written, dry_run: options.dryRun === true, hooks: hookRows(drover) };
+    if (options.dryRun) document.settings = JSON.parse(plan.text) as unknown;
+    writeJson(io, document);
+    return EXIT.ok;
+  }
+  if (!plan.changed) writeLine(io.stdout, `${plan.path} already has drover's agent hooks; nothing to change`);
+  else if (options.dryRun) io.stdout.write(`would write ${plan.path}\n${describePlan(plan, drover)}--- new ${plan.path} ---\n${plan.text}`);
+  else io.stdout.write(`installed drover's agent hooks\n${describePlan(plan, drover)}`);
+  return EXIT.ok;
+}
+
+export function registerAgentCommands(program: Command, context: CommandContext): void {
+  const agent = program.command('agent').description("agent state: the hook agents run, and installing it in Claude Code's settings");
+
+  agent
+    .command('hook')
+    .description("record this pane's agent state (run by the agent's hooks; always exits 0)")
+    .argument('<state>', AGENT_STATES.join(', '))
+    .action(context.action(hook));
+
+  agent
+    .command('setup')
+    .description("merge drover's agent-state hooks into Claude Code's settings.json (honours CLAUDE_CONFIG_DIR)")
+    .option('--yes', 'write without asking (needed when stdin is not a terminal)')
+    .addOption(new Option('--dry-run', 'show the change, write nothing').conflicts('yes'))
+    .option('--json', 'print one JSON document')
+    .action(context.action(setup));
+}

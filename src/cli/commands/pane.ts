@@ -1,0 +1,412 @@
+import { Option, type Command } from 'commander';
+import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import {
+  DeliveryError,
+  NotInTmuxError,
+  PaneNotFoundError,
+  SNIPPET_LINES,
+  capturePaneTail,
+  ensureWindowPrefix,
+  insideTmux,
+  mapRowJson,
+  openAgentPane,
+  paneCapture,
+  paneCaptureJson,
+  paneDeliver,
+  paneKill,
+  paneMap,
+  paneProcess,
+  paneQuestions,
+  paneReady,
+  promptFilePointer,
+  renderCaptureHeader,
+  renderMapTable,
+  renderProcessTree,
+  renderQuestionSweep,
+  renderReadiness,
+  renderWindowRename,
+  replaceWindowPrefix,
+  type QuestionScope,
+  type SessionScope,
+  type WindowRename,
+} from '../../panes/index.js';
+import { AbortedError, ArgumentError, CommandError, FieldDecodeError, ServerUnreachableError, SpawnError, TimeoutError, type Server } from '../../tmux/index.js';
+import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
+import { EXIT, ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+
+/** The pane family's exit codes beyond DESIGN.md's 0/1/2/130, shared by every verb aimed at one pane. */
+export const PANE_EXIT = Object.freeze({ notFound: 2, tmuxFailure: 3 });
+
+/**
+ * How a verb's failures become exit codes. `pane` (the verbs aimed at one pane): a missing
+ * pane is 2, any other tmux failure 3, anything else 1. `sweep` (map and questions, which
+ * have no single pane to be missing): every in-handler failure is 1.
+ */
+type Scheme = 'pane' | 'sweep';
+
+interface JsonFlag {
+  json?: boolean;
+}
+
+/** tmux could not be reached, or it ran and refused. */
+function isTmuxFailure(error: unknown): boolean {
+  return [CommandError, ServerUnreachableError, FieldDecodeError, SpawnError, TimeoutError].some((kind) => error instanceof kind);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * The exit code and stderr line for a failure. The texts are the pane family's: `Error: pane
+ * %N not found` and `Error: …` for the in-handler 2 and 3, `ERROR: …` for exit 1.
+ */
+function failureOf(error: unknown, scheme: Scheme): { code: number; line: string } {
+  if (error instanceof ExitError) return { code: error.exitCode, line: error.message };
+  if (error instanceof UsageError) return { code: EXIT.usage, line: `drover: ${error.message}` };
+  if (error instanceof AbortedError) return { code: EXIT.interrupted, line: 'drover: interrupted' };
+  if (scheme === 'pane') {
+    if (error instanceof PaneNotFoundError) return { code: PANE_EXIT.notFound, line: `Error: ${error.message}` };
+    if (isTmuxFailure(error)) return { code: PANE_EXIT.tmuxFailure, line: `Error: ${messageOf(error)}` };
+  }
+  return { code: EXIT.failure, line: `ERROR: ${messageOf(error)}` };
+}
+
+type Handler<O> = (options: O & SocketFlags, io: CliIO, ...positionals: string[]) => Promise<number | void>;
+
+/**
+ * Wraps a pane verb: its failures print their own stderr line and exit code, and stdout stays
+ * empty, so a `--json` caller gets either one document or nothing.
+ */
+function paneVerb<O extends object>(context: CommandContext, scheme: Scheme, handler: Handler<O>): (...args: unknown[]) => Promise<void> {
+  return context.action<O>(async (options, io, ...positionals) => {
+    try {
+      return await handler(options, io, ...positionals);
+    } catch (error) {
+      const failure = failureOf(error, scheme);
+      writeLine(io.stderr, failure.line);
+      return failure.code;
+    }
+  });
+}
+
+async function withServer<T>(flags: SocketFlags, io: CliIO, body: (server: Server) => Promise<T>): Promise<T> {
+  const server = await openServer(flags, io);
+  try {
+    return await body(server);
+  } finally {
+    await server.close();
+  }
+}
+
+/**
+ * The server a report names: the one -L/-S named, or the private `drover up` server; null
+ * for the caller's own tmux server or tmux's default one.
+ */
+function serverLabel(flags: SocketFlags, io: CliIO): string | null {
+  if (flags.socketName !== undefined) return flags.socketName;
+  if (flags.socketPath !== undefined) return flags.socketPath;
+  const { endpoint, source } = resolveEndpoint(flags, io);
+  return source === 'drover-up' ? endpoint.socketPath : null;
+}
+
+function serverLine(label: string | null): string {
+  return label === null ? '' : `server: ${label}\n`;
+}
+
+/** The scope of map and questions; the current session needs $TMUX, checked before tmux is asked. */
+function sessionScope(options: { session?: string; allSessions?: boolean }, io: CliIO): SessionScope {
+  if (options.allSessions) return { kind: 'all' };
+  if (options.session !== undefined) return { kind: 'session', name: options.session };
+  if (!insideTmux(io.env)) throw new NotInTmuxError();
+  return { kind: 'current' };
+}
+
+// ---- map --------------------------------------------------------------------------------------
+
+interface MapOptions extends JsonFlag {
+  session?: string;
+  allSessions?: boolean;
+}
+
+async function map(options: MapOptions & SocketFlags, io: CliIO): Promise<void> {
+  const scope = sessionScope(options, io);
+  const rows = await withServer(options, io, (server) => paneMap(server, scope, { env: io.env }));
+  if (options.json) writeJson(io, rows.map(mapRowJson));
+  else io.stdout.write(renderMapTable(rows, { allSessions: scope.kind === 'all' }));
+}
+
+// ---- capture ----------------------------------------------------------------------------------
+
+interface CaptureOptions extends JsonFlag {
+  lines: string;
+  raw?: boolean;
+}
+
+function parseLines(value: string): number {
+  if (!/^-?\d+$/.test(value)) throw new UsageError(`-l/--lines takes a whole number, got ${JSON.stringify(value)}`);
+  const lines = Number(value);
+  if (lines < 1) throw new ExitError('ERROR: --lines must be >= 1', EXIT.failure);
+  return lines;
+}
+
+async function capture(options: CaptureOptions & SocketFlags, io: CliIO, pane: string): Promise<void> {
+  const lines = parseLines(options.lines);
+  await withServer(options, io, async (server) => {
+    if (options.raw) {
+      io.stdout.write(await capturePaneTail(server, pane, lines));
+      return;
+    }
+    const captured = await paneCapture(server, pane, { lines, env: io.env });
+    if (options.json) {
+      writeJson(io, paneCaptureJson(captured));
+      return;
+    }
+    io.stdout.write(renderCaptureHeader(captured));
+    io.stdout.write(captured.content);
+  });
+}
+
+// ---- process ----------------------------------------------------------------------------------
+
+async function processTree(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
+  const report = await withServer(options, io, (server) => paneProcess(server, pane, { cwd: io.cwd }));
+  if (options.json) writeJson(io, report);
+  else io.stdout.write(report.processes.map((root) => renderProcessTree(root)).join(''));
+}
+
+// ---- window-name ------------------------------------------------------------------------------
+
+/** window-name's own scheme: a bad prefix is a failed rename (3), not a usage error. */
+async function renaming(io: CliIO, options: JsonFlag, rename: () => Promise<WindowRename>): Promise<void> {
+  let result: WindowRename;
+  try {
+    result = await rename();
+  } catch (error) {
+    if (error instanceof ArgumentError && !(error instanceof UsageError)) throw new ExitError(`Error: ${error.message}`, PANE_EXIT.tmuxFailure);
+    throw error;
+  }
+  if (options.json) writeJson(io, result);
+  else io.stdout.write(renderWindowRename(result));
+}
+
+async function ensurePrefix(options: JsonFlag & SocketFlags, io: CliIO, pane: string, prefix: string): Promise<void> {
+  await withServer(options, io, (server) => renaming(io, options, () => ensureWindowPrefix(server, pane, prefix)));
+}
+
+async function replacePrefix(options: JsonFlag & SocketFlags, io: CliIO, pane: string, from: string, to: string): Promise<void> {
+  await withServer(options, io, (server) => renaming(io, options, () => replaceWindowPrefix(server, pane, from, to)));
+}
+
+// ---- open -------------------------------------------------------------------------------------
+
+interface OpenOptions extends JsonFlag {
+  provider: string;
+  role?: string;
+  cwd?: string;
+}
+
+function existingDirectory(path: string): string {
+  let isDirectory = false;
+  try {
+    isDirectory = statSync(path).isDirectory();
+  } catch {
+    // reported below
+  }
+  if (!isDirectory) throw new ArgumentError(`-c ${path}: no such directory`);
+  return path;
+}
+
+async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<void> {
+  const cwd = existingDirectory(resolve(io.cwd, options.cwd ?? '.'));
+  const server = serverLabel(options, io);
+  const opened = await withServer(options, io, (bound) => openAgentPane(bound, { provider: options.provider, role: options.role, cwd, env: io.env }));
+  if (options.json) writeJson(io, { pane: opened.pane, provider: opened.provider, server });
+  else io.stdout.write(`opened pane ${opened.pane} (provider ${opened.provider})\n${serverLine(server)}`);
+}
+
+// ---- ready ------------------------------------------------------------------------------------
+
+async function ready(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
+  const server = serverLabel(options, io);
+  const report = await withServer(options, io, (bound) => paneReady(bound, pane, { signal: io.signal }));
+  if (options.json) writeJson(io, { state: report.state, pane, server, snippet: report.snippet });
+  else io.stdout.write(renderReadiness(report, pane, server ?? undefined));
+}
+
+// ---- deliver ----------------------------------------------------------------------------------
+
+interface DeliverOptions extends JsonFlag {
+  promptFile?: string;
+  text?: string;
+}
+
+async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, pane: string): Promise<number | void> {
+  if (options.promptFile === undefined && options.text === undefined) throw new UsageError('give --prompt-file PATH or --text STRING');
+  const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.text!;
+  try {
+    await withServer(options, io, (server) =>
+      paneDeliver(server, pane, text, { signal: io.signal, onWarning: (message) => writeLine(io.stderr, `Warning: ${message}`) }),
+    );
+  } catch (error) {
+    if (!(error instanceof DeliveryError)) throw error;
+    writeLine(io.stderr, `ERROR: ${error.message}`);
+    if (error.snippet !== '') io.stderr.write(`--- last ${SNIPPET_LINES} lines ---\n${error.snippet}`);
+    return EXIT.failure;
+  }
+  if (options.json) {
+    writeJson(io, options.promptFile !== undefined ? { pane, source: 'prompt', path: options.promptFile } : { pane, source: 'text' });
+  } else {
+    writeLine(io.stdout, `delivered ${pane} (${options.promptFile !== undefined ? `prompt ${options.promptFile}` : 'text'})`);
+  }
+}
+
+// ---- kill -------------------------------------------------------------------------------------
+
+async function kill(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
+  const server = serverLabel(options, io);
+  await withServer(options, io, (bound) => paneKill(bound, pane));
+  if (options.json) writeJson(io, { pane, killed: true, server });
+  else io.stdout.write(`killed ${pane}\n${serverLine(server)}`);
+}
+
+// ---- questions --------------------------------------------------------------------------------
+
+interface QuestionsOptions extends JsonFlag {
+  allSessions?: boolean;
+  panes?: string[];
+}
+
+function questionScope(options: QuestionsOptions, io: CliIO): QuestionScope {
+  if (options.panes === undefined) return sessionScope(options, io);
+  const panes = options.panes.flatMap((value) => value.split(',')).map((id) => id.trim()).filter((id) => id !== '');
+  if (panes.length === 0) throw new UsageError('--panes needs at least one pane id');
+  return { kind: 'panes', panes };
+}
+
+async function questions(options: QuestionsOptions & SocketFlags, io: CliIO): Promise<void> {
+  const scope = questionScope(options, io);
+  const sweep = await withServer(options, io, (server) => paneQuestions(server, scope, { env: io.env }));
+  if (options.json) writeJson(io, sweep);
+  else io.stdout.write(renderQuestionSweep(sweep));
+}
+
+// ---- registration -----------------------------------------------------------------------------
+
+const JSON_HELP = 'print one JSON document';
+
+const MAP_HELP = `
+Identity: a row is identified by "pane" (a %N id, meaningful on its own server) and
+"window_id" (@N, stable across swap-window). "session" and "window_index" are for display
+only: swap-window, move-window and renames change them, so never join on them.
+
+Exit codes: 0 (also when no pane matches), 1 failure (e.g. not inside tmux without
+--session/--all-sessions), 2 usage error.`;
+
+const PANE_VERB_HELP = `
+Exit codes: 0 success, 1 failure, 2 pane not found (or usage error), 3 any other tmux failure.`;
+
+const WINDOW_NAME_HELP = `
+Exit codes: 0 renamed or nothing to do, 2 pane not found (or usage error), 3 any other
+failure (tmux unreachable, rename refused, empty prefix).`;
+
+export function registerPaneCommands(program: Command, context: CommandContext): void {
+  const pane = program
+    .command('pane')
+    .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, kill, questions')
+    // Every verb takes -L/-S; say so in each one's help (subcommands inherit this setting).
+    .configureHelp({ showGlobalOptions: true });
+
+  pane
+    .command('map')
+    .description('every pane with its worktree, fab change and stage, and agent state')
+    .option('--json', 'print a JSON array of rows')
+    .option('--session <name>', 'only this session (no $TMUX needed)')
+    .addOption(new Option('--all-sessions', 'every session (no $TMUX needed)').conflicts('session'))
+    .addHelpText('after', MAP_HELP)
+    .action(paneVerb(context, 'sweep', map));
+
+  pane
+    .command('capture')
+    .description('the last lines of a pane, with its worktree, change, stage and agent state')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .option('-l, --lines <n>', 'how many lines', '50')
+    .option('--json', JSON_HELP)
+    .addOption(new Option('--raw', 'the captured text only, bytes as tmux printed them').conflicts('json'))
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', capture));
+
+  pane
+    .command('process')
+    .description('the process tree running in a pane, with agents picked out')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', processTree));
+
+  const windowName = pane.command('window-name').description('guarded rewrites of the window name of a pane');
+  windowName
+    .command('ensure-prefix')
+    .description('prepend <char> to the window name unless it already starts with it')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<char>', 'the prefix, e.g. »')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', WINDOW_NAME_HELP)
+    .action(paneVerb(context, 'pane', ensurePrefix));
+  windowName
+    .command('replace-prefix')
+    .description('swap the prefix <from> for <to> (empty <to> strips it); a name without <from> is left alone')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<from>', 'the prefix to replace')
+    .argument('<to>', 'the new prefix (may be empty)')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', WINDOW_NAME_HELP)
+    .action(paneVerb(context, 'pane', replacePrefix));
+
+  pane
+    .command('open')
+    .description("start a provider's agent in a new pane: a split of the caller's window, else a new window")
+    .requiredOption('--provider <name>', 'claude, codex, opencode, gemini, or one from drover.yaml')
+    .option('--role <role>', 'whose model/effort fills apply', 'default')
+    .option('-c, --cwd <dir>', 'where the agent starts (and where drover.yaml is looked up)')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', open));
+
+  pane
+    .command('ready')
+    .description('classify a pane as ready, booting or parked (types a probe, never submits it)')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', ready));
+
+  pane
+    .command('deliver')
+    .description('type a prompt into an agent pane and verify it arrived (one retry)')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .option('--prompt-file <path>', 'types "Read <path> and execute it."')
+    .addOption(new Option('--text <string>', 'types this text literally').conflicts('promptFile'))
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', deliver));
+
+  pane
+    .command('kill')
+    .description('kill a pane')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', kill));
+
+  pane
+    .command('questions')
+    .description('sweep waiting and idle agent panes for questions they are showing')
+    .option('--all-sessions', 'every session (no $TMUX needed)')
+    .addOption(new Option('--panes <ids...>', 'these panes, whatever their state (repeatable or comma-separated)').conflicts('allSessions'))
+    .option('--json', JSON_HELP)
+    .addHelpText('after', '\nExit codes: 0 for any sweep (matches and skips are data), 1 failure, 2 usage error.')
+    .action(paneVerb(context, 'sweep', questions));
+}

@@ -1,0 +1,366 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { AGENT_STATE_OPTION, paneProcess } from '../../src/panes/index.js';
+import { run, type RunResult } from '../../src/process/index.js';
+import type { Pane, Server } from '../../src/tmux/index.js';
+import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { startTestServer, useTestServer } from '../support/tmux.js';
+import { FAKE_AGENT, eventually, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
+
+const MAP_FIELDS = [
+  'session', 'window_index', 'window_id', 'pane', 'tab', 'worktree', 'repo', 'change', 'stage',
+  'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number',
+];
+
+/** The environment of a process running inside `pane` of `server`. */
+function inside(server: Server, pane: Pane): NodeJS.ProcessEnv {
+  return { TMUX: `${server.endpoint.socketPath},1,0`, TMUX_PANE: pane.id };
+}
+
+/** A table's rows as cells (columns are separated by at least two spaces). */
+function cells(table: string): string[][] {
+  return table.trimEnd().split('\n').map((line) => line.split(/ {2,}/));
+}
+
+/** Asserts a failure: its exit code, its exact stderr, and nothing on stdout. */
+function assertFailure(result: RunResult, code: number, stderr: string | RegExp): void {
+  assert.equal(result.exitCode, code, `exit code; stderr: ${result.stderrText()}`);
+  if (typeof stderr === 'string') assert.equal(result.stderrText(), stderr);
+  else assert.match(result.stderrText(), stderr);
+  assert.equal(result.text(), '');
+}
+
+function ok(result: RunResult): string {
+  assert.equal(result.exitCode, 0, result.stderrText());
+  return result.text();
+}
+
+async function git(...args: string[]): Promise<void> {
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))), GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
+  const result = await run(['git', ...args], { env, timeoutMs: 10_000 });
+  assert.equal(result.exitCode, 0, result.stderrText());
+}
+
+describe('drover pane map, capture, process, window-name, open, kill', () => {
+  const sandbox = cliSandbox();
+  const live = useTestServer();
+  const change = '260417-ab12-tail-fix';
+  let socket: string;
+  let root: string;
+  let repo: string;
+  let notes: string;
+  let alpha: Pane;
+  let printer: Pane;
+  let beta: Pane;
+  let dead: Server;
+
+  before(async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'drover-cli-pane-')));
+    repo = join(root, 'alpha');
+    notes = join(root, 'notes');
+    mkdirSync(join(repo, 'fab', 'changes', change), { recursive: true });
+    mkdirSync(notes);
+    await git('init', '-q', repo);
+    writeFileSync(join(repo, 'fab', 'changes', change, '.status.yaml'), 'progress:\n  intake: done\n  apply: active\nprs:\n  - https://github.com/acme/alpha/pull/7\n');
+    symlinkSync(`fab/changes/${change}/.status.yaml`, join(repo, '.fab-status.yaml'));
+
+    const { server } = live;
+    socket = server.endpoint.socketPath;
+    const lines = Array.from({ length: 30 }, (_, i) => `line ${i + 1}`).join('\\n');
+    const work = await server.newSession({ name: 'work', windowName: 'alpha', cwd: repo, command: ['sleep', '600'], receipt: true });
+    alpha = work.pane;
+    printer = (await work.session.newWindow({ name: 'printer', cwd: notes, command: ['sh', '-c', `printf '${lines}\\n  last\\n'; exec sleep 600`], receipt: true })).pane;
+    beta = (await server.newSession({ name: 'other', windowName: 'beta', cwd: notes, command: ['sleep', '600'], receipt: true })).pane;
+    await alpha.options().set(AGENT_STATE_OPTION, `idle:${Math.floor(Date.now() / 1000) - 7200}`);
+    await screenShows(printer, 'last');
+
+    dead = await startTestServer();
+    await dead.newSession({ command: ['sleep', '600'] });
+    await dead.kill();
+  });
+  after(async () => {
+    await dead.close();
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  describe('map', () => {
+    it('prints the table of every session, with worktree, change, stage and agent', async () => {
+      const table = ok(await sandbox.drover(['pane', 'map', '--all-sessions', '-S', socket]));
+      assert.deepEqual(cells(table), [
+        ['Session', 'Pane', 'WinIdx', 'Tab', 'Worktree', 'Change', 'Stage', 'Agent'],
+        ['other', beta.id, '0', 'beta', 'notes/', '—', '—', '—'],
+        ['work', alpha.id, '0', 'alpha', '(main)', change, 'apply', 'idle (2h)'],
+        ['work', printer.id, '1', 'printer', 'notes/', '—', '—', '—'],
+      ]);
+    });
+
+    it('prints the JSON rows of one session with every field, in the documented order', async () => {
+      const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--json', '--session', 'work', '-S', socket]))) as Record<string, unknown>[];
+      assert.deepEqual(rows.map((row) => row.pane), [alpha.id, printer.id]);
+      for (const row of rows) assert.deepEqual(Object.keys(row), MAP_FIELDS);
+      assert.deepEqual(rows[0], {
+        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane: alpha.id, tab: 'alpha',
+        worktree: '(main)', repo, change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2h',
+        pr_url: 'https://github.com/acme/alpha/pull/7', pr_number: 7,
+      });
+      assert.equal(rows[1]!.repo, null);
+      assert.equal(rows[1]!.change, null);
+    });
+
+    it('shows only the caller’s session, without a Session column, on the server of $TMUX', async () => {
+      const table = ok(await sandbox.drover(['pane', 'map'], { env: inside(live.server, beta) }));
+      assert.deepEqual(cells(table), [
+        ['Pane', 'WinIdx', 'Tab', 'Worktree', 'Change', 'Stage', 'Agent'],
+        [beta.id, '0', 'beta', 'notes/', '—', '—', '—'],
+      ]);
+    });
+
+    it('says when nothing matches, refuses to guess the session outside tmux, and rejects both scopes', async () => {
+      const [none, noneJson, outside, both, deadServer] = await Promise.all([
+        sandbox.drover(['pane', 'map', '--session', 'missing', '-S', socket]),
+        sandbox.drover(['pane', 'map', '--session', 'missing', '--json', '-S', socket]),
+        sandbox.drover(['pane', 'map', '-S', socket]),
+        sandbox.drover(['pane', 'map', '--session', 'work', '--all-sessions', '-S', socket]),
+        sandbox.drover(['pane', 'map', '--all-sessions', '--json', '-S', dead.endpoint.socketPath]),
+      ]);
+      assert.equal(ok(none), 'No tmux panes found.\n');
+      assert.deepEqual(JSON.parse(ok(noneJson)), []);
+      assertFailure(outside, 1, 'ERROR: not inside a tmux session\n');
+      assertFailure(both, 2, /cannot be used with/);
+      assertFailure(deadServer, 1, /^ERROR: .+\n$/);
+    });
+  });
+
+  describe('capture', () => {
+    it('prints a header and exactly the last N lines; --raw the bytes alone; --json the fields', async () => {
+      const [text, raw, json] = await Promise.all([
+        sandbox.drover(['pane', 'capture', printer.id, '-l', '3', '-S', socket]),
+        sandbox.drover(['pane', 'capture', printer.id, '--lines', '2', '--raw', '-S', socket]),
+        sandbox.drover(['pane', 'capture', printer.id, '-l', '2', '--json', '-S', socket]),
+      ]);
+      assert.equal(ok(text), `--- pane ${printer.id} ---\nworktree: notes/\n---\nline 29\nline 30\n  last\n`);
+      assert.equal(ok(raw), 'line 30\n  last\n', 'the bytes of the kept lines are untouched');
+      assert.deepEqual(JSON.parse(ok(json)), {
+        pane: printer.id, lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
+      });
+    });
+
+    it('maps a bad line count, a missing pane and a dead server to 1, 2 and 3', async () => {
+      const [zero, word, both, missing, byName, deadServer] = await Promise.all([
+        sandbox.drover(['pane', 'capture', printer.id, '-l', '0', '-S', socket]),
+        sandbox.drover(['pane', 'capture', printer.id, '-l', 'ten', '-S', socket]),
+        sandbox.drover(['pane', 'capture', printer.id, '--json', '--raw', '-S', socket]),
+        sandbox.drover(['pane', 'capture', '%999', '-S', socket]),
+        sandbox.drover(['pane', 'capture', 'printer', '-S', socket]),
+        sandbox.drover(['pane', 'capture', printer.id, '--json', '-S', dead.endpoint.socketPath]),
+      ]);
+      assertFailure(zero, 1, 'ERROR: --lines must be >= 1\n');
+      assertFailure(word, 2, /-l\/--lines takes a whole number/);
+      assertFailure(both, 2, /cannot be used with/);
+      assertFailure(missing, 2, 'Error: pane %999 not found\n');
+      assertFailure(byName, 2, 'Error: pane printer not found\n');
+      assertFailure(deadServer, 3, /^Error: .+\n$/);
+    });
+  });
+
+  describe('process', () => {
+    it('prints the pane’s process tree, and its JSON', async () => {
+      const pane = (await live.server.newSession({ name: 'proc', command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
+      const shellPid = Number((await pane.display('#{pane_pid}')).toString());
+      await eventually('the sleep child', async () => ((await paneProcess(live.server, pane.id)).processes[0]?.children.length ? true : undefined));
+      const report = JSON.parse(ok(await sandbox.drover(['pane', 'process', pane.id, '--json', '-S', socket]))) as {
+        pane: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
+      };
+      assert.equal(report.pane, pane.id);
+      assert.equal(report.pane_pid, shellPid);
+      assert.equal(report.has_agent, false);
+      assert.deepEqual([report.processes[0]!.comm, report.processes[0]!.classification], ['sh', 'other']);
+      const child = report.processes[0]!.children[0]!;
+      assert.deepEqual([child.comm, child.cmdline], ['sleep', 'sleep 600']);
+      const text = ok(await sandbox.drover(['pane', 'process', pane.id, '-S', socket]));
+      assert.equal(text, `${shellPid} sh [other]\n  ${child.pid} sleep [other]\n`);
+      assertFailure(await sandbox.drover(['pane', 'process', '%999', '-S', socket]), 2, 'Error: pane %999 not found\n');
+    });
+  });
+
+  describe('window-name', () => {
+    it('adds, keeps, swaps and strips a prefix, printing only real renames', async () => {
+      const step = (...args: string[]) => sandbox.drover(['pane', 'window-name', ...args, '-S', socket]);
+      assert.equal(ok(await step('ensure-prefix', printer.id, '»')), 'renamed: printer -> »printer\n');
+      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane: printer.id, old: '»printer', new: '»printer', action: 'noop' });
+      assert.equal(ok(await step('ensure-prefix', printer.id, '»')), '', 'a no-op prints nothing');
+      assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), 'renamed: »printer -> ›printer\n');
+      assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), '', 'a retitled window is left alone');
+      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane: printer.id, old: '›printer', new: 'printer', action: 'renamed' });
+      assert.equal((await printer.display('#W')).toString(), 'printer');
+    });
+
+    it('exits 2 for a missing pane and 3 for an empty prefix or a dead server', async () => {
+      const [missing, emptyChar, emptyFrom, deadServer] = await Promise.all([
+        sandbox.drover(['pane', 'window-name', 'ensure-prefix', '%999', '»', '-S', socket]),
+        sandbox.drover(['pane', 'window-name', 'ensure-prefix', printer.id, '', '-S', socket]),
+        sandbox.drover(['pane', 'window-name', 'replace-prefix', printer.id, '', '›', '--json', '-S', socket]),
+        sandbox.drover(['pane', 'window-name', 'ensure-prefix', printer.id, '»', '-S', dead.endpoint.socketPath]),
+      ]);
+      assertFailure(missing, 2, 'Error: pane %999 not found\n');
+      assertFailure(emptyChar, 3, 'Error: the prefix is empty\n');
+      assertFailure(emptyFrom, 3, 'Error: the prefix to replace is empty\n');
+      assertFailure(deadServer, 3, /^Error: .+\n$/);
+      assert.equal((await printer.display('#W')).toString(), 'printer');
+    });
+  });
+
+  describe('open and kill', () => {
+    before(() => {
+      const command = `node ${FAKE_AGENT} --busy-ms {model}`;
+      writeFileSync(join(notes, 'drover.yaml'), `providers:\n  fake:\n    interactive_command: ${JSON.stringify(command)}\n    profiles:\n      default: { model: '100' }\n`);
+    });
+
+    it('opens a new window from outside tmux, splits the caller’s window from inside, and kills both', async () => {
+      const windowOf = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
+      const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '--json', '-S', socket]))) as { pane: string };
+      assert.deepEqual(opened, { pane: opened.pane, provider: 'fake', server: socket });
+      assert.match(opened.pane, /^%\d+$/);
+      assert.notEqual(await windowOf(opened.pane), await windowOf(printer.id));
+      await screenShows(live.server.pane(opened.pane), '╭');
+      assert.equal((await live.server.pane(opened.pane).display('#{pane_current_path}')).toString(), notes);
+
+      const split = await sandbox.drover(['pane', 'open', '--provider', 'fake', '--role', 'doing'], { env: inside(live.server, printer), cwd: notes });
+      const text = ok(split);
+      const splitPane = /^opened pane (%\d+) \(provider fake\)\n$/.exec(text)?.[1];
+      assert.ok(splitPane, text);
+      assert.equal(await windowOf(splitPane), await windowOf(printer.id));
+
+      assert.equal(ok(await sandbox.drover(['pane', 'kill', opened.pane, '-S', socket])), `killed ${opened.pane}\nserver: ${socket}\n`);
+      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane: splitPane, killed: true, server: null });
+      assert.equal(await live.server.pane(splitPane).exists(), false);
+      assertFailure(await sandbox.drover(['pane', 'kill', opened.pane, '-S', socket]), 2, `Error: pane ${opened.pane} not found\n`);
+    });
+
+    it('names the providers for an unknown one, and exits 3 when the server is gone, spawning nothing', async () => {
+      const before = (await live.server.snapshot()).panes.toArray().length;
+      const [unknown, missingDir, deadServer, deadKill] = await Promise.all([
+        sandbox.drover(['pane', 'open', '--provider', 'nope', '-c', notes, '-S', socket]),
+        sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', join(notes, 'absent'), '-S', socket]),
+        sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '-S', dead.endpoint.socketPath]),
+        sandbox.drover(['pane', 'kill', alpha.id, '-S', dead.endpoint.socketPath]),
+      ]);
+      assertFailure(unknown, 1, 'ERROR: unknown provider "nope"; available: claude, codex, fake, gemini, opencode\n');
+      assertFailure(missingDir, 1, `ERROR: -c ${join(notes, 'absent')}: no such directory\n`);
+      assertFailure(deadServer, 3, /^Error: .+\n$/);
+      assertFailure(deadKill, 3, /^Error: .+\n$/);
+      assert.equal((await live.server.snapshot()).panes.toArray().length, before);
+    });
+  });
+
+  it('sweeps the caller’s session (none waiting) and named panes for questions', async () => {
+    const [none, named] = await Promise.all([
+      sandbox.drover(['pane', 'questions'], { env: inside(live.server, beta) }),
+      sandbox.drover(['pane', 'questions', '--panes', `${alpha.id},%999`, '--panes', beta.id, '-S', socket]),
+    ]);
+    assert.equal(ok(none), 'No candidate panes.\n');
+    assert.equal(ok(named), `${alpha.id}: blank_capture\n%999: capture_failed\n${beta.id}: state_changed\n0 matched, 3 skipped\n`);
+  });
+});
+
+describe('drover pane ready, deliver and questions with a fake agent reporting through drover agent hook', () => {
+  const sandbox = cliSandbox();
+  const live = useTestServer();
+  const hook = [process.execPath, CLI_PATH, 'agent', 'hook'];
+  let socket: string;
+  let dir: string;
+
+  before(() => {
+    socket = live.server.endpoint.socketPath;
+    dir = realpathSync(mkdtempSync(join(tmpdir(), 'drover-cli-agent-')));
+    mkdirSync(join(dir, 'prompts'));
+    writeFileSync(join(dir, 'prompts', 'task.md'), 'Say hello.\n');
+  });
+  after(() => rmSync(dir, { recursive: true, force: true }));
+
+  function stateBecomes(pane: Pane, state: string): Promise<string> {
+    return eventually(`${pane.id} to report ${state}`, async () => {
+      const value = (await pane.options().getOrUndefined(AGENT_STATE_OPTION, { inherited: false }))?.as('string');
+      return value?.startsWith(`${state}:`) ? value : undefined;
+    });
+  }
+
+  it('maps the state the agent reported, delivers text and a prompt file, and finds its question', async () => {
+    const agent = await startFakeAgent(live.server, ['--busy-ms', '300'], { hook, cwd: dir });
+    await stateBecomes(agent, 'idle');
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--json', '--all-sessions', '-S', socket]))) as Record<string, unknown>[];
+    const row = rows.find((candidate) => candidate.pane === agent.id)!;
+    assert.equal(row.agent_state, 'idle');
+    assert.match(String(row.agent_idle_duration), /^\d+s$/);
+    assert.equal(row.worktree, `${basename(dir)}/`);
+
+    assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'ready', agent.id, '--json', '-S', socket]))), { state: 'ready', pane: agent.id, server: socket, snippet: '' });
+
+    const delivered = await sandbox.drover(['pane', 'deliver', agent.id, '--text', 'please ask:yes_no', '-S', socket]);
+    assert.equal(ok(delivered), `delivered ${agent.id} (text)\n`);
+    assert.equal(delivered.stderrText(), '');
+    await stateBecomes(agent, 'waiting');
+    await screenShows(agent, '[y/n]');
+
+    const question = { pane: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]' };
+    const [json, text] = await Promise.all([
+      sandbox.drover(['pane', 'questions', '--all-sessions', '--json', '-S', socket]),
+      sandbox.drover(['pane', 'questions'], { env: inside(live.server, agent) }),
+    ]);
+    assert.deepEqual(JSON.parse(ok(json)), { matches: [question], skipped: [] });
+    assert.equal(ok(text), `${agent.id} [waiting] yes_no: ${question.snippet}\n1 matched, 0 skipped\n`);
+
+    await agent.sendText('y');
+    await stateBecomes(agent, 'idle');
+    const prompt = await sandbox.drover(['pane', 'deliver', agent.id, '--prompt-file', 'prompts/task.md', '--json', '-S', socket], { cwd: dir });
+    assert.deepEqual(JSON.parse(ok(prompt)), { pane: agent.id, source: 'prompt', path: 'prompts/task.md' });
+    await screenShows(agent, '> Read prompts/task.md and execute it.');
+  });
+
+  it('reports a shell as booting and a dialog as parked, and fails delivery into the dialog after one retry', async () => {
+    const [shell, dialog] = await Promise.all([
+      live.server.newSession({ command: ['sh'], env: { PS1: 'shell$ ' }, receipt: true }).then(async ({ pane }) => (await screenShows(pane, 'shell$'), pane)),
+      startFakeAgent(live.server, ['--trust-dialog'], { waitFor: 'Do you trust' }),
+    ]);
+    const [booting, parked] = await Promise.all([
+      sandbox.drover(['pane', 'ready', shell.id, '-S', socket]),
+      sandbox.drover(['pane', 'ready', dialog.id, '--json', '-S', socket]),
+    ]);
+    assert.equal(ok(booting), `booting\npane: ${shell.id}\nserver: ${socket}\n--- last 20 lines ---\nshell$\n`);
+    const report = JSON.parse(ok(parked)) as { state: string; pane: string; server: string; snippet: string };
+    assert.deepEqual({ ...report, snippet: '' }, { state: 'parked', pane: dialog.id, server: socket, snippet: '' });
+    assert.match(report.snippet, /^Do you trust the files in this folder\?\n/);
+
+    const failed = await sandbox.drover(['pane', 'deliver', dialog.id, '--text', 'hello', '--json', '-S', socket]);
+    assert.equal(failed.exitCode, 1);
+    assert.equal(failed.text(), '', 'a failed delivery prints no JSON');
+    const stderr = failed.stderrText().split('\n');
+    assert.deepEqual(stderr.slice(0, 3), [
+      'Warning: delivery attempt 1 failed (the pane is parked, not ready); retrying',
+      'ERROR: could not deliver to the pane after 2 attempts: the pane is parked, not ready',
+      '--- last 20 lines ---',
+    ]);
+    assert.equal(stderr[3], 'Do you trust the files in this folder?');
+    assert.ok(!(await screenOf(dialog)).includes('hello'));
+  });
+
+  it('checks its arguments before typing anything', async () => {
+    const target = (await live.server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
+    const [missingFile, bothSources, noSource, missingPane, controlText] = await Promise.all([
+      sandbox.drover(['pane', 'deliver', target.id, '--prompt-file', 'absent.md', '-S', socket], { cwd: dir }),
+      sandbox.drover(['pane', 'deliver', target.id, '--text', 'a', '--prompt-file', 'prompts/task.md', '-S', socket], { cwd: dir }),
+      sandbox.drover(['pane', 'deliver', target.id, '-S', socket]),
+      sandbox.drover(['pane', 'deliver', '%999', '--text', 'hello', '-S', socket]),
+      sandbox.drover(['pane', 'deliver', target.id, '--text', 'two\nlines', '-S', socket]),
+    ]);
+    assertFailure(missingFile, 1, 'ERROR: prompt file absent.md does not exist\n');
+    assertFailure(bothSources, 2, /cannot be used with/);
+    assertFailure(noSource, 2, 'drover: give --prompt-file PATH or --text STRING\n');
+    assertFailure(missingPane, 2, 'Error: pane %999 not found\n');
+    assertFailure(controlText, 1, /^ERROR: the text contains the control character \\x0a at offset 3/);
+    assert.equal((await screenOf(target)).trim(), '');
+  });
+});
