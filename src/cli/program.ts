@@ -1,11 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
 import { EXIT, errorDocument, exitCodeOf, writeJson, writeLine, type CliIO } from './io.js';
 import type { SocketFlags } from './endpoint.js';
-import { registerServerCommands } from './commands/server.js';
-import { registerMcpCommands } from './commands/mcp.js';
-import { registerFleetCommands } from './commands/fleet.js';
-import { registerPaneCommands } from './commands/pane.js';
-import { registerAgentCommands } from './commands/agent.js';
 import { packageVersion } from './version.js';
 
 /** What command modules get: the IO and a wrapper that turns a handler into a commander action. */
@@ -14,8 +9,34 @@ export interface CommandContext {
   action<O extends object>(handler: (options: O & SocketFlags, io: CliIO, ...positionals: string[]) => Promise<number | void>): (...args: unknown[]) => Promise<void>;
 }
 
+type Registrar = (program: Command, context: CommandContext) => void;
 
-export function buildProgram(io: CliIO): { program: Command; result: { exitCode: number } } {
+/**
+ * Command modules by the top-level commands they register. Only the module of the command
+ * being run is loaded, so `drover agent hook` (run by agents on every tool call) does not
+ * pay for the MCP SDK or SQLite.
+ */
+const MODULES: readonly { commands: readonly string[]; load: () => Promise<Registrar> }[] = [
+  { commands: ['up', 'down', 'snapshot'], load: async () => (await import('./commands/server.js')).registerServerCommands },
+  { commands: ['mcp'], load: async () => (await import('./commands/mcp.js')).registerMcpCommands },
+  { commands: ['fleet', 'member', 'message'], load: async () => (await import('./commands/fleet.js')).registerFleetCommands },
+  { commands: ['pane'], load: async () => (await import('./commands/pane.js')).registerPaneCommands },
+  { commands: ['agent'], load: async () => (await import('./commands/agent.js')).registerAgentCommands },
+];
+
+const GLOBAL_OPTIONS_WITH_VALUES = new Set(['-L', '--socket-name', '-S', '--socket-path']);
+
+/** The top-level command argv names, skipping global options; undefined when there is none. */
+function commandName(argv: readonly string[]): string | undefined {
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    if (GLOBAL_OPTIONS_WITH_VALUES.has(arg)) i += 1;
+    else if (!arg.startsWith('-')) return arg;
+  }
+  return undefined;
+}
+
+export async function buildProgram(io: CliIO, argv: readonly string[] = []): Promise<{ program: Command; result: { exitCode: number } }> {
   const result: { exitCode: number } = { exitCode: EXIT.ok };
   const program = new Command('drover');
   const context: CommandContext = {
@@ -49,11 +70,11 @@ export function buildProgram(io: CliIO): { program: Command; result: { exitCode:
       writeErr: (text) => io.stderr.write(text),
     });
 
-  registerServerCommands(program, context);
-  registerMcpCommands(program, context);
-  registerFleetCommands(program, context);
-  registerPaneCommands(program, context);
-  registerAgentCommands(program, context);
+  const name = commandName(argv);
+  const wanted = MODULES.filter((module) => name !== undefined && module.commands.includes(name));
+  const versionOnly = name === undefined && argv.some((arg) => arg === '-V' || arg === '--version');
+  // Help, unknown commands and `help CMD` need every command registered.
+  for (const module of wanted.length > 0 || versionOnly ? wanted : MODULES) (await module.load())(program, context);
 
   for (const command of program.commands) command.exitOverride();
   return { program, result };
@@ -61,7 +82,7 @@ export function buildProgram(io: CliIO): { program: Command; result: { exitCode:
 
 /** Runs the CLI on argv (without node and script) and returns the exit status. */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
-  const { program, result } = buildProgram(io);
+  const { program, result } = await buildProgram(io, argv);
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
