@@ -143,16 +143,24 @@ export function splitArgs(target: PaneId | WindowId, spec: SplitSpec): string[] 
 }
 
 export interface RespawnSpec extends SpawnSpec {
-  command: readonly string[];
+  /**
+   * A command line tmux runs through the default shell, exactly as it runs
+   * default-command for a new pane. Exclusive with `command`; with neither, the pane's
+   * original command runs again.
+   */
+  shellCommand?: string;
   /** Kill a still-running program first (tmux -k); otherwise a live pane refuses. */
   kill?: boolean;
 }
 
 export function respawnPaneArgs(pane: PaneId, spec: RespawnSpec): string[] {
+  if (spec.shellCommand !== undefined && spec.command !== undefined) throw new ArgumentError('give either command (argv) or shellCommand (a shell line), not both');
   const args = ['respawn-pane', '-t', pane];
   if (spec.kill) args.push('-k');
   const { flags, command } = spawnArgs(spec);
-  return [...args, ...flags, ...command];
+  args.push(...flags, ...command);
+  if (spec.shellCommand !== undefined) args.push(protectArgument(checkName('shell command', spec.shellCommand)));
+  return args;
 }
 
 export function checkCells(what: string, value: number): number {

@@ -172,6 +172,13 @@ export class Window extends Handle<'window', WindowId> {
     return this.server.command(['select-window', '-t', this.id], options);
   }
 
+  /** Moves the window to an index of a session (tmux move-window); an index in use fails. */
+  async move(session: Session, index: number, options: OperationOptions = {}): Promise<CommandResult> {
+    if (session.server !== this.server) throw new ArgumentError('the session belongs to another binding');
+    if (!Number.isSafeInteger(index) || index < 0) throw new ArgumentError('window index must be a non-negative integer');
+    return this.server.command(['move-window', '-d', '-s', this.id, '-t', `${session.id}:${index}`], options);
+  }
+
   /** Splits the window's active pane. */
   async split(spec: SplitSpec & OperationOptions): Promise<Pane> {
     return this.server.receipt(await this.server.command(splitArgs(this.id, spec), spec)).pane;
@@ -286,7 +293,7 @@ export class Pane extends Handle<'pane', PaneId> {
   }
 
   /** Restarts the pane's program; a live program is refused unless kill is set. */
-  async respawn(spec: RespawnSpec & OperationOptions): Promise<CommandResult> {
+  async respawn(spec: RespawnSpec & OperationOptions = {}): Promise<CommandResult> {
     return this.server.command(respawnPaneArgs(this.id, spec), spec);
   }
 

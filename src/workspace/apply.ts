@@ -4,8 +4,6 @@ import { AbortedError, DroverError, TimeoutError, type Delivery } from '../proce
 import {
   CommandError,
   Deadline,
-  escapeFormat,
-  protectArgument,
   type Pane,
   type Server,
   type Session,
@@ -375,19 +373,13 @@ class StepRunner {
         const window = this.handle(step.args.window, 'window');
         const current = Number((await window.display('#{window_index}', this.timing)).toString('latin1').trim());
         if (current === step.args.index) return 'observed';
-        const session = this.handle('session', 'session');
-        await this.server.command(['move-window', '-d', '-s', window.id, '-t', `${session.id}:${step.args.index}`], this.timing);
+        await window.move(this.handle('session', 'session'), step.args.index, this.timing);
         return 'observed';
       }
       case 'respawn-pane': {
-        // The command stays one string for tmux to run through the default shell, exactly as
-        // it runs default-command for a new pane.
+        // The command stays one line for tmux's default shell, exactly as it runs default-command for a new pane.
         const { pane, command, cwd, env } = step.args;
-        const args = ['respawn-pane', '-k', '-t', this.handle(pane, 'pane').id];
-        if (cwd !== null) args.push('-c', protectArgument(escapeFormat(cwd)));
-        for (const [name, value] of Object.entries(env)) args.push('-e', protectArgument(`${name}=${value}`));
-        if (command !== null) args.push(protectArgument(command));
-        await this.server.command(args, this.timing);
+        await this.handle(pane, 'pane').respawn({ kill: true, shellCommand: command ?? undefined, cwd: cwd ?? undefined, env, ...this.timing });
         return 'observed';
       }
       case 'select-layout':
