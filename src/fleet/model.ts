@@ -109,3 +109,20 @@ export function samePlacement(a: Placement | null, b: Placement | null): boolean
 export function isConcrete(placement: Placement | null): placement is ConcretePlacement {
   return placement !== null && placement.pane !== null;
 }
+
+/** A message as drover prints it in JSON (CLI and MCP alike): snake_case, text exactly as stored. */
+export function messageJson(message: Message): Record<string, unknown> {
+  return {
+    message_id: message.messageId,
+    owner_member_id: message.ownerMemberId,
+    from_member_id: message.fromMemberId,
+    to_member_id: message.toMemberId,
+    type: message.type,
+    created_at: message.createdAt,
+    status_state: message.statusState,
+    status_timestamp: message.statusTimestamp,
+    origin_message_id: message.originMessageId,
+    text: message.text,
+    notified_at: message.notifiedAt,
+  };
+}

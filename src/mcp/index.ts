@@ -4,3 +4,4 @@ export { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits, type Retained
 export { defineTool, type ToolContext, type ToolDefinition } from './tool.js';
 export { tmuxTools } from './tools/tmux.js';
 export { paneTools } from './tools/panes.js';
+export { waitTools, workspaceTools, fleetTools, fleetDatabaseExists } from './tools/more.js';

@@ -7,8 +7,8 @@ import { cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
-const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'pane_map', 'questions', 'read_buffer', 'search_panes', 'snapshot'];
-const MUTATING = ['deliver', 'ready', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
+const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'pane_map', 'questions', 'read_buffer', 'search_panes', 'snapshot', 'wait_for_text', 'workspace_plan'];
+const MUTATING = ['deliver', 'ready', 'workspace_load', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
 const DESTRUCTIVE = ['delete_buffer', 'kill_pane', 'kill_session', 'kill_window'];
 
 type Structured = Record<string, unknown>;
@@ -177,5 +177,34 @@ describe('drover mcp', () => {
     assert.match(failure(await call(session, 'capture', { pane_id: pane.id, lines: 5000 })), /(larger|more) than 1048576 bytes/);
     const small = ok(await call(session, 'capture', { pane_id: pane.id, lines: 10 }));
     assert.equal(small.lines, 10);
+  });
+
+  it('waits for text event-driven, reporting the clamped timeout', async () => {
+    const session = await open('--timeout-ms', '2000');
+    const target = await server.newSession({ command: ['sh', '-c', 'sleep 0.3; echo drover-ready-marker; exec sleep 60'] });
+    const pane = (await target.listPanes())[0]!;
+    const matched = ok(await call(session, 'wait_for_text', { pane_id: pane.id, text: 'drover-ready-marker', timeout_ms: 60_000 }));
+    assert.equal(matched.matched, true);
+    assert.equal(matched.timeout_ms_used, 1750);
+    const missed = ok(await call(session, 'wait_for_text', { pane_id: pane.id, regex: '^never \\d+$', timeout_ms: 300 }));
+    assert.deepEqual([missed.matched, missed.timeout_ms_used], [false, 300]);
+    assert.ok((missed.elapsed_ms as number) >= 250);
+    assert.match(failure(await call(session, 'wait_for_text', { pane_id: pane.id, text: 'a', regex: 'b' })), /exactly one of text or regex/);
+  });
+
+  it('plans and loads workspaces, refusing bad files with their path', async () => {
+    const session = await open('--tier', 'mutating');
+    const content = 'session_name: mcp-ws\nwindows:\n  - window_name: one\n    layout: even-horizontal\n    panes: [null, null]\n  - window_name: two\n    panes: [null]\n';
+    const planned = ok(await call(session, 'workspace_plan', { content, base_dir: sandbox.dir })) as { plan: { steps: unknown[] }; conflicts: unknown[] };
+    assert.ok(planned.plan.steps.length >= 4);
+    assert.deepEqual(planned.conflicts, []);
+    const loaded = ok(await call(session, 'workspace_load', { content, base_dir: sandbox.dir })) as { result: { success: boolean; session_id: string } };
+    assert.equal(loaded.result.success, true);
+    const record = (await server.snapshot()).session(loaded.result.session_id as never)!;
+    assert.deepEqual(record.windows().toArray().map((w) => [w.windowName, w.windowPanes]), [['one', 2], ['two', 1]]);
+    const again = ok(await call(session, 'workspace_plan', { content, base_dir: sandbox.dir })) as { conflicts: unknown[] };
+    assert.equal(again.conflicts.length, 1);
+    assert.match(failure(await call(session, 'workspace_plan', { content: 'session_name: x\nwindows:\n  - panes: [{shell_command: 1}]\n', base_dir: sandbox.dir })), /windows\[0\]\.panes\[0\]\.shell_command/);
+    assert.match(failure(await call(session, 'workspace_plan', { path: 'relative.yaml' })), /absolute/);
   });
 });

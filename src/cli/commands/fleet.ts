@@ -14,6 +14,7 @@ import {
   deleteMember,
   execInMember,
   listenForMessages,
+  messageJson,
   maxTextLength,
   promptMember,
   sendAndNotify,
@@ -109,21 +110,6 @@ function fleetJson(fleet: Fleet & { memberCount?: number }): Record<string, unkn
   return json;
 }
 
-function messageJson(message: Message): Record<string, unknown> {
-  return {
-    message_id: message.messageId,
-    owner_member_id: message.ownerMemberId,
-    from_member_id: message.fromMemberId,
-    to_member_id: message.toMemberId,
-    type: message.type,
-    created_at: message.createdAt,
-    status_state: message.statusState,
-    status_timestamp: message.statusTimestamp,
-    origin_message_id: message.originMessageId,
-    text: message.text,
-    notified_at: message.notifiedAt,
-  };
-}
 
 function captureJson(capture: MemberCapture): Record<string, unknown> {
   return {

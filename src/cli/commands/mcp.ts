@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import { Application, ToolPolicy, toolCatalog, tmuxTools, paneTools, DEFAULT_REQUEST_TIMEOUT_MS } from '../../mcp/index.js';
+import { Application, ToolPolicy, toolCatalog, tmuxTools, paneTools, waitTools, workspaceTools, fleetTools, fleetDatabaseExists, DEFAULT_REQUEST_TIMEOUT_MS } from '../../mcp/index.js';
 import { openServer, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
@@ -21,7 +21,10 @@ function collect(value: string, previous: string[]): string[] {
  * protocol only; diagnostics go to stderr. It never starts a tmux server.
  */
 async function mcp(options: McpOptions, io: CliIO): Promise<number> {
-  const tools = [...tmuxTools, ...paneTools];
+  const fleetReady = fleetDatabaseExists(io.env);
+  const missingFleet = options.enableTool.filter((name) => !fleetReady && fleetTools.some((tool) => tool.name === name));
+  if (missingFleet.length > 0) throw new UsageError(`${missingFleet.join(', ')} need a fleet database, and there is none at DROVER_DB (or the default path); create a fleet first`);
+  const tools = [...tmuxTools, ...waitTools, ...paneTools, ...workspaceTools, ...(fleetReady ? fleetTools : [])];
   const policy = ToolPolicy.resolve({ tier: options.tier, enable: options.enableTool }, toolCatalog(tools));
   let requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
   if (options.timeoutMs !== undefined) {

@@ -1,0 +1,182 @@
+import { existsSync } from 'node:fs';
+import { isAbsolute } from 'node:path';
+import { z } from 'zod';
+import { ArgumentError, TimeoutError } from '../../process/index.js';
+import { checkId } from '../../tmux/index.js';
+import { FleetRuntime, messageJson, resolveDatabasePath, sendAndNotify } from '../../fleet/index.js';
+import { applyPlan, captureWorkspaceSnapshot, loadWorkspaceFile, parseWorkspace, planWorkspace, type WorkspaceDocument } from '../../workspace/index.js';
+import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
+import { paneId, record } from './tmux.js';
+
+/** Time kept back from a clamped wait so the reply still fits the request deadline. */
+const REPLY_MARGIN_MS = 250;
+
+export const waitTools: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'wait_for_text',
+    tier: 'readonly',
+    title: 'Wait for text to appear in a pane',
+    description:
+      'Waits, event-driven over tmux control mode, until the pane shows the text (or matches the regular expression). The wait is clamped to the request deadline; the value used is reported. A timeout is a normal result (matched: false), not an error.',
+    input: z.object({
+      pane_id: paneId,
+      text: z.string().min(1).max(4096).optional(),
+      regex: z.string().min(1).max(1024).optional(),
+      timeout_ms: z.number().int().min(1).optional(),
+    }),
+    output: z.object({ pane_id: z.string(), matched: z.boolean(), timeout_ms_used: z.number().int(), elapsed_ms: z.number().int() }),
+    async run(context, input) {
+      if ((input.text === undefined) === (input.regex === undefined)) throw new ArgumentError('give exactly one of text or regex');
+      let predicate: string | RegExp;
+      if (input.regex !== undefined) {
+        try {
+          predicate = new RegExp(input.regex, 'u');
+        } catch (error) {
+          throw new ArgumentError(`regex is not a valid regular expression (${(error as Error).message})`);
+        }
+      } else predicate = input.text!;
+      const limit = Math.max(1, context.deadlineMs - REPLY_MARGIN_MS);
+      const timeoutMs = Math.min(input.timeout_ms ?? limit, limit);
+      const pane = context.server.pane(checkId('pane', input.pane_id));
+      const started = Date.now();
+      try {
+        await context.server.waitForOutput(pane, predicate, { timeoutMs, signal: context.signal });
+        return { pane_id: pane.id, matched: true, timeout_ms_used: timeoutMs, elapsed_ms: Date.now() - started };
+      } catch (error) {
+        if (error instanceof TimeoutError) return { pane_id: pane.id, matched: false, timeout_ms_used: timeoutMs, elapsed_ms: Date.now() - started };
+        throw error;
+      }
+    },
+  }),
+];
+
+const workspaceSource = {
+  path: z.string().min(1).max(4096).optional().describe('an absolute path to a .yaml, .yml or .json workspace file'),
+  content: z.string().min(1).max(1024 * 1024).optional().describe('the workspace itself, instead of a path'),
+  format: z.enum(['yaml', 'json']).optional().describe('with content: its format (default yaml)'),
+  base_dir: z.string().min(1).max(4096).optional().describe('with content: the absolute directory relative paths resolve against'),
+  expand_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(256).optional().describe('environment variables ${NAME} may expand (off by default)'),
+};
+
+async function readWorkspace(context: ToolContext, input: { path?: string; content?: string; format?: 'yaml' | 'json'; base_dir?: string; expand_env?: string[] }): Promise<WorkspaceDocument> {
+  const options = { expandEnv: input.expand_env, env: context.env as Record<string, string> };
+  if ((input.path === undefined) === (input.content === undefined)) throw new ArgumentError('give exactly one of path or content');
+  if (input.path !== undefined) {
+    if (!isAbsolute(input.path)) throw new ArgumentError('path must be absolute');
+    return loadWorkspaceFile(input.path, options);
+  }
+  if (input.base_dir === undefined || !isAbsolute(input.base_dir)) throw new ArgumentError('content needs an absolute base_dir');
+  return parseWorkspace(input.content!, { ...options, format: input.format ?? 'yaml', baseDir: input.base_dir });
+}
+
+export const workspaceTools: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'workspace_plan',
+    tier: 'readonly',
+    title: 'Plan a workspace file',
+    description:
+      'Validates a tmuxp-style workspace (YAML or JSON) and returns the ordered steps loading it would take, with conflicts against the live server (e.g. the session name is taken). Runs nothing.',
+    input: z.object(workspaceSource),
+    output: z.object({ plan: record, conflicts: z.array(z.unknown()) }),
+    async run(context, input) {
+      const doc = await readWorkspace(context, input);
+      const snapshot = await captureWorkspaceSnapshot(context.server, { timeoutMs: context.deadlineMs, signal: context.signal });
+      const plan = planWorkspace(doc, { snapshot });
+      return { plan: plan.toJSON(), conflicts: [...plan.conflicts] };
+    },
+  }),
+  defineTool({
+    name: 'workspace_load',
+    tier: 'mutating',
+    title: 'Load a workspace file',
+    description:
+      'Builds the workspace on the tmux server: session, windows, panes, layouts, options, environment, then types its shell commands (dispatch only). Reports every created id; with compensate, a failed load removes only what it created.',
+    input: z.object({ ...workspaceSource, compensate: z.boolean().optional() }),
+    output: z.object({ result: record }),
+    async run(context, input) {
+      const doc = await readWorkspace(context, input);
+      const snapshot = await captureWorkspaceSnapshot(context.server, { timeoutMs: context.deadlineMs, signal: context.signal });
+      const result = await applyPlan(planWorkspace(doc, { snapshot }), context.server, {
+        timeoutMs: context.deadlineMs,
+        signal: context.signal,
+        compensate: input.compensate === true,
+      });
+      return { result: result.toJSON() };
+    },
+  }),
+];
+
+const message = z.object({
+  message_id: z.number().int(),
+  owner_member_id: z.number().int(),
+  from_member_id: z.number().int(),
+  to_member_id: z.number().int().nullable(),
+  type: z.string(),
+  created_at: z.string(),
+  status_state: z.string(),
+  status_timestamp: z.string(),
+  origin_message_id: z.number().int().nullable(),
+  text: z.string(),
+  notified_at: z.string().nullable(),
+});
+
+async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>): Promise<T> {
+  const runtime = FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint });
+  try {
+    return await fn(runtime);
+  } finally {
+    await runtime.close();
+  }
+}
+
+const memberId = z.number().int().min(1);
+
+export const fleetTools: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'message_send',
+    tier: 'mutating',
+    title: 'Send a fleet message',
+    description:
+      "Stores a message from one fleet member to another and pushes it into the recipient's pane (at least once; the recipient acknowledges it by id). notification_sent says whether this call typed it.",
+    input: z.object({ from: memberId, to: memberId, text: z.string().min(1).max(1024 * 1024) }),
+    output: z.object({ message, notification_sent: z.boolean(), diagnostic: z.string().nullable() }),
+    async run(context, input) {
+      return withFleet(context, async (runtime) => {
+        const result = await sendAndNotify({ ...runtime.notify, from: input.from, to: input.to, text: input.text });
+        const diagnostic = [result.diagnostic, result.failure?.diagnostic].filter((d): d is string => typeof d === 'string').join('\n') || null;
+        return { message: messageJson(result.message) as z.infer<typeof message>, notification_sent: result.notificationSent, diagnostic };
+      });
+    },
+  }),
+  defineTool({
+    name: 'message_poll',
+    tier: 'readonly',
+    title: "Read a member's unacknowledged messages",
+    description: 'Returns the messages addressed to a member that it has not acknowledged yet.',
+    input: z.object({ member: memberId }),
+    output: z.object({ messages: z.array(message) }),
+    async run(context, input) {
+      return withFleet(context, async (runtime) => ({ messages: runtime.broker.pollMessages(input.member).map((m) => messageJson(m) as z.infer<typeof message>) }));
+    },
+  }),
+  defineTool({
+    name: 'message_ack',
+    tier: 'mutating',
+    title: 'Acknowledge a fleet message',
+    description: 'Marks a message as handled; only its recipient can.',
+    input: z.object({ member: memberId, message_id: z.number().int().min(1) }),
+    output: z.object({ message }),
+    async run(context, input) {
+      return withFleet(context, async (runtime) => ({ message: messageJson(runtime.broker.ackMessage(input.member, input.message_id)) as z.infer<typeof message> }));
+    },
+  }),
+];
+
+/** Fleet tools are offered only where a fleet database already exists. */
+export function fleetDatabaseExists(env: NodeJS.ProcessEnv): boolean {
+  try {
+    return existsSync(resolveDatabasePath(env));
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,63 @@
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Broker, FleetStore } from '../../src/fleet/index.js';
+import type { Server } from '../../src/tmux/index.js';
+import { cliSandbox } from '../support/cli.js';
+import { connectMcp, type McpSession } from '../support/mcp.js';
+import { startTestServer } from '../support/tmux.js';
+
+describe('drover mcp fleet tools', () => {
+  const sandbox = cliSandbox();
+  let server: Server;
+  let session: McpSession;
+  let director: number;
+  let member: number;
+
+  before(async () => {
+    server = await startTestServer();
+    const store = FleetStore.open({ env: sandbox.env });
+    try {
+      const broker = new Broker(store);
+      const created = broker.createFleet({ name: 'mcp', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: 'x', window: '@1', pane: '%1' } });
+      director = created.director.memberId;
+      // A pending placement: the message is stored and held, never typed anywhere.
+      member = broker.registerMember({ fleetId: created.fleet.fleetId, name: 'worker', codingAgent: 'shell', placement: { backend: 'tmux', session: 'x', window: '@1' } }).memberId;
+    } finally {
+      store.close();
+    }
+    session = await connectMcp(['-S', server.endpoint.socketPath, '--tier', 'mutating'], sandbox.env);
+  });
+
+  after(async () => {
+    await session.close();
+    await server.close();
+  });
+
+  it('sends, polls and acknowledges messages when a fleet database exists', async () => {
+    const names = (await session.client.listTools()).tools.map((t) => t.name);
+    assert.ok(['message_send', 'message_poll', 'message_ack'].every((n) => names.includes(n)));
+    const sent = (await session.client.callTool({ name: 'message_send', arguments: { from: director, to: member, text: 'review ⏎ the plan' } })) as CallToolResult;
+    assert.notEqual(sent.isError, true, JSON.stringify(sent.content));
+    const message = (sent.structuredContent as { message: { message_id: number; text: string }; notification_sent: boolean }).message;
+    assert.equal(message.text, 'review ⏎ the plan');
+    const polled = (await session.client.callTool({ name: 'message_poll', arguments: { member } })) as CallToolResult;
+    assert.deepEqual((polled.structuredContent as { messages: { message_id: number }[] }).messages.map((m) => m.message_id), [message.message_id]);
+    const acked = (await session.client.callTool({ name: 'message_ack', arguments: { member, message_id: message.message_id } })) as CallToolResult;
+    assert.equal((acked.structuredContent as { message: { status_state: string } }).message.status_state, 'completed');
+    const wrong = (await session.client.callTool({ name: 'message_ack', arguments: { member: director, message_id: message.message_id } })) as CallToolResult;
+    assert.equal(wrong.isError, true);
+  });
+
+  it('offers no fleet tools without a database', async () => {
+    const plain = await connectMcp(['-S', server.endpoint.socketPath, '--tier', 'mutating'], { ...sandbox.env, DROVER_DB: `${sandbox.dir}/none/drover.db` });
+    try {
+      assert.ok(!(await plain.client.listTools()).tools.some((t) => t.name.startsWith('message_')));
+    } finally {
+      await plain.close();
+    }
+    const refused = await sandbox.drover(['mcp', '-S', server.endpoint.socketPath, '--enable-tool', 'message_send'], { env: { DROVER_DB: `${sandbox.dir}/none/drover.db` } });
+    assert.equal(refused.exitCode, 2);
+    assert.match(refused.stderrText(), /need a fleet database/);
+  });
+});
