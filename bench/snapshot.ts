@@ -11,6 +11,11 @@ const PYTHON = '/usr/bin/python3';
 const PANES_PER_WINDOW = 10;
 const SAMPLES = 30;
 
+/** libtmux's listing cost grows with the pane count; fewer samples keep N = 500 to minutes. */
+function libtmuxSamples(size: number): number {
+  return size >= 500 ? 5 : size >= 100 ? 10 : SAMPLES;
+}
+
 const LIBTMUX_SCRIPT = `
 import json, sys, time
 from libtmux import Server
@@ -46,8 +51,8 @@ async function buildPanes(server: Server, total: number): Promise<void> {
   }
 }
 
-async function libtmux(socketPath: string): Promise<{ ids: string[]; times: number[] }> {
-  const result = await runChild([PYTHON, '-c', LIBTMUX_SCRIPT, socketPath, String(SAMPLES)], { timeoutMs: 120_000, limits: { stdoutBytes: 8 * 1024 * 1024 } });
+async function libtmux(socketPath: string, samples: number): Promise<{ ids: string[]; times: number[] }> {
+  const result = await runChild([PYTHON, '-c', LIBTMUX_SCRIPT, socketPath, String(samples)], { timeoutMs: 900_000, limits: { stdoutBytes: 8 * 1024 * 1024 } });
   if (!result.ok) throw new Error(`python3-libtmux failed (install it with apt-get install -y python3-libtmux): ${result.stderrText()}`);
   return JSON.parse(result.text()) as { ids: string[]; times: number[] };
 }
@@ -60,17 +65,23 @@ async function measure(sizes: number[]): Promise<Record<string, number>> {
       await buildPanes(server, size);
       const snapshot = await server.snapshot();
       const droverIds = snapshot.panes.toArray().map((p) => p.paneId as string).sort();
-      const peer = await libtmux(server.endpoint.socketPath);
+      const peer = await libtmux(server.endpoint.socketPath, libtmuxSamples(size));
       if (droverIds.length !== size || JSON.stringify(droverIds) !== JSON.stringify(peer.ids)) {
         throw new Error(`correctness check failed at N=${size}: drover saw ${droverIds.length} panes, libtmux ${peer.ids.length}`);
       }
-      const droverTimes = await sample(SAMPLES, () => server.snapshot());
-      const droverMs = median(droverTimes);
+      const droverMs = median(await sample(SAMPLES, () => server.snapshot()));
+      await server.connect();
+      if ((await server.snapshot()).panes.size !== size) throw new Error(`control-mode snapshot saw a different pane count at N=${size}`);
+      const controlMs = median(await sample(SAMPLES, () => server.snapshot()));
       const libtmuxMs = median(peer.times);
-      log(`N=${String(size).padStart(3)}  drover snapshot ${droverMs.toFixed(2)} ms   libtmux ${libtmuxMs.toFixed(2)} ms   libtmux/drover ${(libtmuxMs / droverMs).toFixed(1)}x`);
+      log(
+        `N=${String(size).padStart(3)}  drover ${droverMs.toFixed(2)} ms (spawned client), ${controlMs.toFixed(2)} ms (control mode)   libtmux ${libtmuxMs.toFixed(2)} ms   libtmux/drover ${(libtmuxMs / droverMs).toFixed(1)}x, ${(libtmuxMs / controlMs).toFixed(1)}x`,
+      );
       figures[`drover_ms_${size}`] = round(droverMs);
+      figures[`drover_control_ms_${size}`] = round(controlMs);
       figures[`libtmux_ms_${size}`] = round(libtmuxMs);
       figures[`libtmux_over_drover_${size}`] = round(libtmuxMs / droverMs, 2);
+      figures[`libtmux_over_drover_control_${size}`] = round(libtmuxMs / controlMs, 2);
     } finally {
       await server.close();
     }
@@ -80,6 +91,6 @@ async function measure(sizes: number[]): Promise<Record<string, number>> {
 
 export async function run(args: string[]): Promise<Record<string, number>> {
   const sizes = args.length > 0 ? args.map(Number) : [10, 100, 500];
-  log(`snapshot: drover (one tmux call, framed fields) vs python3-libtmux (sessions, windows, panes), median of ${SAMPLES}`);
+  log(`snapshot: drover (one tmux call, framed fields) vs python3-libtmux (sessions, windows, panes), median of ${SAMPLES} (libtmux: fewer at large N)`);
   return measure(sizes);
 }
