@@ -60,7 +60,8 @@ async function libtmux(socketPath: string, samples: number): Promise<{ ids: stri
 async function measure(sizes: number[]): Promise<Record<string, number>> {
   const figures: Record<string, number> = {};
   for (const size of sizes) {
-    const server = await Server.start();
+    // A plain sh per pane: login shells with heavy rc files would dominate building 500 panes.
+    const server = await Server.start({ config: 'set -g default-shell /bin/sh\n' });
     try {
       await buildPanes(server, size);
       const snapshot = await server.snapshot();
