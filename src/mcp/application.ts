@@ -91,6 +91,7 @@ export class Application {
           selfPane: selfPaneOf(this.options.server, env),
           deadlineMs: requestTimeoutMs,
           signal,
+          operation: { timeoutMs: requestTimeoutMs, signal },
           env,
         };
         try {

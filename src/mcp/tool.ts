@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { Server, PaneId } from '../tmux/index.js';
+import type { OperationOptions, PaneId, Server } from '../tmux/index.js';
 import type { CaptureStore } from './captures.js';
 import type { Tier } from './policy.js';
 
@@ -12,6 +12,8 @@ export interface ToolContext {
   /** The request's deadline in milliseconds; waits are clamped to it. */
   readonly deadlineMs: number;
   readonly signal: AbortSignal;
+  /** The deadline and signal as tmux operations take them. */
+  readonly operation: OperationOptions;
   readonly env: NodeJS.ProcessEnv;
 }
 

@@ -80,7 +80,7 @@ export const workspaceTools: readonly ToolDefinition[] = [
     output: z.object({ plan: record, conflicts: z.array(z.unknown()) }),
     async run(context, input) {
       const doc = await readWorkspace(context, input);
-      const snapshot = await captureWorkspaceSnapshot(context.server, { timeoutMs: context.deadlineMs, signal: context.signal });
+      const snapshot = await captureWorkspaceSnapshot(context.server, context.operation);
       const plan = planWorkspace(doc, { snapshot });
       return { plan: plan.toJSON(), conflicts: [...plan.conflicts] };
     },
@@ -95,7 +95,7 @@ export const workspaceTools: readonly ToolDefinition[] = [
     output: z.object({ result: record }),
     async run(context, input) {
       const doc = await readWorkspace(context, input);
-      const snapshot = await captureWorkspaceSnapshot(context.server, { timeoutMs: context.deadlineMs, signal: context.signal });
+      const snapshot = await captureWorkspaceSnapshot(context.server, context.operation);
       const result = await applyPlan(planWorkspace(doc, { snapshot }), context.server, {
         timeoutMs: context.deadlineMs,
         signal: context.signal,

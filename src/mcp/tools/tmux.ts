@@ -32,7 +32,7 @@ function paneOf(context: ToolContext, id: string): Pane {
 /** Whether a window or session holds the server's own pane, to protect it from wholesale kills. */
 async function holdsSelf(context: ToolContext, kind: 'window' | 'session', id: string): Promise<boolean> {
   if (context.selfPane === undefined) return false;
-  const pane = (await context.server.snapshot({ timeoutMs: context.deadlineMs, signal: context.signal })).pane(context.selfPane);
+  const pane = (await context.server.snapshot(context.operation)).pane(context.selfPane);
   if (!pane) return false;
   return kind === 'window' ? pane.windowId === id : pane.sessions().toArray().some((s) => s.sessionId === id);
 }
@@ -67,7 +67,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ panes: z.array(record) }),
     async run(context, input) {
       const criteria = 'version' in input.criteria ? Criteria.fromJSON(input.criteria) : Criteria.build('pane', input.criteria);
-      const panes = await context.server.searchPanes(criteria, { timeoutMs: context.deadlineMs, signal: context.signal });
+      const panes = await context.server.searchPanes(criteria, context.operation);
       return { panes: panes.toJSON() as Record<string, unknown>[] };
     },
   }),
@@ -95,8 +95,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
       const pane = paneOf(context, input.pane_id);
       const limit = input.lines ?? 100;
       const previous = input.since !== undefined ? context.captures.take(input.since, pane.id) : undefined;
-      const options = { timeoutMs: context.deadlineMs, signal: context.signal };
-      const [history, cursorY, height] = (await pane.display('#{history_size} #{cursor_y} #{pane_height}', options)).toString('latin1').split(' ').map(Number) as [number, number, number];
+      const [history, cursorY, height] = (await pane.display('#{history_size} #{cursor_y} #{pane_height}', context.operation)).toString('latin1').split(' ').map(Number) as [number, number, number];
       let start = -Math.min(history, Math.max(0, limit - height));
       let gap = false;
       if (previous) {
@@ -105,7 +104,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
         gap = first < -history;
         start = Math.max(first, -history);
       }
-      const raw = await pane.capture({ start, end: cursorY, escapes: input.escapes === true, join: true, ...options });
+      const raw = await pane.capture({ start, end: cursorY, escapes: input.escapes === true, join: true, ...context.operation });
       let lines = raw.toString('utf8').replace(/\n$/, '').split('\n');
       if (lines.length > limit) lines = lines.slice(-limit);
       const content = lines.join('\n');
@@ -123,9 +122,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     async run(context, input) {
       guardSelf(context, input.pane_id, 'type into', input.force);
       const pane = paneOf(context, input.pane_id);
-      const options = { timeoutMs: context.deadlineMs, signal: context.signal };
-      await pane.sendText(input.text, options);
-      if (input.enter) await pane.sendKeys(['Enter'], options);
+      await pane.sendText(input.text, context.operation);
+      if (input.enter) await pane.sendKeys(['Enter'], context.operation);
       return { pane_id: pane.id, enter_sent: input.enter === true, delivery: OBSERVED };
     },
   }),
@@ -138,7 +136,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ pane_id: z.string(), keys: z.number().int(), ...dispatched }),
     async run(context, input) {
       guardSelf(context, input.pane_id, 'send keys to', input.force);
-      await paneOf(context, input.pane_id).sendKeys(input.keys, { timeoutMs: context.deadlineMs, signal: context.signal });
+      await paneOf(context, input.pane_id).sendKeys(input.keys, context.operation);
       return { pane_id: input.pane_id, keys: input.keys.length, delivery: OBSERVED };
     },
   }),
@@ -221,10 +219,9 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ target_id: anyId, name }),
     output: z.object({ target_id: z.string(), ...dispatched }),
     async run(context, input) {
-      const options = { timeoutMs: context.deadlineMs, signal: context.signal };
-      if (input.target_id.startsWith('$')) await context.server.session(input.target_id).rename(input.name, options);
-      else if (input.target_id.startsWith('@')) await context.server.window(input.target_id).rename(input.name, options);
-      else await context.server.pane(input.target_id).setTitle(input.name, options);
+      if (input.target_id.startsWith('$')) await context.server.session(input.target_id).rename(input.name, context.operation);
+      else if (input.target_id.startsWith('@')) await context.server.window(input.target_id).rename(input.name, context.operation);
+      else await context.server.pane(input.target_id).setTitle(input.name, context.operation);
       return { target_id: input.target_id, delivery: OBSERVED };
     },
   }),
@@ -236,7 +233,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ window_id: windowId, layout: z.string().min(1).max(4096) }),
     output: z.object({ window_id: z.string(), ...dispatched }),
     async run(context, input) {
-      await context.server.window(input.window_id).selectLayout(input.layout, { timeoutMs: context.deadlineMs, signal: context.signal });
+      await context.server.window(input.window_id).selectLayout(input.layout, context.operation);
       return { window_id: input.window_id, delivery: OBSERVED };
     },
   }),
@@ -262,9 +259,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ name: z.string(), unset: z.boolean(), ...dispatched }),
     async run(context, input) {
       const options = optionsFor(context, input.scope);
-      const deadline = { timeoutMs: context.deadlineMs, signal: context.signal };
-      if (input.value === null) await options.unset(input.name, deadline);
-      else await options.set(input.name, input.value, deadline);
+      if (input.value === null) await options.unset(input.name, context.operation);
+      else await options.set(input.name, input.value, context.operation);
       return { name: input.name, unset: input.value === null, delivery: OBSERVED };
     },
   }),
@@ -277,7 +273,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ variables: z.record(z.string(), z.string().nullable()) }),
     async run(context, input) {
       const environment = input.session_id ? context.server.session(input.session_id).environment() : context.server.environment();
-      return { variables: Object.fromEntries(await environment.list({ timeoutMs: context.deadlineMs, signal: context.signal })) };
+      return { variables: Object.fromEntries(await environment.list(context.operation)) };
     },
   }),
   defineTool({
@@ -289,9 +285,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ name: z.string(), unset: z.boolean(), ...dispatched }),
     async run(context, input) {
       const environment = input.session_id ? context.server.session(input.session_id).environment() : context.server.environment();
-      const deadline = { timeoutMs: context.deadlineMs, signal: context.signal };
-      if (input.value === null) await environment.unset(input.name, deadline);
-      else await environment.set(input.name, input.value, deadline);
+      if (input.value === null) await environment.unset(input.name, context.operation);
+      else await environment.set(input.name, input.value, context.operation);
       return { name: input.name, unset: input.value === null, delivery: OBSERVED };
     },
   }),
@@ -303,7 +298,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({}),
     output: z.object({ buffers: z.array(z.object({ name: z.string(), size: z.number().int(), created: z.number().int() })) }),
     async run(context) {
-      return { buffers: await context.server.buffers().list({ timeoutMs: context.deadlineMs, signal: context.signal }) };
+      return { buffers: await context.server.buffers().list(context.operation) };
     },
   }),
   defineTool({
@@ -314,7 +309,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ name: z.string().min(1).max(256) }),
     output: z.object({ name: z.string(), text: z.string(), base64: z.string(), size: z.number().int() }),
     async run(context, input) {
-      const bytes = await context.server.buffers().read(input.name, { timeoutMs: context.deadlineMs, signal: context.signal });
+      const bytes = await context.server.buffers().read(input.name, context.operation);
       return { name: input.name, text: bytes.toString('utf8'), base64: bytes.toString('base64'), size: bytes.length };
     },
   }),
@@ -328,7 +323,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     async run(context, input) {
       if ((input.text === undefined) === (input.base64 === undefined)) throw new ArgumentError('give exactly one of text or base64');
       const bytes = input.text !== undefined ? Buffer.from(input.text) : Buffer.from(input.base64!, 'base64');
-      await context.server.buffers().write(input.name, bytes, { timeoutMs: context.deadlineMs, signal: context.signal });
+      await context.server.buffers().write(input.name, bytes, context.operation);
       return { name: input.name, size: bytes.length, delivery: OBSERVED };
     },
   }),
@@ -340,7 +335,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ name: z.string().min(1).max(256) }),
     output: z.object({ name: z.string(), ...dispatched }),
     async run(context, input) {
-      await context.server.buffers().delete(input.name, { timeoutMs: context.deadlineMs, signal: context.signal });
+      await context.server.buffers().delete(input.name, context.operation);
       return { name: input.name, delivery: OBSERVED };
     },
   }),
@@ -353,7 +348,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ pane_id: z.string(), ...dispatched }),
     async run(context, input) {
       guardSelf(context, input.pane_id, 'kill', input.force);
-      await paneOf(context, input.pane_id).kill({ timeoutMs: context.deadlineMs, signal: context.signal });
+      await paneOf(context, input.pane_id).kill(context.operation);
       return { pane_id: input.pane_id, delivery: OBSERVED };
     },
   }),
@@ -366,7 +361,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ window_id: z.string(), ...dispatched }),
     async run(context, input) {
       if (!input.force && (await holdsSelf(context, 'window', input.window_id))) guardSelf(context, context.selfPane!, `kill window ${input.window_id} holding`, false);
-      await context.server.window(input.window_id).kill({ timeoutMs: context.deadlineMs, signal: context.signal });
+      await context.server.window(input.window_id).kill(context.operation);
       return { window_id: input.window_id, delivery: OBSERVED };
     },
   }),
@@ -379,7 +374,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: z.object({ session_id: z.string(), ...dispatched }),
     async run(context, input) {
       if (!input.force && (await holdsSelf(context, 'session', input.session_id))) guardSelf(context, context.selfPane!, `kill session ${input.session_id} holding`, false);
-      await context.server.session(input.session_id).kill({ timeoutMs: context.deadlineMs, signal: context.signal });
+      await context.server.session(input.session_id).kill(context.operation);
       return { session_id: input.session_id, delivery: OBSERVED };
     },
   }),
