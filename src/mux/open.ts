@@ -7,7 +7,7 @@ import { HerdrAdapter } from './adapters/herdr/adapter.js';
 import { TmuxAdapter } from './adapters/tmux/adapter.js';
 import { ZellijAdapter } from './adapters/zellij/adapter.js';
 import { createMuxPort } from './port.js';
-import type { MuxSelection } from './select.js';
+import type { MuxSelection, TmuxEndpointSpec } from './select.js';
 import type { MuxPort } from './types.js';
 
 export interface OpenMuxOptions {
@@ -15,6 +15,20 @@ export interface OpenMuxOptions {
   readonly timeoutMs?: number;
   /** The environment child processes run with, and where the tmux endpoint is discovered. */
   readonly env?: NodeJS.ProcessEnv;
+  /** A tmux server the caller already resolved (a CLI's -L/-S); used instead of the selection's endpoint. */
+  readonly tmuxEndpoint?: Endpoint;
+}
+
+/** The tmux server a tmux endpoint spec names. */
+export function tmuxEndpointOf(spec: TmuxEndpointSpec, env: NodeJS.ProcessEnv = process.env): Endpoint {
+  switch (spec.kind) {
+    case 'socketName':
+      return Endpoint.fromSocketName(spec.socketName, { env });
+    case 'socketPath':
+      return Endpoint.fromSocketPath(spec.socketPath, { env });
+    case 'environment':
+      return Endpoint.fromEnv({ env });
+  }
 }
 
 export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): MuxPort {
@@ -25,13 +39,7 @@ export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): 
     case 'zellij':
       return createMuxPort(new ZellijAdapter({ session: endpoint.session, env: options.env, timeoutMs: options.timeoutMs }));
     case 'tmux': {
-      const env = options.env ?? process.env;
-      const tmux =
-        endpoint.kind === 'socketName'
-          ? Endpoint.fromSocketName(endpoint.socketName, { env })
-          : endpoint.kind === 'socketPath'
-            ? Endpoint.fromSocketPath(endpoint.socketPath, { env })
-            : Endpoint.fromEnv({ env });
+      const tmux = options.tmuxEndpoint ?? tmuxEndpointOf(endpoint, options.env ?? process.env);
       return createMuxPort(new TmuxAdapter({ endpoint: tmux, timeoutMs: options.timeoutMs }));
     }
   }

@@ -173,18 +173,25 @@ export const READ_ONLY_CHECK_NAMES: readonly string[] = ['the multiplexer is rea
 /** Runs the read-only set against a port. */
 export async function runReadOnlyChecks(port: MuxPort): Promise<ConformanceResult[]> {
   const reachable = await port.reachable();
-  const results: ConformanceResult[] = [{ check: READ_ONLY_CHECK_NAMES[0]!, problems: reachable ? [] : [`${port.mux} is not reachable`] }];
   let snapshot: MuxSnapshot | undefined;
-  if (reachable) {
-    try {
-      snapshot = await port.snapshot();
-    } catch (error) {
-      results[0] = { check: READ_ONLY_CHECK_NAMES[0]!, problems: [`${port.mux} answered reachable but its snapshot failed: ${(error as Error).message}`] };
-    }
+  let failure: string | undefined;
+  try {
+    snapshot = await port.snapshot();
+  } catch (error) {
+    failure = (error as Error).message;
   }
+  // reachable() says only yes or no; the snapshot's failure says why, which is what an operator needs.
+  const problems =
+    snapshot === undefined
+      ? [reachable ? `${port.mux} answered reachable but its snapshot failed: ${failure}` : `${port.mux} is not reachable: ${failure}`]
+      : reachable
+        ? []
+        : [`${port.mux} answered not reachable but its snapshot succeeded`];
+  const results: ConformanceResult[] = [{ check: READ_ONLY_CHECK_NAMES[0]!, problems }];
+  if (problems.length > 0) snapshot = undefined;
   for (const check of CHECKS) {
     if (snapshot === undefined) {
-      results.push({ check: check.name, problems: [], skipped: 'the multiplexer is unreachable, so this run proves nothing' });
+      results.push({ check: check.name, problems: [], skipped: 'the multiplexer could not be read, so this run proves nothing' });
       continue;
     }
     try {

@@ -1,0 +1,181 @@
+import type { Command } from 'commander';
+import { fleetDoctorSection, type FleetDoctorSection } from '../../fleet/index.js';
+import { run } from '../../process/index.js';
+import { resolveExecutable } from '../../tmux/index.js';
+import type { SocketFlags } from '../endpoint.js';
+import { EXIT, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+import { openResolvedMux, plural, resolveMux, type ResolvedMux } from './mux.js';
+
+const SECTIONS = ['multiplexer', 'tools', 'fleet'] as const;
+type SectionName = (typeof SECTIONS)[number];
+
+/** One line of the report; a failed check is one issue. */
+interface DoctorCheck {
+  readonly section: SectionName;
+  readonly check: string;
+  readonly ok: boolean;
+  readonly detail: string;
+}
+
+const TOOLS = ['tmux', 'git', 'flock'] as const;
+const VERSION_TIMEOUT_MS = 5_000;
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+interface MultiplexerReport {
+  readonly json: Record<string, unknown>;
+  readonly checks: DoctorCheck[];
+  /** Absent when no multiplexer could be chosen. */
+  readonly resolved?: ResolvedMux;
+}
+
+async function tmuxVersion(executable: string, io: CliIO): Promise<{ version: string | null; problem?: string }> {
+  try {
+    const result = await run([executable, '-V'], { env: io.env, timeoutMs: VERSION_TIMEOUT_MS });
+    if (result.ok) return { version: result.text().trim() };
+    return { version: null, problem: `${executable} -V failed: ${result.stderrText().trim() || `exit ${result.exitCode}`}` };
+  } catch (error) {
+    return { version: null, problem: `${executable} -V cannot be run: ${messageOf(error)}` };
+  }
+}
+
+/** The backend, how it was chosen, where it lives, tmux's version, and whether it answers. */
+async function multiplexerReport(flags: SocketFlags, io: CliIO): Promise<MultiplexerReport> {
+  const check = (name: string, ok: boolean, detail: string): DoctorCheck => ({ section: 'multiplexer', check: name, ok, detail });
+  let resolved: ResolvedMux;
+  try {
+    resolved = resolveMux(flags, io);
+  } catch (error) {
+    // Giving both -L and -S is a usage error, not a finding about this machine.
+    if (error instanceof UsageError) throw error;
+    return {
+      json: { backend: null, chosen_by: null, endpoint: null, tmux_version: null, reachable: false },
+      checks: [check('backend', false, messageOf(error))],
+    };
+  }
+  const checks = [check('backend', true, `${resolved.mux} (chosen by ${resolved.chosenBy})`), check('endpoint', true, resolved.where)];
+  let version: string | null = null;
+  if (resolved.tmuxEndpoint !== undefined) {
+    const answer = await tmuxVersion(resolved.tmuxEndpoint.executable, io);
+    version = answer.version;
+    checks.push(check('tmux version', answer.problem === undefined, answer.problem ?? answer.version!));
+  }
+  const port = openResolvedMux(resolved, io);
+  let reachable = false;
+  try {
+    const snapshot = await port.snapshot();
+    reachable = true;
+    checks.push(check('reachable', true, `${plural(snapshot.spaces.length, 'space')}, ${plural(snapshot.panes.length, 'pane')}`));
+  } catch (error) {
+    checks.push(check('reachable', false, `${resolved.mux} is not reachable at ${resolved.where}: ${messageOf(error)}`));
+  } finally {
+    await port.close();
+  }
+  return {
+    resolved,
+    json: { backend: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, tmux_version: version, reachable },
+    checks,
+  };
+}
+
+function toolsReport(io: CliIO): { json: Record<string, string | null>; checks: DoctorCheck[] } {
+  const json: Record<string, string | null> = {};
+  const checks = TOOLS.map((tool): DoctorCheck => {
+    let path: string | null = null;
+    try {
+      path = resolveExecutable(tool, io.env);
+    } catch {
+      // Not on PATH: reported below.
+    }
+    json[tool] = path;
+    return { section: 'tools', check: tool, ok: path !== null, detail: path ?? `${tool} was not found on PATH` };
+  });
+  return { json, checks };
+}
+
+/**
+ * The fleet's environment: -L/-S name a tmux server, and to the fleet that is exactly
+ * DROVER_MUX=tmux with DROVER_MUX_ENDPOINT_TMUX set, so its backend check judges the same choice.
+ */
+function fleetEnvironment(resolved: ResolvedMux | undefined, flags: SocketFlags, io: CliIO): NodeJS.ProcessEnv {
+  const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
+  if (!explicit || resolved?.tmuxEndpoint === undefined) return io.env;
+  return { ...io.env, DROVER_MUX: 'tmux', DROVER_MUX_ENDPOINT_TMUX: resolved.tmuxEndpoint.socketPath };
+}
+
+/** The facts that are fine as ✓ lines, then each of the fleet's problems as a ✗ line. */
+function fleetChecks(section: FleetDoctorSection): DoctorCheck[] {
+  const check = (name: string, ok: boolean, detail: string): DoctorCheck => ({ section: 'fleet', check: name, ok, detail });
+  const checks: DoctorCheck[] = [];
+  const database = section.database;
+  if (database.path !== null && (!database.exists || (database.schemaVersion !== null && database.schemaVersion <= database.latestSchemaVersion))) {
+    const state = database.exists ? `schema ${database.schemaVersion} of ${database.latestSchemaVersion}` : 'not created yet';
+    checks.push(check('database', true, `${database.path} (${state})`));
+  }
+  const locks = section.lockDirectory;
+  if (locks.path !== null && (!locks.exists || locks.writable)) checks.push(check('pane locks', true, `${locks.path}${locks.exists ? '' : ' (created on first use)'}`));
+  if (section.backend.resolved !== null && section.backend.resolved !== 'zellij') checks.push(check('fleet backend', true, section.backend.resolved));
+  if (section.flock.available) checks.push(check('flock', true, section.flock.version ?? 'available'));
+  for (const problem of section.problems) checks.push(check('problem', false, problem));
+  return checks;
+}
+
+function fleetJson(section: FleetDoctorSection): Record<string, unknown> {
+  return {
+    database: {
+      path: section.database.path,
+      exists: section.database.exists,
+      schema_version: section.database.schemaVersion,
+      latest_schema_version: section.database.latestSchemaVersion,
+    },
+    lock_directory: { ...section.lockDirectory },
+    backend: { ...section.backend },
+    flock: { ...section.flock },
+    problems: [...section.problems],
+  };
+}
+
+function issueCount(count: number): string {
+  return count === 0 ? 'no issues found' : `${count} issue${count === 1 ? '' : 's'} found`;
+}
+
+async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Promise<number> {
+  const multiplexer = await multiplexerReport(options, io);
+  const tools = toolsReport(io);
+  const fleet = await fleetDoctorSection(fleetEnvironment(multiplexer.resolved, options, io));
+  // A fleet problem already reported above (the multiplexer that cannot be chosen) is one issue, not two.
+  const earlier = new Set([...multiplexer.checks, ...tools.checks].filter((check) => !check.ok).map((check) => check.detail));
+  const checks = [...multiplexer.checks, ...tools.checks, ...fleetChecks(fleet).filter((check) => check.ok || !earlier.has(check.detail))];
+  const issues = checks.filter((check) => !check.ok).map((check) => check.detail);
+
+  if (options.json) {
+    writeJson(io, {
+      ok: issues.length === 0,
+      issues,
+      multiplexer: multiplexer.json,
+      tools: tools.json,
+      fleet: fleetJson(fleet),
+      checks: checks.map((check) => ({ section: check.section, check: check.check, ok: check.ok, detail: check.detail })),
+    });
+  } else {
+    for (const section of SECTIONS) {
+      writeLine(io.stdout, section);
+      for (const check of checks.filter((candidate) => candidate.section === section)) {
+        writeLine(io.stdout, `  ${check.ok ? '✓' : '✗'} ${check.check === 'problem' ? check.detail : `${check.check}: ${check.detail}`}`);
+      }
+    }
+    writeLine(io.stdout, issueCount(issues.length));
+  }
+  return issues.length === 0 ? EXIT.ok : EXIT.failure;
+}
+
+export function registerDoctorCommands(program: Command, context: CommandContext): void {
+  program
+    .command('doctor')
+    .description('check the multiplexer, the tools drover runs and the fleet database; exit 1 when anything is wrong')
+    .option('--json', 'print one JSON document')
+    .action(context.action(doctor));
+}

@@ -1,0 +1,325 @@
+import { Option, type Command } from 'commander';
+import {
+  conformance,
+  describeEndpoint,
+  endpointVariable,
+  MUX_CAPABILITIES,
+  MUX_DECLARATIONS,
+  MUX_NAMES,
+  MuxError,
+  openMux,
+  selectMux,
+  tmuxEndpointOf,
+  type MuxDeclaration,
+  type MuxName,
+  type MuxPane,
+  type MuxPort,
+  type MuxSelection,
+  type MuxSnapshot,
+} from '../../mux/index.js';
+import type { Endpoint } from '../../tmux/index.js';
+import { resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
+import { EXIT, ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+
+/** Per-call deadline for the multiplexer's transport: generous, because a zellij call is a process start. */
+const MUX_TIMEOUT_MS = 10_000;
+
+interface MuxFlags extends SocketFlags {
+  mux?: MuxName;
+  json?: boolean;
+}
+
+/** A multiplexer chosen for one command, with what an operator needs to know about the choice. */
+export interface ResolvedMux {
+  readonly mux: MuxName;
+  /** How it was chosen, in the operator's words: --mux, -L, -S, DROVER_MUX, HERDR_ENV or TMUX. */
+  readonly chosenBy: string;
+  /** Where it lives, in the operator's words. */
+  readonly where: string;
+  /** The endpoint as JSON (snake_case). */
+  readonly endpoint: Readonly<Record<string, string | null>>;
+  readonly selection: MuxSelection;
+  /** The tmux server, when the multiplexer is tmux. */
+  readonly tmuxEndpoint?: Endpoint;
+}
+
+const TMUX_SOURCES: Readonly<Record<Exclude<EndpointSource, 'flag'>, string>> = {
+  'tmux-env': '$TMUX',
+  'drover-up': 'the server drover up started',
+  'tmux-default': "tmux's default socket",
+};
+
+function explicitSocket(flags: SocketFlags): string | undefined {
+  return flags.socketPath !== undefined ? '-S' : flags.socketName !== undefined ? '-L' : undefined;
+}
+
+/** The tmux server: -L/-S, else DROVER_MUX_ENDPOINT_TMUX, else $TMUX, the `drover up` server, tmux's default. */
+function tmuxServer(selection: MuxSelection, flags: SocketFlags, io: CliIO): { endpoint: Endpoint; source: string } {
+  const spec = selection.endpoint;
+  const socketFlag = explicitSocket(flags);
+  if (socketFlag === undefined && spec.mux === 'tmux' && spec.kind !== 'environment') {
+    return { endpoint: tmuxEndpointOf(spec, io.env), source: endpointVariable('tmux') };
+  }
+  const { endpoint, source } = resolveEndpoint(flags, io);
+  return { endpoint, source: source === 'flag' ? socketFlag! : TMUX_SOURCES[source] };
+}
+
+/**
+ * Which multiplexer a command drives. --mux wins; then -L/-S, which only ever name a tmux
+ * server; then selectMux (DROVER_MUX, else HERDR_ENV or TMUX). Throws a MuxSelectionError
+ * (with its remedy) when nothing decides, and a UsageError for -L/-S beside another --mux.
+ */
+export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): ResolvedMux {
+  const socketFlag = explicitSocket(flags);
+  if (socketFlag !== undefined && flags.mux !== undefined && flags.mux !== 'tmux') {
+    throw new UsageError(`${socketFlag} names a tmux server, but --mux chose ${flags.mux}`);
+  }
+  const selection = selectMux({ mux: flags.mux ?? (socketFlag === undefined ? undefined : 'tmux'), env: io.env });
+  const chosenBy = flags.mux !== undefined ? '--mux' : (socketFlag ?? selection.chosenBy);
+  const spec = selection.endpoint;
+  if (spec.mux !== 'tmux') {
+    const where = describeEndpoint(spec);
+    const endpoint: Record<string, string | null> =
+      spec.mux === 'herdr' ? { description: where, socket_path: spec.socketPath, source: spec.source } : { description: where, session: spec.session ?? null };
+    return { mux: selection.mux, chosenBy, where, endpoint, selection };
+  }
+  const { endpoint, source } = tmuxServer(selection, flags, io);
+  const where = `${endpoint.toString()} (from ${source})`;
+  return {
+    mux: 'tmux',
+    chosenBy,
+    where,
+    endpoint: { description: where, socket_path: endpoint.socketPath, socket_name: endpoint.socketName ?? null, source },
+    selection,
+    tmuxEndpoint: endpoint,
+  };
+}
+
+export function openResolvedMux(resolved: ResolvedMux, io: CliIO): MuxPort {
+  return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint });
+}
+
+/** A multiplexer failure as the CLI reports it: exit 1, and in JSON the refusal reason it stands for. */
+function muxFailure(error: unknown): unknown {
+  if (!(error instanceof MuxError)) return error;
+  return new ExitError(error.message, EXIT.failure, { type: error.name, mux: error.mux ?? null, reason: error.reason, phase: error.phase, delivery: error.delivery });
+}
+
+async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, resolved: ResolvedMux) => Promise<T>): Promise<T> {
+  const resolved = resolveMux(flags, io);
+  const port = openResolvedMux(resolved, io);
+  try {
+    return await body(port, resolved);
+  } catch (error) {
+    throw muxFailure(error);
+  } finally {
+    await port.close();
+  }
+}
+
+// ---- snapshot --------------------------------------------------------------------------------
+
+function paneJson(pane: MuxPane): Record<string, unknown> {
+  return {
+    pane_id: pane.paneId,
+    space_id: pane.spaceId,
+    space_label: pane.spaceLabel,
+    space_number: pane.spaceNumber,
+    tab_id: pane.tabId,
+    tab_label: pane.tabLabel ?? null,
+    cwd: pane.cwd,
+    focused: pane.focused,
+    alive: pane.alive,
+    agent: pane.agent,
+    status: pane.status,
+    pane_label: pane.paneLabel ?? null,
+    terminal_title: pane.terminalTitle ?? null,
+    foreground_command: pane.foregroundCommand ?? null,
+    readable_lines: pane.readableLines ?? null,
+    agent_session: pane.agentSession === undefined ? null : { ...pane.agentSession },
+  };
+}
+
+/** The port's snapshot as JSON (snake_case); absent optional facts are null. */
+function snapshotJson(snapshot: MuxSnapshot): Record<string, unknown> {
+  return {
+    spaces: snapshot.spaces.map((space) => ({
+      space_id: space.spaceId,
+      number: space.number,
+      label: space.label,
+      focused: space.focused,
+      active_tab_id: space.activeTabId,
+      tab_count: space.tabCount,
+      pane_count: space.paneCount,
+      repo_root: space.repoRoot ?? null,
+      is_worktree: space.isWorktree ?? null,
+    })),
+    tabs: snapshot.tabs.map((tab) => ({
+      tab_id: tab.tabId,
+      space_id: tab.spaceId,
+      number: tab.number,
+      label: tab.label,
+      focused: tab.focused,
+      pane_count: tab.paneCount,
+    })),
+    panes: snapshot.panes.map(paneJson),
+  };
+}
+
+export function plural(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? '' : 's'}`;
+}
+
+function paneLine(pane: MuxPane): string {
+  const facts = [
+    pane.cwd === '' ? '-' : pane.cwd,
+    pane.paneLabel === undefined ? undefined : `label ${JSON.stringify(pane.paneLabel)}`,
+    pane.terminalTitle === undefined ? undefined : `title ${JSON.stringify(pane.terminalTitle)}`,
+    pane.foregroundCommand === undefined ? undefined : `running ${pane.foregroundCommand}`,
+  ].filter((fact) => fact !== undefined);
+  return `    ${pane.paneId} ${pane.agent}/${pane.status}${pane.alive ? '' : ' (dead)'}${pane.focused ? ' *' : ''}  ${facts.join('  ')}`;
+}
+
+/** Spaces, their tabs and their panes as an indented tree; `*` marks the focused tab and pane. */
+function renderMuxSnapshot(snapshot: MuxSnapshot): string[] {
+  if (snapshot.spaces.length === 0) return ['(no spaces)'];
+  const lines: string[] = [];
+  for (const space of snapshot.spaces) {
+    lines.push(`${space.label} ${space.spaceId}${space.focused ? ' (focused)' : ''}  ${plural(space.tabCount, 'tab')}, ${plural(space.paneCount, 'pane')}`);
+    for (const tab of snapshot.tabs.filter((candidate) => candidate.spaceId === space.spaceId).sort((a, b) => a.number - b.number)) {
+      lines.push(`  ${tab.number}: ${tab.label} ${tab.tabId}${tab.focused ? ' *' : ''}`);
+      for (const pane of snapshot.panes.filter((candidate) => candidate.tabId === tab.tabId)) lines.push(paneLine(pane));
+    }
+  }
+  return lines;
+}
+
+async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
+  await withPort(options, io, async (port, resolved) => {
+    const snapshot = await port.snapshot();
+    if (options.json) {
+      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(snapshot) });
+      return;
+    }
+    writeLine(io.stdout, `${resolved.mux} at ${resolved.where}`);
+    for (const line of renderMuxSnapshot(snapshot)) writeLine(io.stdout, line);
+  });
+}
+
+// ---- probe -----------------------------------------------------------------------------------
+
+type CheckStatus = 'pass' | 'fail' | 'skipped';
+type ProbeVerdict = 'pass' | 'fail' | 'proves_nothing';
+
+function statusOf(result: conformance.ConformanceResult): CheckStatus {
+  return result.problems.length > 0 ? 'fail' : result.skipped !== undefined ? 'skipped' : 'pass';
+}
+
+/**
+ * The verdict of a read-only run. A multiplexer that could not be read fails the first check and
+ * skips the rest: that run proves nothing, which is never reported as a pass.
+ */
+function probeVerdict(results: readonly conformance.ConformanceResult[]): ProbeVerdict {
+  if (results.length === 0 || statusOf(results[0]!) === 'fail') return 'proves_nothing';
+  return results.some((result) => statusOf(result) === 'fail') ? 'fail' : 'pass';
+}
+
+const MARKS: Readonly<Record<CheckStatus, string>> = { pass: '✓', fail: '✗', skipped: '-' };
+
+async function probeCommand(options: MuxFlags, io: CliIO): Promise<number> {
+  return withPort(options, io, async (port, resolved) => {
+    const results = await conformance.runReadOnlyChecks(port);
+    const verdict = probeVerdict(results);
+    const count = (status: CheckStatus): number => results.filter((result) => statusOf(result) === status).length;
+    if (options.json) {
+      writeJson(io, {
+        mux: resolved.mux,
+        chosen_by: resolved.chosenBy,
+        endpoint: resolved.endpoint,
+        verdict,
+        reachable: verdict !== 'proves_nothing',
+        passed: count('pass'),
+        failed: count('fail'),
+        skipped: count('skipped'),
+        checks: results.map((result) => ({ check: result.check, status: statusOf(result), problems: result.problems, skipped: result.skipped ?? null })),
+      });
+    } else {
+      writeLine(io.stdout, `probing ${resolved.mux} at ${resolved.where} (read-only checks)`);
+      for (const result of verdict === 'proves_nothing' ? results.slice(0, 1) : results) {
+        const status = statusOf(result);
+        writeLine(io.stdout, `${MARKS[status]} ${result.check}${status === 'skipped' ? ` (skipped: ${result.skipped})` : ''}`);
+        for (const problem of result.problems) writeLine(io.stdout, `    ${problem}`);
+      }
+      if (verdict === 'proves_nothing') {
+        writeLine(io.stdout, `${resolved.mux} could not be read, so this probe proves nothing (${plural(results.length - 1, 'check')} not run)`);
+      } else {
+        const applicable = count('pass') + count('fail');
+        writeLine(io.stdout, `${count('pass')} of ${plural(applicable, 'applicable check')} passed${count('skipped') > 0 ? `, ${count('skipped')} not applicable` : ''}`);
+      }
+    }
+    return verdict === 'pass' ? EXIT.ok : EXIT.failure;
+  });
+}
+
+// ---- capabilities ----------------------------------------------------------------------------
+
+/** One declaration as JSON: capability names and key spellings are kept as the port spells them. */
+function declarationJson(mux: MuxName, declaration: MuxDeclaration): Record<string, unknown> {
+  return {
+    mux,
+    supports: { ...declaration.supports },
+    unsupported_keys: [...declaration.unsupportedKeys],
+    notes: { ...declaration.notes },
+    facts: { topology_latency: { ...declaration.topologyLatency }, spaces: declaration.spaces },
+  };
+}
+
+function renderDeclaration(mux: MuxName, declaration: MuxDeclaration): string[] {
+  const latency = declaration.topologyLatency.kind === 'push' ? 'pushed' : `seen within ${declaration.topologyLatency.ms} ms`;
+  const lines = [`${mux}: ${declaration.spaces === 'one' ? 'one space' : 'many spaces'}, topology changes ${latency}`];
+  for (const capability of MUX_CAPABILITIES) {
+    const note = declaration.notes[capability];
+    lines.push(`  ${declaration.supports[capability] ? '✓' : '✗'} ${capability}${note === undefined ? '' : ` — ${note}`}`);
+  }
+  if (declaration.unsupportedKeys.length > 0) lines.push(`  keys it cannot send: ${declaration.unsupportedKeys.join(', ')}`);
+  return lines;
+}
+
+async function capabilitiesCommand(options: MuxFlags, io: CliIO): Promise<void> {
+  const muxes = options.mux === undefined ? MUX_NAMES : [options.mux];
+  if (options.json) {
+    writeJson(io, { muxes: muxes.map((mux) => declarationJson(mux, MUX_DECLARATIONS[mux])) });
+    return;
+  }
+  muxes.forEach((mux, index) => {
+    if (index > 0) writeLine(io.stdout);
+    for (const line of renderDeclaration(mux, MUX_DECLARATIONS[mux])) writeLine(io.stdout, line);
+  });
+}
+
+export function registerMuxCommands(program: Command, context: CommandContext): void {
+  const mux = program.command('mux').description('the multiplexer port: snapshot, live read-only probe, declared capabilities');
+  const muxOption = (what: string): Option => new Option('--mux <name>', what).choices(MUX_NAMES);
+
+  mux
+    .command('snapshot')
+    .description('list spaces, tabs and panes as the mux port publishes them')
+    .addOption(muxOption('the multiplexer (default: DROVER_MUX, else the session this runs in)'))
+    .option('--json', 'print one JSON document')
+    .action(context.action(snapshotCommand));
+
+  mux
+    .command('probe')
+    .description('run the read-only conformance checks against the live multiplexer (exit 1 unless all applicable checks pass)')
+    .addOption(muxOption('the multiplexer (default: DROVER_MUX, else the session this runs in)'))
+    .option('--json', 'print one JSON document')
+    .action(context.action(probeCommand));
+
+  mux
+    .command('capabilities')
+    .description("what each multiplexer's adapter declares: capabilities, keys it cannot send, notes and facts")
+    .addOption(muxOption('only this multiplexer (default: all of them)'))
+    .option('--json', 'print one JSON document')
+    .action(context.action(capabilitiesCommand));
+}

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { before, describe, it } from 'node:test';
+import Database from 'better-sqlite3';
+import { FleetStore, LATEST_SCHEMA_VERSION } from '../../src/fleet/index.js';
+import type { RunResult } from '../../src/process/index.js';
+import { seed } from '../mux/tmux-world.js';
+import { cliSandbox } from '../support/cli.js';
+import { useTestServer } from '../support/tmux.js';
+
+interface DoctorDocument {
+  ok: boolean;
+  issues: string[];
+  multiplexer: { backend: string | null; chosen_by: string | null; endpoint: Record<string, string | null> | null; tmux_version: string | null; reachable: boolean };
+  tools: Record<string, string | null>;
+  fleet: { database: { path: string; exists: boolean; schema_version: number | null; latest_schema_version: number }; backend: { resolved: string | null }; problems: string[] };
+  checks: { section: string; check: string; ok: boolean; detail: string }[];
+}
+
+function doctorJson(result: RunResult, code: number): DoctorDocument {
+  assert.equal(result.exitCode, code, `exit ${result.exitCode}: ${result.stderrText()}${result.text()}`);
+  return JSON.parse(result.text()) as DoctorDocument;
+}
+
+const NO_MUX_REMEDY = 'run drover inside a tmux or herdr session, or set DROVER_MUX';
+
+describe('drover doctor inside a tmux session', () => {
+  const sandbox = cliSandbox();
+  const owned = useTestServer();
+  let tmuxEnv: NodeJS.ProcessEnv;
+  before(async () => {
+    await seed(owned.server);
+    tmuxEnv = { TMUX: `${owned.server.endpoint.socketPath},1,0` };
+  });
+
+  it('reports every section healthy before the fleet database exists', async () => {
+    const text = await sandbox.drover(['doctor'], { env: tmuxEnv });
+    assert.equal(text.exitCode, 0, text.text());
+    const socket = owned.server.endpoint.socketPath;
+    assert.deepEqual(text.text().split('\n').slice(0, 5), [
+      'multiplexer',
+      '  ✓ backend: tmux (chosen by TMUX)',
+      `  ✓ endpoint: tmux -S ${socket} (from $TMUX)`,
+      `  ✓ tmux version: ${(await owned.server.run(['display-message', '-p', 'tmux #{version}'])).text().trim()}`,
+      '  ✓ reachable: 2 spaces, 4 panes',
+    ]);
+    assert.match(text.text(), /\ntools\n {2}✓ tmux: \/\S+\/tmux\n {2}✓ git: \/\S+\/git\n {2}✓ flock: \/\S+\/flock\nfleet\n/);
+    assert.match(text.text(), new RegExp(`\n {2}✓ database: ${join(sandbox.dir, 'drover.db')} \\(not created yet\\)\n`));
+    assert.match(text.text(), /\n {2}✓ fleet backend: tmux\n/);
+    assert.match(text.text(), /\nno issues found\n$/);
+    assert.doesNotMatch(text.text(), /✗/);
+  });
+
+  it('reads the schema of an existing fleet database, and judges the server -S names the same way', async () => {
+    FleetStore.open({ path: join(sandbox.dir, 'drover.db') }).close();
+    const document = doctorJson(await sandbox.drover(['-S', owned.server.endpoint.socketPath, 'doctor', '--json']), 0);
+    assert.deepEqual([document.ok, document.issues], [true, []]);
+    assert.deepEqual([document.multiplexer.backend, document.multiplexer.chosen_by, document.multiplexer.reachable], ['tmux', '-S', true]);
+    assert.match(document.multiplexer.tmux_version!, /^tmux \d/);
+    assert.deepEqual(document.fleet.database, { path: join(sandbox.dir, 'drover.db'), exists: true, schema_version: LATEST_SCHEMA_VERSION, latest_schema_version: LATEST_SCHEMA_VERSION });
+    assert.equal(document.fleet.backend.resolved, 'tmux');
+    assert.ok(document.checks.some((check) => check.check === 'database' && check.detail.endsWith(`(schema ${LATEST_SCHEMA_VERSION} of ${LATEST_SCHEMA_VERSION})`)));
+  });
+
+  it('counts a server that does not answer as an issue', async () => {
+    const dead = join(sandbox.dir, 'no-server.sock');
+    const text = await sandbox.drover(['doctor'], { env: { TMUX: `${dead},1,0` } });
+    assert.equal(text.exitCode, 1);
+    assert.match(text.text(), new RegExp(`\n {2}✗ reachable: tmux is not reachable at tmux -S ${dead} \\(from \\$TMUX\\): .+\n`));
+    assert.match(text.text(), /\n1 issue found\n$/);
+  });
+});
+
+describe('drover doctor with nothing set up', () => {
+  const sandbox = cliSandbox();
+
+  it('reports a multiplexer that cannot be chosen once, with its remedy, and does not crash', async () => {
+    const text = await sandbox.drover(['doctor']);
+    assert.equal(text.exitCode, 1);
+    assert.match(text.text(), new RegExp(`^multiplexer\n {2}✗ backend: ${NO_MUX_REMEDY}\ntools\n`));
+    assert.equal(text.text().split(NO_MUX_REMEDY).length, 2, 'the remedy appears once');
+    assert.match(text.text(), /\n1 issue found\n$/);
+    const document = doctorJson(await sandbox.drover(['doctor', '--json']), 1);
+    assert.deepEqual(document.issues, [NO_MUX_REMEDY]);
+    assert.deepEqual(document.multiplexer, { backend: null, chosen_by: null, endpoint: null, tmux_version: null, reachable: false });
+    assert.deepEqual(document.fleet.problems, [NO_MUX_REMEDY]);
+  });
+
+  it('lists every missing tool and an unusable database, one issue each', async () => {
+    const database = join(sandbox.dir, 'other.db');
+    const db = new Database(database);
+    db.exec('CREATE TABLE other (x)');
+    db.close();
+    const emptyPath = join(sandbox.dir, 'empty-bin');
+    mkdirSync(emptyPath);
+    const document = doctorJson(await sandbox.drover(['doctor', '--json'], { env: { PATH: emptyPath, DROVER_DB: database, DROVER_MUX: 'herdr', HERDR_SOCKET_PATH: join(sandbox.dir, 'none.sock') } }), 1);
+    assert.deepEqual(document.tools, { tmux: null, git: null, flock: null });
+    assert.deepEqual(
+      document.checks.filter((check) => !check.ok).map((check) => [check.section, check.check]),
+      [
+        ['multiplexer', 'reachable'],
+        ['tools', 'tmux'],
+        ['tools', 'git'],
+        ['tools', 'flock'],
+        ['fleet', 'problem'],
+        ['fleet', 'problem'],
+      ],
+    );
+    assert.equal(document.issues.length, 6);
+    assert.ok(document.issues.includes(`the database ${database} has no schema_migrations ledger; drover will not use it`));
+    assert.ok(document.issues.some((issue) => /^util-linux flock, which the pane input lock needs, cannot be run/.test(issue)));
+    assert.match(document.issues[0]!, /^herdr is not reachable at herdr socket \S+none\.sock \(from HERDR_SOCKET_PATH\): cannot connect to herdr/);
+  });
+});
