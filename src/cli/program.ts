@@ -22,6 +22,8 @@ const MODULES: readonly { commands: readonly string[]; load: () => Promise<Regis
   { commands: ['fleet', 'member', 'message'], load: async () => (await import('./commands/fleet.js')).registerFleetCommands },
   { commands: ['pane'], load: async () => (await import('./commands/pane.js')).registerPaneCommands },
   { commands: ['agent'], load: async () => (await import('./commands/agent.js')).registerAgentCommands },
+  { commands: ['mux'], load: async () => (await import('./commands/mux.js')).registerMuxCommands },
+  { commands: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommands },
 ];
 
 const GLOBAL_OPTIONS_WITH_VALUES = new Set(['-L', '--socket-name', '-S', '--socket-path']);
