@@ -11,6 +11,12 @@ process.on('SIGINT', () => {
   controller.abort();
 });
 
+// A reader that stops early (`drover pane map | head`) closes our stdout: stop quietly, as other tools do.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code === 'EPIPE') process.exit(typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok);
+  throw error;
+});
+
 const io: CliIO = {
   stdin: process.stdin,
   stdout: process.stdout,

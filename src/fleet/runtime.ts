@@ -1,6 +1,6 @@
-import { resolveEndpoint as resolveMuxEndpoint, selectMux } from '../mux/index.js';
+import { resolveEndpoint as resolveMuxEndpoint, selectMux, tmuxEndpointOf } from '../mux/index.js';
 import { DroverError } from '../process/index.js';
-import { Endpoint, Server } from '../tmux/index.js';
+import { Server, type Endpoint } from '../tmux/index.js';
 import type { FleetBackend } from './backend.js';
 import { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
@@ -90,9 +90,7 @@ export class FleetRuntime {
     if (this.options.tmuxEndpoint) return this.options.tmuxEndpoint;
     const spec = resolveMuxEndpoint('tmux', this.env);
     if (spec.mux !== 'tmux') throw new Error('unreachable: the tmux endpoint resolved to another multiplexer');
-    if (spec.kind === 'socketName') return Endpoint.fromSocketName(spec.socketName, { env: this.env });
-    if (spec.kind === 'socketPath') return Endpoint.fromSocketPath(spec.socketPath, { env: this.env });
-    return Endpoint.fromEnv({ env: this.env });
+    return tmuxEndpointOf(spec, this.env);
   }
 
   private herdrSocket(): string {

@@ -25,6 +25,8 @@ export function cliSandbox(): CliSandbox {
   const env: NodeJS.ProcessEnv = { ...process.env, TMUX_TMPDIR: dir, DROVER_STATE_DIR: join(dir, 'state'), DROVER_DB: join(dir, 'drover.db'), HOME: dir };
   delete env.TMUX;
   delete env.TMUX_PANE;
+  // Certificates are loaded at every Node start when this is set; the CLI makes no network calls.
+  delete env.NODE_EXTRA_CA_CERTS;
   after(() => rmSync(dir, { recursive: true, force: true }));
   return {
     dir,
