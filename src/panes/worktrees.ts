@@ -1,5 +1,5 @@
-import { existsSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative } from 'node:path';
+import { existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { basename, dirname, join, relative, resolve } from 'node:path';
 import { SpawnError, run } from '../process/index.js';
 
 /** Where a pane's cwd sits in git: its worktree root and its repo's main worktree root (null outside git). */
@@ -72,11 +72,40 @@ export function gitAnchor(dir: string): string | undefined {
   }
 }
 
+function readText(path: string): string | undefined {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * What git would answer for an anchor in the two everyday layouts, read from the files git
+ * itself reads: a `.git` directory (the anchor is its own repository's main worktree), or a
+ * linked worktree's `.git` file naming `<repo>/.git/worktrees/<name>`, whose `commondir`
+ * leads back to `<repo>/.git`. Undefined for anything else (submodules, separate git
+ * directories, bare repositories), which git is asked about.
+ */
+export function worktreeFromLayout(anchor: string): WorktreeInfo | undefined {
+  const dotGit = join(anchor, '.git');
+  if (isDirectory(dotGit)) return existsSync(join(dotGit, 'HEAD')) ? { worktree: realpathSync(anchor), repo: realpathSync(anchor) } : undefined;
+  const pointer = /^gitdir: (.+)$/m.exec(readText(dotGit) ?? '')?.[1]?.trim();
+  if (pointer === undefined) return undefined;
+  const gitDir = resolve(anchor, pointer);
+  const common = readText(join(gitDir, 'commondir'))?.trim();
+  if (!common) return undefined;
+  const main = mainWorktreeFromCommonDir(resolve(gitDir, common));
+  if (main === undefined || !isDirectory(main)) return undefined;
+  return { worktree: realpathSync(anchor), repo: realpathSync(main) };
+}
+
 /**
  * Resolves pane cwds to git worktrees with as few git children as possible: none for a cwd
- * outside git, one `rev-parse` per worktree the cwds sit in (it also names the repo's common
- * git directory), and a `worktree list` only for a repo whose layout does not name its main
- * worktree. Results are cached for the resolver's lifetime.
+ * outside git or in an everyday repository or linked worktree (read from git's own files),
+ * else one `rev-parse` per worktree (it also names the repo's common git directory) and a
+ * `worktree list` only for a repo whose layout does not name its main worktree. Results are
+ * cached for the resolver's lifetime.
  */
 export class WorktreeResolver {
   private readonly byCwd = new Map<string, Promise<WorktreeInfo>>();
@@ -113,6 +142,8 @@ export class WorktreeResolver {
   }
 
   private async lookUp(anchor: string): Promise<WorktreeInfo> {
+    const known = worktreeFromLayout(anchor);
+    if (known) return known;
     const output = await this.git(['-C', anchor, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir']);
     const [worktree, commonDir] = output?.split('\n') ?? [];
     if (!worktree || !commonDir) return NOT_IN_GIT;

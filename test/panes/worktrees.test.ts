@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { processDiagnostics, run } from '../../src/process/index.js';
-import { WorktreeResolver, gitAnchor, mainWorktreeFromCommonDir, mainWorktreeFromPorcelain, worktreeLabel } from '../../src/panes/index.js';
+import { WorktreeResolver, gitAnchor, mainWorktreeFromCommonDir, mainWorktreeFromPorcelain, worktreeFromLayout, worktreeLabel } from '../../src/panes/index.js';
 
 const gitEnv = {
   ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))),
@@ -41,12 +41,12 @@ describe('WorktreeResolver against real repositories', () => {
   });
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it('resolves worktree and repo with one rev-parse per worktree and no git at all outside git', async () => {
+  it('resolves everyday repositories and linked worktrees from git’s own files, with no git child', async () => {
     const resolver = new WorktreeResolver({ env: { ...gitEnv, GIT_DIR: '/nonexistent' } });
     const cwds = [alpha, join(alpha, 'src'), join(alpha, 'src'), feature, join(feature, 'docs'), beta, plain, alpha];
     const before = processDiagnostics().spawned;
     const infos = await resolver.resolveAll(cwds);
-    assert.equal(processDiagnostics().spawned - before, 3, '3 worktrees; the main worktrees follow from the common git directories');
+    assert.equal(processDiagnostics().spawned - before, 0, 'a .git directory, or a .git file whose commondir leads back to <repo>/.git');
     assert.deepEqual(Object.fromEntries(infos), {
       [alpha]: { worktree: alpha, repo: alpha },
       [join(alpha, 'src')]: { worktree: alpha, repo: alpha },
@@ -67,6 +67,14 @@ describe('WorktreeResolver against real repositories', () => {
       [alpha, join(feature, 'docs'), beta, plain].map((cwd) => worktreeLabel(cwd, infos.get(cwd)!)),
       ['(main)', 'trees/alpha-feature/', '(main)', 'plain/'],
     );
+  });
+
+  it('agrees with git for every layout it reads itself', async () => {
+    for (const dir of [alpha, feature, beta]) {
+      const output = await run(['git', '-C', dir, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { env: gitEnv });
+      const [worktree, common] = output.text().trim().split('\n');
+      assert.deepEqual(worktreeFromLayout(dir), { worktree, repo: dirname(common!) });
+    }
   });
 
   it('asks git for the main worktree when the git directory is kept elsewhere', async () => {
