@@ -666,7 +666,7 @@ export class ControlConnection implements CommandTransport {
       this.lose(link, 'closed');
       if (wasLive) {
         link.child.stdin.end();
-        const exited = await Promise.race([link.child.exited.then(() => true), sleep(graceMs / 2).then(() => false)]);
+        const exited = await Promise.race([link.child.exited.then(() => true), sleep(graceMs / 2, undefined, { ref: false }).then(() => false)]);
         if (!exited) await link.child.stop(graceMs / 2).catch((e: Error) => cleanupErrors.push(e));
       }
       await link.child.stop(0).catch((e: Error) => cleanupErrors.push(e));
