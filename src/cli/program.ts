@@ -24,6 +24,7 @@ const MODULES: readonly { commands: readonly string[]; load: () => Promise<Regis
   { commands: ['agent'], load: async () => (await import('./commands/agent.js')).registerAgentCommands },
   { commands: ['mux'], load: async () => (await import('./commands/mux.js')).registerMuxCommands },
   { commands: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommands },
+  { commands: ['workspace'], load: async () => (await import('./commands/workspace.js')).registerWorkspaceCommands },
 ];
 
 const GLOBAL_OPTIONS_WITH_VALUES = new Set(['-L', '--socket-name', '-S', '--socket-path']);

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { isProcessAlive } from '../../src/process/index.js';
 import { cliSandbox } from '../support/cli.js';
 
@@ -64,5 +66,69 @@ describe('drover up / snapshot / down', () => {
     assert.equal(down.exitCode, 0, down.stderrText());
     const after = await sandbox.drover(['snapshot', '-L', 'drover-test-named']);
     assert.equal(after.exitCode, 1);
+  });
+});
+
+describe('drover up FILE', () => {
+  const sandbox = cliSandbox();
+  // The panes run cat, not a shell: the dispatched agent commands are only echoed.
+  sandbox.env.SHELL = '/bin/cat';
+  const example = fileURLToPath(new URL('../../../examples/agent-fleet.yaml', import.meta.url));
+
+  it('loads the workspace onto a private server it starts, and down removes everything', async () => {
+    const up = await sandbox.drover(['up', '--json', example]);
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const started = JSON.parse(up.text()) as { server: string; session: string; pid: number; socket_path: string; attach: string[]; workspace: { success: boolean; created: unknown[] } };
+    assert.deepEqual([started.server, started.session, started.workspace.success], ['started', 'agent-fleet', true]);
+    assert.equal(started.workspace.created.length, 6);
+    assert.deepEqual(started.attach, ['tmux', '-S', started.socket_path, 'attach', '-t', 'agent-fleet']);
+
+    const snapshot = await sandbox.drover(['snapshot', '--json']);
+    assert.equal(snapshot.exitCode, 0, snapshot.stderrText());
+    const { sessions, windows, panes } = JSON.parse(snapshot.text()) as { sessions: { session_name: string }[]; windows: { window_name: string }[]; panes: unknown[] };
+    assert.deepEqual(sessions.map((s) => s.session_name), ['agent-fleet']);
+    assert.deepEqual(windows.map((w) => w.window_name), ['fleet']);
+    assert.equal(panes.length, 4);
+
+    const text = await sandbox.drover(['up', example]);
+    assert.equal(text.exitCode, 1, 'the session exists now: a conflict before any effect');
+    assert.match(text.stderrText(), /already exists/);
+
+    const down = await sandbox.drover(['down']);
+    assert.equal(down.exitCode, 0, down.stderrText());
+    assert.equal(isProcessAlive(started.pid), false);
+    assert.equal(existsSync(dirname(started.socket_path)), false);
+  });
+
+  it('refuses a bad file or --session before starting anything', async () => {
+    const bad = await sandbox.drover(['up', join(sandbox.dir, 'missing.yaml')]);
+    assert.equal(bad.exitCode, 2);
+    const session = await sandbox.drover(['up', '--session', 'other', example]);
+    assert.equal(session.exitCode, 2);
+    const fileFlag = await sandbox.drover(['up', '--compensate']);
+    assert.equal(fileFlag.exitCode, 2);
+    assert.match(fileFlag.stderrText(), /go with a workspace file/);
+    assert.match((await sandbox.drover(['down'])).text(), /nothing to stop/);
+  });
+
+  it('retires the server it started when a compensated load leaves it empty (exit 3)', async () => {
+    const failing = join(sandbox.dir, 'failing.yaml');
+    writeFileSync(failing, 'session_name: broken\nwindows:\n  - panes: [null]\n  - options: {no-such-option: 1}\n');
+    const up = await sandbox.drover(['up', '--json', '--compensate', failing]);
+    assert.equal(up.exitCode, 3, up.stderrText());
+    const result = JSON.parse(up.text()) as { success: boolean; compensation: string; socket_path: string };
+    assert.deepEqual([result.success, result.compensation], [false, 'completed']);
+    assert.equal(existsSync(dirname(result.socket_path)), false);
+    assert.match((await sandbox.drover(['down'])).text(), /nothing to stop/);
+  });
+
+  it('loads onto a named server, starting it without leaving a stray session', async () => {
+    const up = await sandbox.drover(['-L', 'drover-test-up-file', 'up', example]);
+    assert.equal(up.exitCode, 0, up.stderrText());
+    assert.match(up.text(), /loaded workspace "agent-fleet"/);
+    assert.match(up.text(), /attach: tmux -L drover-test-up-file attach -t agent-fleet/);
+    const snapshot = await sandbox.drover(['snapshot', '--json', '-L', 'drover-test-up-file']);
+    assert.deepEqual((JSON.parse(snapshot.text()) as { sessions: { session_name: string }[] }).sessions.map((s) => s.session_name), ['agent-fleet']);
+    assert.equal((await sandbox.drover(['down', '-L', 'drover-test-up-file'])).exitCode, 0);
   });
 });

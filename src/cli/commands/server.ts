@@ -4,21 +4,32 @@ import { basename, dirname } from 'node:path';
 import { run } from '../../process/index.js';
 import { Criteria, Endpoint, Server, ServerUnreachableError, type Snapshot } from '../../tmux/index.js';
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
-import { UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import type { LoadFlags, LoadOutcome } from './workspace.js';
 import { renderSnapshot } from '../render.js';
 import { clearUpState, readUpState, writeUpState } from '../state.js';
 import type { CommandContext } from '../program.js';
 
-interface UpOptions extends SocketFlags {
-  json?: boolean;
-  session: string;
+const DEFAULT_SESSION = 'drover';
+
+interface UpOptions extends LoadFlags {
+  /** Absent: the default session, or the file's session with FILE. */
+  session?: string;
 }
 
-function attachArgv(endpoint: Endpoint, session: string): string[] {
+type ServerOrigin = 'started' | 'reused' | 'borrowed';
+
+/** What `drover up FILE` adds to the report: the load's JSON and its lines for people. */
+interface WorkspaceReport {
+  readonly document: Record<string, unknown>;
+  readonly lines: readonly string[];
+}
+
+export function attachArgv(endpoint: Endpoint, session: string): string[] {
   return ['tmux', ...(endpoint.socketName !== undefined ? ['-L', endpoint.socketName] : ['-S', endpoint.socketPath]), 'attach', '-t', session];
 }
 
-function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, session: string, started: 'started' | 'reused' | 'borrowed'): void {
+function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, session: string, started: ServerOrigin, workspace?: WorkspaceReport): void {
   const attach = attachArgv(server.endpoint, session);
   const record = server.ownedRecord ?? readUpState(io.env)?.record;
   if (json) {
@@ -31,83 +42,147 @@ function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, se
       attach: attach,
       attach_command: attach.map(shellQuote).join(' '),
       snapshot: snapshot.toJSON(),
+      ...(workspace === undefined ? {} : { workspace: workspace.document }),
     });
     return;
   }
   const what = started === 'started' ? 'started a private tmux server' : started === 'reused' ? 'using the private tmux server started earlier' : 'using the tmux server';
   writeLine(io.stdout, `drover: ${what}${record && started !== 'borrowed' ? ` (pid ${record.pid})` : ''}`);
   writeLine(io.stdout, `socket: ${server.endpoint.socketPath}`);
+  for (const line of workspace?.lines ?? []) writeLine(io.stdout, line);
   for (const line of renderSnapshot(snapshot)) writeLine(io.stdout, line);
   writeLine(io.stdout, `attach: ${attach.map(shellQuote).join(' ')}`);
   if (started !== 'borrowed') writeLine(io.stdout, 'stop:   drover down');
 }
 
-async function ensureSession(server: Server, name: string): Promise<void> {
+async function ensureSession(server: Server, name: string, io: CliIO): Promise<void> {
   const snapshot = await server.snapshot();
-  if (!snapshot.sessions.toArray().some((s) => s.sessionName === name)) await server.newSession({ name });
+  if (!snapshot.sessions.toArray().some((s) => s.sessionName === name)) await server.newSession({ name, cwd: io.cwd });
 }
 
-/** `drover up`: the main job. No -L/-S: a private tmux server drover owns. */
-async function up(options: UpOptions, io: CliIO): Promise<void> {
-  if (options.session === '') throw new UsageError('--session needs a name');
+/** The server `drover up` works on. `owned`: the binding of a private server this call started (closing it retires it). */
+interface UpTarget {
+  readonly endpoint: Endpoint;
+  readonly origin: ServerOrigin;
+  readonly owned?: Server;
+  /** A named server this call started, with this session only to keep it alive. */
+  readonly startedWith?: string;
+}
+
+/**
+ * -L/-S: that server, started with `firstSession` if it is not running (tmux needs a session
+ * to stay up). Otherwise drover's private server: the recorded one if it still runs, else a
+ * new one, recorded for `drover down` under `recordedSession`.
+ */
+async function upServer(options: SocketFlags, io: CliIO, firstSession: string, recordedSession: string): Promise<UpTarget> {
   if (options.socketName !== undefined || options.socketPath !== undefined) {
     const { endpoint } = resolveEndpoint(options, io);
-    let server: Server;
     try {
-      server = await Server.open(endpoint, { env: io.env });
+      await (await Server.open(endpoint, { env: io.env })).close();
+      return { endpoint, origin: 'borrowed' };
     } catch (error) {
       if (!(error instanceof ServerUnreachableError)) throw error;
       // A named server that is not running yet: tmux starts it with the first session. It is the user's, not drover's.
-      await startNamedServer(endpoint, options.session, io);
-      server = await Server.open(endpoint, { env: io.env });
+      return { endpoint, origin: 'borrowed', startedWith: await startNamedServer(endpoint, firstSession, io) };
     }
-    try {
-      await ensureSession(server, options.session);
-      report(io, options.json === true, server, await server.snapshot(), options.session, 'borrowed');
-    } finally {
-      await server.close();
-    }
-    return;
   }
-
   const existing = readUpState(io.env);
   if (existing?.alive) {
-    const server = await Server.open(Endpoint.fromSocketPath(existing.record.socketPath, { env: io.env, executable: existing.record.executable }), { env: io.env });
+    return { endpoint: Endpoint.fromSocketPath(existing.record.socketPath, { env: io.env, executable: existing.record.executable }), origin: 'reused' };
+  }
+  if (existing) discardStale(existing.record.directory, io);
+  const owned = await Server.start({ persistent: true, env: io.env });
+  writeUpState(io.env, { record: owned.ownedRecord!, session: recordedSession, startedAt: new Date().toISOString() });
+  return { endpoint: owned.endpoint, origin: 'started', owned };
+}
+
+/** `drover up [FILE]`: the main job. No -L/-S: a private tmux server drover owns. */
+async function up(options: UpOptions, io: CliIO, file?: string): Promise<number | void> {
+  if (file !== undefined) return upWorkspace(file, options, io);
+  if (options.compensate || options.expandEnv !== undefined || options.timeoutMs !== undefined) {
+    throw new UsageError('--compensate, --expand-env and --timeout-ms go with a workspace file: drover up FILE');
+  }
+  const session = options.session ?? DEFAULT_SESSION;
+  if (session === '') throw new UsageError('--session needs a name');
+  const target = await upServer(options, io, session, session);
+  try {
+    // The daemon outlives this process: report through a borrowed binding, keep the server.
+    const server = await Server.open(target.endpoint, { env: io.env });
     try {
-      await ensureSession(server, options.session);
-      report(io, options.json === true, server, await server.snapshot(), options.session, 'reused');
+      await ensureSession(server, session, io);
+      report(io, options.json === true, server, await server.snapshot(), session, target.origin);
     } finally {
       await server.close();
     }
-    return;
-  }
-  if (existing) discardStale(existing.record.directory, io);
-
-  const server = await Server.start({ persistent: true, env: io.env });
-  const record = server.ownedRecord!;
-  try {
-    await server.newSession({ name: options.session, cwd: io.cwd });
-    writeUpState(io.env, { record, session: options.session, startedAt: new Date().toISOString() });
-    const snapshot = await server.snapshot();
-    // The daemon outlives this process: release the binding, keep the server.
-    const borrowed = await Server.open(server.endpoint, { env: io.env });
-    report(io, options.json === true, borrowed, snapshot, options.session, 'started');
-    await borrowed.close();
   } catch (error) {
-    await server.close().catch(() => undefined);
-    clearUpState(io.env);
+    await retire(target, io);
     throw error;
   }
 }
 
-async function startNamedServer(endpoint: Endpoint, session: string, io: CliIO): Promise<void> {
+/**
+ * `drover up FILE`: the workspace's session instead of the default one, loaded exactly as
+ * `drover workspace load` does, with its exit codes. A server this call started is removed
+ * again when the load leaves it with no session.
+ */
+async function upWorkspace(file: string, options: UpOptions, io: CliIO): Promise<number> {
+  if (options.session !== undefined) throw new UsageError('--session does not go with a workspace file: the file names its session');
+  const workspace = await import('./workspace.js');
+  const prepared = await workspace.prepareLoad(file, options, io);
+  const sessionName = prepared.plan.sessionName;
+  const target = await upServer(options, io, `drover-up-${process.pid}`, sessionName);
+  let outcome: LoadOutcome;
+  try {
+    outcome = await workspace.applyWorkspace(target.endpoint, prepared, io);
+  } catch (error) {
+    await settleStartedServer(target, io).catch(() => undefined);
+    throw error;
+  }
+  await settleStartedServer(target, io);
+  if (outcome.error !== undefined) return workspace.reportFailedLoad(io, options.json === true, target.endpoint, outcome, prepared.plan);
+  const server = await Server.open(target.endpoint, { env: io.env });
+  try {
+    const loaded = { document: workspace.loadDocument(target.endpoint, outcome), lines: workspace.loadSummary(outcome, prepared.plan) };
+    report(io, options.json === true, server, await server.snapshot(), sessionName, target.origin, loaded);
+  } finally {
+    await server.close();
+  }
+  return EXIT.ok;
+}
+
+/** Drops the session that only kept a named server up, and retires a server of ours that ended up empty. */
+async function settleStartedServer(target: UpTarget, io: CliIO): Promise<void> {
+  if (target.startedWith === undefined && target.owned === undefined) return;
+  let server: Server | undefined;
+  try {
+    server = await Server.open(target.endpoint, { env: io.env });
+    if (target.startedWith !== undefined) await server.session(target.startedWith).kill();
+    if (target.owned !== undefined && (await server.snapshot()).sessions.isEmpty()) await retire(target, io);
+  } catch (error) {
+    // Its last session gone, tmux exits: nothing is left to tidy.
+    if (!(error instanceof ServerUnreachableError)) throw error;
+  } finally {
+    await server?.close();
+  }
+}
+
+/** Stops a private server this call started and forgets it. */
+async function retire(target: UpTarget, io: CliIO): Promise<void> {
+  if (target.owned === undefined) return;
+  await target.owned.close().catch(() => undefined);
+  clearUpState(io.env);
+}
+
+/** Starts a named server with one detached session and returns that session's id. */
+async function startNamedServer(endpoint: Endpoint, session: string, io: CliIO): Promise<string> {
   const env = { ...io.env };
   delete env.TMUX;
   delete env.TMUX_PANE;
   // tmux makes its per-user socket directory itself only for -L; drover always addresses by path.
   if (endpoint.socketName !== undefined) mkdirSync(dirname(endpoint.socketPath), { recursive: true, mode: 0o700 });
-  const result = await run([endpoint.executable, ...endpoint.args, 'new-session', '-d', '-s', session], { env, cwd: io.cwd });
+  const result = await run([endpoint.executable, ...endpoint.args, 'new-session', '-d', '-P', '-F', '#{session_id}', '-s', session], { env, cwd: io.cwd });
   if (!result.ok) throw new ServerUnreachableError(`could not start tmux at ${endpoint.socketPath}: ${result.stderrText().trim()}`);
+  return result.text().trim();
 }
 
 /** Removes the private directory of a recorded server whose daemon is gone. */
@@ -179,7 +254,11 @@ export function registerServerCommands(program: Command, context: CommandContext
   program
     .command('up')
     .description('start (or reuse) a private tmux server drover owns, with a session; with -L/-S use that server')
-    .option('--session <name>', 'session to create if missing', 'drover')
+    .argument('[file]', 'a workspace file to load as the session (see `drover workspace load`; exit 3: partial effects)')
+    .option('--session <name>', `session to create if missing (default ${DEFAULT_SESSION})`)
+    .option('--expand-env <name>', 'with FILE: expand ${NAME} and $NAME for this variable (repeatable)', (name: string, names: string[] | undefined) => [...(names ?? []), name])
+    .option('--compensate', 'with FILE: on failure, remove the session the load created')
+    .option('--timeout-ms <ms>', 'with FILE: total deadline of the load (default as for workspace load)')
     .option('--json', 'print one JSON document')
     .action(context.action(up));
 

@@ -1,0 +1,337 @@
+import type { Command } from 'commander';
+import { userInfo } from 'node:os';
+import { isAbsolute, resolve } from 'node:path';
+import { AbortedError, type TerminalResult } from '../../process/index.js';
+import { Server, type Endpoint } from '../../tmux/index.js';
+import {
+  ApplyError,
+  WorkspaceError,
+  applyPlan,
+  captureWorkspaceSnapshot,
+  loadWorkspaceFile,
+  planWorkspace,
+  workspaceToJSON,
+  type ApplyResult,
+  type WorkspaceDocument,
+  type WorkspacePlan,
+} from '../../workspace/index.js';
+import { openServer, type SocketFlags } from '../endpoint.js';
+import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import type { CommandContext } from '../program.js';
+import { attachArgv } from './server.js';
+
+/**
+ * The load's total deadline unless --timeout-ms says otherwise. The library's 5 s suits a
+ * small layout; real files with tens of windows and `sleep_before`/`sleep_after` pauses need
+ * more, and a stuck tmux still fails within half a minute.
+ */
+export const DEFAULT_LOAD_TIMEOUT_MS = 30_000;
+
+/** `drover workspace load` adds 3 to the usual codes: effects happened (or may have) and the load did not finish. */
+export const WORKSPACE_EXIT = Object.freeze({ ...EXIT, partial: 3 });
+
+const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+const CONTROL_CHARACTER = /[\u0000-\u001f\u007f]/;
+
+/** Flags every command that reads a workspace file takes. */
+export interface WorkspaceFileFlags extends SocketFlags {
+  json?: boolean;
+  expandEnv?: string[];
+}
+
+/** Flags of a load, shared by `drover workspace load` and `drover up FILE`. */
+export interface LoadFlags extends WorkspaceFileFlags {
+  compensate?: boolean;
+  timeoutMs?: string;
+}
+
+interface LoadCommandFlags extends LoadFlags {
+  attach?: boolean;
+  switch?: string;
+}
+
+/** A file read, planned and checked, with the load's settings; nothing has touched tmux yet. */
+export interface PreparedLoad {
+  readonly file: string;
+  readonly plan: WorkspacePlan;
+  readonly timeoutMs: number;
+  readonly compensate: boolean;
+}
+
+/** How a load ended: its ledger, the exit status, and the message for stderr when it failed. */
+export interface LoadOutcome {
+  readonly result: ApplyResult;
+  readonly code: number;
+  readonly elapsedMs: number;
+  /** Set when the apply failed. */
+  readonly error?: ApplyError;
+}
+
+/** Gathers a repeatable option's values (no default, so help shows none). */
+function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
+/** Reads and parses the file; an unreadable or invalid file is a usage error (exit 2) naming the file and the structural path. */
+async function readWorkspace(file: string, flags: WorkspaceFileFlags, io: CliIO): Promise<WorkspaceDocument> {
+  const names = flags.expandEnv ?? [];
+  const bad = names.find((name) => !VARIABLE_NAME.test(name));
+  if (bad !== undefined) throw new UsageError(`--expand-env takes a variable name such as HOME (got ${JSON.stringify(bad)})`);
+  const env = Object.fromEntries(Object.entries(io.env).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  try {
+    return await loadWorkspaceFile(resolve(io.cwd, file), { expandEnv: names, env, homeDir: homeDirectory(io.env) });
+  } catch (error) {
+    if (!(error instanceof WorkspaceError)) throw error;
+    throw new ExitError(`${file}: ${error.message}`, EXIT.usage, {
+      type: error.name,
+      phase: error.phase,
+      delivery: error.delivery,
+      file,
+      path: error.path,
+      code: error.code,
+      unsupported_feature: error.unsupportedFeature ?? null,
+      line: error.line ?? null,
+      column: error.column ?? null,
+    });
+  }
+}
+
+/** What `~` means in the file: $HOME when it is a usable path, else the account's home. */
+function homeDirectory(env: NodeJS.ProcessEnv): string {
+  return env.HOME !== undefined && isAbsolute(env.HOME) ? env.HOME : userInfo().homedir;
+}
+
+function parseTimeout(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_LOAD_TIMEOUT_MS;
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(Number(value)) || Number(value) < 1) {
+    throw new UsageError(`--timeout-ms must be a positive whole number of milliseconds (got ${JSON.stringify(value)})`);
+  }
+  return Number(value);
+}
+
+/** Checks the flags, reads and plans the file: every usage and file error surfaces here, before any server is touched. */
+export async function prepareLoad(file: string, flags: LoadFlags, io: CliIO): Promise<PreparedLoad> {
+  const timeoutMs = parseTimeout(flags.timeoutMs);
+  const doc = await readWorkspace(file, flags, io);
+  return { file, plan: planWorkspace(doc), timeoutMs, compensate: flags.compensate === true };
+}
+
+/**
+ * Applies a prepared plan on a borrowed server. Commands ride one control connection (one
+ * tmux client for the whole load instead of one per step); the binding is released before
+ * this returns. Failures come back as an outcome with the ledger, never as a throw.
+ */
+export async function applyWorkspace(endpoint: Endpoint, prepared: PreparedLoad, io: CliIO): Promise<LoadOutcome> {
+  const started = performance.now();
+  const server = await Server.open(endpoint, { env: io.env });
+  try {
+    await server.connect({ signal: io.signal });
+    const result = await applyPlan(prepared.plan, server, { timeoutMs: prepared.timeoutMs, signal: io.signal, compensate: prepared.compensate });
+    return { result, code: WORKSPACE_EXIT.ok, elapsedMs: performance.now() - started };
+  } catch (error) {
+    if (!(error instanceof ApplyError)) throw error;
+    return { result: error.result, code: failureCode(error, io), elapsedMs: performance.now() - started, error };
+  } finally {
+    await server.close();
+  }
+}
+
+/** 130 for an interrupt, 3 when something may have changed, 1 for a failure before any effect (a conflict, say). */
+function failureCode(error: ApplyError, io: CliIO): number {
+  if (io.signal.aborted || error.cause instanceof AbortedError) return WORKSPACE_EXIT.interrupted;
+  return error.result.partial ? WORKSPACE_EXIT.partial : WORKSPACE_EXIT.failure;
+}
+
+/** The JSON of a load: the ApplyResult's fields, where it ran, and the error when it failed. */
+export function loadDocument(endpoint: Endpoint, outcome: LoadOutcome): Record<string, unknown> {
+  const { error } = outcome;
+  return {
+    socket_path: endpoint.socketPath,
+    ...outcome.result.toJSON(),
+    elapsed_ms: Math.round(outcome.elapsedMs),
+    ...(error === undefined ? {} : { error: { type: error.name, message: error.message, phase: error.phase, delivery: error.delivery, exit_code: outcome.code } }),
+  };
+}
+
+/** The lines a person reads about a load: what was built, or what failed and what it left. */
+export function loadSummary(outcome: LoadOutcome, plan: WorkspacePlan): string[] {
+  const { result } = outcome;
+  const count = (kind: string): number => result.created.filter((ref) => ref.kind === kind).length;
+  const made = `${count('window')} window(s), ${count('pane')} pane(s)`;
+  const dispatched = result.effects.filter((effect) => effect.outcome === 'dispatch_only').length;
+  if (result.success) {
+    return [
+      `drover: loaded workspace ${JSON.stringify(plan.sessionName)} as session ${result.sessionId}: ${made}, ${result.completedSteps.length} steps in ${Math.round(outcome.elapsedMs)} ms`,
+      ...(dispatched > 0 ? [`commands: ${dispatched} sent to their panes (sent, not awaited)`] : []),
+    ];
+  }
+  const lines: string[] = [];
+  if (result.conflicts.length > 0) for (const conflict of result.conflicts) lines.push(`conflict: ${conflict.path}: ${conflict.message}`);
+  if (result.compensation === 'completed') {
+    lines.push(`compensation: completed (removed session ${result.sessionId} with the ${made} this load created)`);
+    return lines;
+  }
+  if (result.created.length > 0 || result.uncertain) {
+    lines.push(`left behind: ${result.created.length === 0 ? 'nothing known' : `session ${result.sessionId ?? '(none)'} with ${made}`}${result.uncertain ? '; the failed step may also have taken effect' : ''}`);
+  }
+  if (result.compensation === 'refused') lines.push('compensation: refused (tmux could not prove the session holds only what this load created, so it was kept)');
+  if (result.compensation === 'failed') lines.push('compensation: failed (removing the session did not succeed; it may still be there)');
+  return lines;
+}
+
+/** Writes a failed load: the error on stderr, and the ledger as one JSON document or as lines. */
+export function reportFailedLoad(io: CliIO, json: boolean, endpoint: Endpoint, outcome: LoadOutcome, plan: WorkspacePlan): number {
+  writeLine(io.stderr, `drover: ${outcome.code === WORKSPACE_EXIT.interrupted ? 'interrupted: ' : ''}${outcome.error?.message ?? 'the workspace load failed'}`);
+  // For people only: tmux's own words on why (the JSON keeps just the failure's class).
+  const cause = outcome.error?.cause;
+  if (cause instanceof Error && !(cause instanceof AbortedError)) writeLine(io.stderr, `cause: ${cause.message}`);
+  if (json) writeJson(io, loadDocument(endpoint, outcome));
+  else for (const line of loadSummary(outcome, plan)) writeLine(io.stderr, line);
+  return outcome.code;
+}
+
+// ---- validate ---------------------------------------------------------------------------------
+
+async function validate(flags: WorkspaceFileFlags, io: CliIO, file?: string): Promise<void> {
+  const doc = await readWorkspace(requireFile(file), flags, io);
+  const panes = doc.windows.reduce((total, window) => total + window.panes.length, 0);
+  if (flags.json) {
+    writeJson(io, { valid: true, file, session_name: doc.sessionName, window_count: doc.windows.length, pane_count: panes, document: workspaceToJSON(doc) });
+    return;
+  }
+  writeLine(io.stdout, `${file}: valid workspace for session ${JSON.stringify(doc.sessionName)}: ${doc.windows.length} window(s), ${panes} pane(s)`);
+}
+
+function requireFile(file: string | undefined): string {
+  if (file === undefined || file === '') throw new UsageError('name a workspace file (.yaml, .yml or .json)');
+  return file;
+}
+
+// ---- plan -------------------------------------------------------------------------------------
+
+async function plan(flags: WorkspaceFileFlags & { live?: boolean }, io: CliIO, file?: string): Promise<number> {
+  const doc = await readWorkspace(requireFile(file), flags, io);
+  let checkedAt: string | null = null;
+  let planned: WorkspacePlan;
+  if (flags.live) {
+    const server = await openServer(flags, io);
+    try {
+      planned = planWorkspace(doc, { snapshot: await captureWorkspaceSnapshot(server, { signal: io.signal }) });
+      checkedAt = server.endpoint.socketPath;
+    } finally {
+      await server.close();
+    }
+  } else {
+    planned = planWorkspace(doc);
+  }
+  if (flags.json) writeJson(io, { ...planned.toJSON(), live: checkedAt !== null, socket_path: checkedAt });
+  else {
+    writeLine(io.stdout, planned.toText());
+    if (checkedAt !== null) writeLine(io.stdout, `Checked against the tmux server at ${checkedAt}: ${planned.conflicts.length === 0 ? 'no conflicts' : `${planned.conflicts.length} conflict(s)`}`);
+  }
+  if (planned.conflicts.length === 0) return EXIT.ok;
+  writeLine(io.stderr, `drover: the plan conflicts with the server: ${planned.conflicts.map((c) => `${c.path}: ${c.message}`).join('; ')}`);
+  return EXIT.failure;
+}
+
+// ---- load -------------------------------------------------------------------------------------
+
+function checkFollowUp(flags: LoadCommandFlags, io: CliIO): void {
+  if (flags.attach && flags.switch !== undefined) throw new UsageError('give either --attach or --switch CLIENT, not both');
+  if (flags.switch !== undefined && (flags.switch === '' || flags.switch.startsWith('-') || CONTROL_CHARACTER.test(flags.switch))) {
+    throw new UsageError('--switch needs a tmux client name such as /dev/pts/3 (see `tmux list-clients`)');
+  }
+  if (flags.attach && !io.stdinIsTTY) throw new UsageError('--attach needs a terminal on standard input');
+}
+
+async function load(flags: LoadCommandFlags, io: CliIO, file?: string): Promise<number> {
+  checkFollowUp(flags, io);
+  const prepared = await prepareLoad(requireFile(file), flags, io);
+  // Fails with the usual explanation (exit 1) when no server runs; load never starts one.
+  const probe = await openServer(flags, io);
+  const { endpoint } = probe;
+  await probe.close();
+  const outcome = await applyWorkspace(endpoint, prepared, io);
+  const json = flags.json === true;
+  if (outcome.error !== undefined) return reportFailedLoad(io, json, endpoint, outcome, prepared.plan);
+
+  const sessionId = outcome.result.sessionId!;
+  const attach = attachArgv(endpoint, outcome.result.sessionName);
+  const document = { ...loadDocument(endpoint, outcome), attach, attach_command: attach.map(shellQuote).join(' ') };
+  if (flags.switch !== undefined) {
+    const failed = await followUp(endpoint, io, (server) => server.switchClient(flags.switch!, server.session(sessionId), { signal: io.signal }).then(() => undefined));
+    Object.assign(document, { switched: { client: flags.switch, ok: failed === null, error: failed } });
+    if (failed !== null) return reportFollowUpFailure(io, json, document, `switching client ${flags.switch} failed: ${failed}; the session is kept`);
+  }
+  if (!json) {
+    for (const line of loadSummary(outcome, prepared.plan)) writeLine(io.stdout, line);
+    if (flags.switch !== undefined) writeLine(io.stdout, `switched: ${flags.switch}`);
+    else writeLine(io.stdout, `attach: ${attach.map(shellQuote).join(' ')}`);
+  }
+  if (flags.attach) {
+    let exit: TerminalResult | undefined;
+    const failed = await followUp(endpoint, io, async (server) => {
+      exit = await server.attach(server.session(sessionId), { signal: io.signal });
+      if (exit.exitCode !== 0) throw new Error(`tmux attach exited with ${exit.exitCode ?? exit.signal}`);
+    });
+    Object.assign(document, { attached: { ok: failed === null, exit_code: exit?.exitCode ?? null, error: failed } });
+    if (failed !== null) return reportFollowUpFailure(io, json, document, `attaching failed: ${failed}; the session is kept`);
+  }
+  if (json) writeJson(io, document);
+  return WORKSPACE_EXIT.ok;
+}
+
+/** Runs what comes after a successful apply on a fresh binding; returns the failure's message, or null. */
+async function followUp(endpoint: Endpoint, io: CliIO, body: (server: Server) => Promise<void>): Promise<string | null> {
+  try {
+    const server = await Server.open(endpoint, { env: io.env });
+    try {
+      await body(server);
+    } finally {
+      await server.close();
+    }
+    return null;
+  } catch (error) {
+    return error instanceof Error ? error.message : String(error);
+  }
+}
+
+function reportFollowUpFailure(io: CliIO, json: boolean, document: Record<string, unknown>, message: string): number {
+  writeLine(io.stderr, `drover: the workspace loaded, but ${message}`);
+  if (json) writeJson(io, document);
+  return WORKSPACE_EXIT.partial;
+}
+
+export function registerWorkspaceCommands(program: Command, context: CommandContext): void {
+  const workspace = program.command('workspace').description('tmuxp-style workspace files: check, plan and load a session layout');
+  const expandEnv = ['--expand-env <name>', 'expand ${NAME} and $NAME for this variable from the environment (repeatable)', collect] as const;
+
+  workspace
+    .command('validate')
+    .description('check a workspace file (reads nothing else, talks to no tmux)')
+    .argument('<file>', 'workspace file (.yaml, .yml or .json)')
+    .option(...expandEnv)
+    .option('--json', 'print one JSON document (with the canonical workspace)')
+    .action(context.action(validate));
+
+  workspace
+    .command('plan')
+    .description('print the ordered tmux steps a load would run; --live checks them against the server')
+    .argument('<file>', 'workspace file (.yaml, .yml or .json)')
+    .option(...expandEnv)
+    .option('--live', 'read the server (-L/-S, $TMUX, or the `drover up` server) and report conflicts (exit 1)')
+    .option('--json', 'print one JSON document')
+    .action(context.action(plan));
+
+  workspace
+    .command('load')
+    .description('build the workspace as a new session on a running tmux server (exit 3: partial or uncertain effects)')
+    .argument('<file>', 'workspace file (.yaml, .yml or .json)')
+    .option(...expandEnv)
+    .option('--attach', 'attach this terminal to the new session afterwards')
+    .option('--switch <client>', 'switch this tmux client (tmux list-clients) to the new session afterwards')
+    .option('--compensate', 'on failure, remove the session this load created (only what it provably created)')
+    .option('--timeout-ms <ms>', `total deadline of the load, pauses included (default ${DEFAULT_LOAD_TIMEOUT_MS})`)
+    .option('--json', 'print one JSON document: the load ledger (created ids, effects, completed steps, failure, compensation)')
+    .action(context.action(load));
+}

@@ -1,0 +1,272 @@
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { LongLivedChild, type RunResult } from '../../src/process/index.js';
+import type { Server, Snapshot } from '../../src/tmux/index.js';
+import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { useTestServer } from '../support/tmux.js';
+
+/** Panes run cat: dispatched commands are echoed, never executed. */
+const CONFIG = 'set -g default-command "exec /bin/cat"\nset -g exit-empty off\n';
+const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url));
+
+interface LoadJson {
+  socket_path: string;
+  session_name: string;
+  session_id: string | null;
+  success: boolean;
+  partial: boolean;
+  uncertain: boolean;
+  completed_steps: number[];
+  created: { symbol: string; kind: string; id: string }[];
+  effects: { op: string; outcome: string }[];
+  failed_action: string | null;
+  failure_class: string | null;
+  conflicts: { kind: string; path: string }[];
+  compensation: string;
+  error?: { type: string; exit_code: number };
+  switched?: { client: string; ok: boolean; error: string | null };
+  attach?: string[];
+}
+
+function json<T>(result: RunResult): T {
+  return JSON.parse(result.text()) as T;
+}
+
+/** Session name → window names (in index order) and pane counts, read from the server. */
+async function layout(server: Server): Promise<Map<string, string[]>> {
+  const snapshot = await server.snapshot();
+  const sessions = new Map<string, string[]>();
+  for (const session of snapshot.sessions) {
+    const links = [...session.links()].sort((a, b) => a.windowIndex - b.windowIndex);
+    sessions.set(
+      session.sessionName,
+      links.map((link) => `${link.window().windowName}:${link.window().panes().size}`),
+    );
+  }
+  return sessions;
+}
+
+describe('drover workspace', () => {
+  const sandbox = cliSandbox();
+  const tmux = useTestServer({ config: CONFIG });
+  const files = join(sandbox.dir, 'files');
+  mkdirSync(files, { recursive: true });
+  const write = (name: string, text: string): string => {
+    const path = join(files, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const onServer = (args: readonly string[], options?: Parameters<typeof sandbox.drover>[1]) => sandbox.drover(['-S', tmux.server.endpoint.socketPath, ...args], options);
+
+  const twoWindows = (session: string, extra = ''): string =>
+    write(
+      `${session}.yaml`,
+      `session_name: ${session}\nwindows:\n  - window_name: main\n    layout: even-horizontal\n    panes: [echo left, echo right]\n  - window_name: side\n    panes: [echo side]\n${extra}`,
+    );
+
+  it('validates a file inertly, in text and JSON', async () => {
+    const text = await sandbox.drover(['workspace', 'validate', join(EXAMPLES, 'agent-fleet.yaml')]);
+    assert.equal(text.exitCode, 0, text.stderrText());
+    assert.match(text.text(), /valid workspace for session "agent-fleet": 1 window\(s\), 4 pane\(s\)/);
+
+    const doc = await sandbox.drover(['workspace', 'validate', '--json', join(EXAMPLES, 'tiled-fleet.json')]);
+    assert.equal(doc.exitCode, 0, doc.stderrText());
+    const valid = json<{ valid: boolean; window_count: number; pane_count: number; document: { session_name: string; start_directory: string } }>(doc);
+    assert.deepEqual([valid.valid, valid.window_count, valid.pane_count], [true, 2, 5]);
+    assert.equal(valid.document.session_name, 'tiled-fleet');
+    assert.equal(valid.document.start_directory, EXAMPLES.replace(/\/$/, ''));
+  });
+
+  it('rejects an invalid file with exit 2, naming the file and the structural path', async () => {
+    const typed = write('typed.yaml', 'session_name: s\nwindows:\n  - panes:\n      - shell_command: echo\n      - shell_command: {cmd: [1]}\n');
+    const bad = await sandbox.drover(['workspace', 'validate', typed]);
+    assert.equal(bad.exitCode, 2);
+    assert.match(bad.stderrText(), /typed\.yaml: windows\[0\]\.panes\[1\]\.shell_command/);
+    assert.equal(bad.text(), '');
+
+    const plugins = write('plugins.yaml', 'session_name: s\nplugins: [my.plugin]\nwindows: [{}]\n');
+    const refused = await sandbox.drover(['workspace', 'validate', '--json', plugins]);
+    assert.equal(refused.exitCode, 2);
+    const error = json<{ error: { type: string; path: string; code: string; unsupported_feature: string } }>(refused).error;
+    assert.deepEqual([error.type, error.path, error.code, error.unsupported_feature], ['WorkspaceError', 'plugins', 'unsupported', 'plugins']);
+
+    const missing = await sandbox.drover(['workspace', 'validate', join(files, 'missing.yaml')]);
+    assert.equal(missing.exitCode, 2);
+    assert.match(missing.stderrText(), /ENOENT/);
+    assert.equal((await sandbox.drover(['workspace', 'validate'])).exitCode, 2);
+  });
+
+  it('expands only the variables named with --expand-env', async () => {
+    const path = write('expand.yaml', 'session_name: s\nstart_directory: ${PROJECT_DIR}\nwindows: [{}]\n');
+    const off = await sandbox.drover(['workspace', 'validate', '--json', path], { env: { PROJECT_DIR: '/srv/app' } });
+    assert.equal(off.exitCode, 2);
+    assert.equal(json<{ error: { unsupported_feature: string } }>(off).error.unsupported_feature, 'environment_expansion');
+    const on = await sandbox.drover(['workspace', 'validate', '--json', '--expand-env', 'PROJECT_DIR', path], { env: { PROJECT_DIR: '/srv/app' } });
+    assert.equal(on.exitCode, 0, on.stderrText());
+    assert.equal(json<{ document: { start_directory: string } }>(on).document.start_directory, '/srv/app');
+    const badName = await sandbox.drover(['workspace', 'validate', '--expand-env', 'NOT A NAME', path]);
+    assert.equal(badName.exitCode, 2);
+    assert.match(badName.stderrText(), /--expand-env/);
+  });
+
+  it('plans without tmux, and --live reports a conflict with exit 1', async () => {
+    const path = twoWindows('planned');
+    const inert = await sandbox.drover(['-L', 'drover-no-such-server', 'workspace', 'plan', path]);
+    assert.equal(inert.exitCode, 0, inert.stderrText());
+    assert.match(inert.text(), /^Plan for session "planned": 2 window\(s\), 3 pane\(s\)/);
+    assert.match(inert.text(), /new-session "planned" window "main"/);
+
+    const steps = await sandbox.drover(['workspace', 'plan', '--json', path]);
+    const plan = json<{ live: boolean; steps: { op: string; effect: string }[]; preconditions: { kind: string }[] }>(steps);
+    assert.equal(plan.live, false);
+    assert.equal(plan.steps[0]?.op, 'new-session');
+    assert.ok(plan.steps.some((step) => step.op === 'send-keys' && step.effect === 'dispatch'));
+    assert.deepEqual(plan.preconditions, [{ kind: 'session_absent', session_name: 'planned' }]);
+
+    const unreachable = await sandbox.drover(['-L', 'drover-no-such-server', 'workspace', 'plan', '--live', path]);
+    assert.equal(unreachable.exitCode, 1);
+
+    const clear = await onServer(['workspace', 'plan', '--live', path]);
+    assert.equal(clear.exitCode, 0, clear.stderrText());
+    assert.match(clear.text(), /no conflicts/);
+
+    await tmux.server.newSession({ name: 'planned' });
+    const conflict = await onServer(['workspace', 'plan', '--live', '--json', path]);
+    assert.equal(conflict.exitCode, 1);
+    const live = json<{ live: boolean; conflicts: { kind: string; path: string }[] }>(conflict);
+    assert.equal(live.live, true);
+    assert.deepEqual(live.conflicts.map((c) => [c.kind, c.path]), [['session_exists', 'session_name']]);
+    assert.match(conflict.stderrText(), /already exists/);
+  });
+
+  it('loads a file onto the named server and reports the ledger as JSON', async () => {
+    const result = await onServer(['workspace', 'load', '--json', twoWindows('loaded')]);
+    assert.equal(result.exitCode, 0, result.stderrText());
+    const load = json<LoadJson>(result);
+    assert.equal(load.success, true);
+    assert.equal(load.socket_path, tmux.server.endpoint.socketPath);
+    assert.deepEqual(load.created.map((ref) => ref.kind), ['session', 'window', 'pane', 'pane', 'window', 'pane']);
+    assert.equal(load.session_id, load.created[0]!.id);
+    assert.deepEqual(load.effects.filter((effect) => effect.op === 'send-keys').map((effect) => effect.outcome), ['dispatch_only', 'dispatch_only', 'dispatch_only']);
+    assert.equal(load.compensation, 'not_requested');
+    assert.deepEqual(load.attach, ['tmux', '-S', tmux.server.endpoint.socketPath, 'attach', '-t', 'loaded']);
+    assert.deepEqual((await layout(tmux.server)).get('loaded'), ['main:2', 'side:1']);
+
+    const text = await onServer(['workspace', 'load', write('text.json', JSON.stringify({ session_name: 'as.text', windows: [{ window_name: 'only', panes: [null] }] }))]);
+    assert.equal(text.exitCode, 0, text.stderrText());
+    assert.match(text.text(), /loaded workspace "as_text" as session \$\d+: 1 window\(s\), 1 pane\(s\)/);
+    assert.match(text.text(), /attach: tmux -S \S+ attach -t as_text/);
+    assert.deepEqual((await layout(tmux.server)).get('as_text'), ['only:1']);
+  });
+
+  it('fails before any effect on a conflict (exit 1) and on an unreachable server', async () => {
+    const path = twoWindows('taken');
+    assert.equal((await onServer(['workspace', 'load', path])).exitCode, 0);
+    const before = await layout(tmux.server);
+    const again = await onServer(['workspace', 'load', '--json', path]);
+    assert.equal(again.exitCode, 1);
+    const load = json<LoadJson>(again);
+    assert.deepEqual([load.success, load.partial, load.created.length, load.failed_action], [false, false, 0, 'precondition']);
+    assert.deepEqual(load.conflicts.map((c) => c.kind), ['session_exists']);
+    assert.match(again.stderrText(), /conflicts with the server/);
+    assert.deepEqual(await layout(tmux.server), before);
+
+    const none = await sandbox.drover(['-L', 'drover-no-such-server', 'workspace', 'load', path]);
+    assert.equal(none.exitCode, 1);
+    assert.match(none.stderrText(), /no tmux server/);
+  });
+
+  it('exits 3 when a later step fails, and --compensate removes only what the load created', async () => {
+    // tmux refuses the unknown window option after the session and its first window exist.
+    const failing = (name: string): string => twoWindows(name, '    options: {no-such-option: 1}\n');
+    const left = await onServer(['workspace', 'load', '--json', failing('half-built')]);
+    assert.equal(left.exitCode, 3, left.stderrText());
+    const partial = json<LoadJson>(left);
+    assert.deepEqual([partial.success, partial.partial, partial.uncertain, partial.failed_action], [false, true, false, 'set-option']);
+    assert.equal(partial.compensation, 'not_requested');
+    assert.equal(partial.error?.exit_code, 3);
+    assert.ok(partial.created.some((ref) => ref.kind === 'session'));
+    assert.deepEqual((await layout(tmux.server)).get('half-built'), ['main:2', 'side:1']);
+
+    await tmux.server.newSession({ name: 'bystander' });
+    const before = await layout(tmux.server);
+    const undone = await onServer(['workspace', 'load', '--json', '--compensate', failing('compensated')]);
+    assert.equal(undone.exitCode, 3, undone.stderrText());
+    assert.equal(json<LoadJson>(undone).compensation, 'completed');
+    assert.deepEqual(await layout(tmux.server), before);
+
+    const text = await onServer(['workspace', 'load', '--compensate', failing('compensated-text')]);
+    assert.equal(text.exitCode, 3);
+    assert.match(text.stderrText(), /failed at step \d+ \(set-option, windows\[1\]\.options\.no-such-option\)/);
+    assert.match(text.stderrText(), /cause: tmux set-option failed: invalid option: no-such-option/);
+    assert.match(text.stderrText(), /compensation: completed/);
+  });
+
+  it('checks its flags before touching tmux (exit 2)', async () => {
+    const path = twoWindows('flags');
+    for (const args of [
+      ['--attach', '--switch', '/dev/pts/0'],
+      ['--attach'],
+      ['--switch', ''],
+      ['--timeout-ms', 'soon'],
+      ['--timeout-ms', '0'],
+      ['--bogus'],
+    ]) {
+      const result = await onServer(['workspace', 'load', ...args, path]);
+      assert.equal(result.exitCode, 2, `${args.join(' ')}: ${result.stderrText()}`);
+    }
+    assert.equal((await layout(tmux.server)).has('flags'), false);
+  });
+
+  it('switches a client after the load; a failed switch exits 3 and keeps the session', async () => {
+    const failed = await onServer(['workspace', 'load', '--json', '--switch', 'no-such-client', twoWindows('unswitched')]);
+    assert.equal(failed.exitCode, 3);
+    const load = json<LoadJson>(failed);
+    assert.equal(load.success, true);
+    assert.deepEqual([load.switched?.client, load.switched?.ok], ['no-such-client', false]);
+    assert.match(failed.stderrText(), /the session is kept/);
+    assert.ok((await layout(tmux.server)).has('unswitched'));
+
+    // A control-mode client stands in for a person's terminal.
+    await tmux.server.newSession({ name: 'desk' });
+    const endpoint = tmux.server.endpoint;
+    const client = await LongLivedChild.start([endpoint.executable, ...endpoint.args, '-C', 'attach-session', '-t', 'desk'], { env: sandbox.env });
+    try {
+      const mine = (s: Snapshot) => s.clients.toArray().find((c) => c.clientPid === client.pid);
+      const name = mine(await tmux.server.waitForTopology((s) => mine(s) !== undefined, { clients: true, timeoutMs: 15_000 }))!.clientName as string;
+      const switched = await onServer(['workspace', 'load', '--switch', name, twoWindows('switched')]);
+      assert.equal(switched.exitCode, 0, switched.stderrText());
+      assert.match(switched.text(), new RegExp(`switched: ${name}`));
+      assert.equal(mine(await tmux.server.snapshot({ clients: true }))?.clientSession, 'switched');
+    } finally {
+      client.stdin.end();
+      await client.stop(1000);
+    }
+  });
+
+  it('stops at an interrupt with exit 130, compensating when asked', async () => {
+    const path = write('slow.yaml', 'session_name: slow\nwindows:\n  - panes:\n      - shell_command: [{cmd: started, sleep_after: 20}]\n');
+    const child = await LongLivedChild.start([process.execPath, CLI_PATH, '-S', tmux.server.endpoint.socketPath, 'workspace', 'load', '--json', '--compensate', path], {
+      env: sandbox.env,
+      cwd: sandbox.dir,
+      stdin: 'ignore',
+    });
+    const chunks: Buffer[] = [];
+    child.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    try {
+      const snapshot = await tmux.server.waitForTopology((s) => s.sessions.toArray().some((session) => session.sessionName === 'slow'), { timeoutMs: 15_000 });
+      const pane = snapshot.sessions.toArray().find((session) => session.sessionName === 'slow')!.panes().toArray()[0]!;
+      // cat echoes the line once Enter is in: the apply is now in its pause.
+      await tmux.server.waitForOutput(tmux.server.pane(pane.paneId as string), /started[\s\S]*started/, { timeoutMs: 15_000 });
+    } finally {
+      const exit = await child.stop(10_000, 'SIGINT');
+      assert.equal(exit.exitCode, 130);
+    }
+    const load = JSON.parse(Buffer.concat(chunks).toString('utf8')) as LoadJson;
+    assert.deepEqual([load.success, load.failure_class, load.compensation], [false, 'AbortedError', 'completed']);
+    assert.equal((await layout(tmux.server)).has('slow'), false);
+  });
+});
