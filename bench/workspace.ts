@@ -153,12 +153,13 @@ export async function run(args: string[]): Promise<Record<string, number | boole
     log(`tmuxp load -d          ${tmuxpMs.toFixed(0).padStart(6)} ms   (runs: ${runs('tmuxp')})`);
     log(`tmux alone, chained    ${floorMs.toFixed(0).padStart(6)} ms   (runs: ${runs('tmux')}): the floor both tools share`);
     log(`tmuxp/drover ${ratio.toFixed(1)}x (target at least ${TARGET_RATIO}x): ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}`);
-    log(`above the floor: drover ${(droverMs - floorMs).toFixed(0)} ms, tmuxp ${(tmuxpMs - floorMs).toFixed(0)} ms`);
+    log(`above the floor: drover ${(droverMs - floorMs).toFixed(0)} ms, tmuxp ${(tmuxpMs - floorMs).toFixed(0)} ms (${((tmuxpMs - floorMs) / (droverMs - floorMs)).toFixed(1)}x)`);
     return {
       tmuxp_over_drover: round(ratio, 2),
       drover_load_ms: round(droverMs, 1),
       tmuxp_load_ms: round(tmuxpMs, 1),
       tmux_floor_ms: round(floorMs, 1),
+      tmuxp_over_drover_above_floor: round((tmuxpMs - floorMs) / (droverMs - floorMs), 2),
       target_met: ratio >= TARGET_RATIO,
     };
   } finally {
