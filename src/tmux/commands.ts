@@ -317,17 +317,9 @@ export function listOptionArgs(scope: OptionScope, inherited: boolean): string[]
 
 export type HookScope = { kind: 'global' } | { kind: 'session'; id: SessionId } | { kind: 'window'; id: WindowId } | { kind: 'pane'; id: PaneId };
 
+/** Hooks live in the same scopes as options, except that "global" means the global session scope. */
 function hookFlags(scope: HookScope): string[] {
-  switch (scope.kind) {
-    case 'global':
-      return ['-g'];
-    case 'session':
-      return ['-t', scope.id];
-    case 'window':
-      return ['-w', '-t', scope.id];
-    case 'pane':
-      return ['-p', '-t', scope.id];
-  }
+  return scope.kind === 'global' ? ['-g'] : scopeFlags(scope);
 }
 
 export function showHooksArgs(scope: HookScope, name?: string): string[] {
@@ -341,6 +333,11 @@ export function setHookArgs(scope: HookScope, name: string, command: string, app
 
 export function unsetHookArgs(scope: HookScope, name: string): string[] {
   return ['set-hook', ...hookFlags(scope), '-u', checkOptionName(name)];
+}
+
+/** Runs a hook's commands now (tmux set-hook -R). */
+export function runHookArgs(scope: HookScope, name: string): string[] {
+  return ['set-hook', ...hookFlags(scope), '-R', checkOptionName(name)];
 }
 
 export type EnvironmentScope = { kind: 'global' } | { kind: 'session'; id: SessionId };

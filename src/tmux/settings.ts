@@ -2,8 +2,8 @@ import type { Server } from './server.js';
 import {
   checkBufferName,
   checkEnvName,
-  checkOptionName,
   listOptionArgs,
+  runHookArgs,
   setEnvironmentArgs,
   setHookArgs,
   setOptionArgs,
@@ -132,9 +132,7 @@ export class Hooks {
 
   /** Runs the hook's commands now (tmux set-hook -R). */
   async run(name: string, options: OperationOptions = {}): Promise<CommandResult> {
-    checkOptionName(name);
-    const flags = this.scope.kind === 'global' ? ['-g'] : this.scope.kind === 'session' ? ['-t', this.scope.id] : this.scope.kind === 'window' ? ['-w', '-t', this.scope.id] : ['-p', '-t', this.scope.id];
-    return this.server.command(['set-hook', ...flags, '-R', name], options);
+    return this.server.command(runHookArgs(this.scope, name), options);
   }
 }
 

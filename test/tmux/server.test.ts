@@ -237,6 +237,17 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     await assert.rejects(ghost.display('x'), TargetNotFoundError);
   });
 
+  it('sets, lists, runs and unsets hooks at an explicit scope', async () => {
+    const session = await t.server.newSession();
+    const hooks = session.hooks();
+    await hooks.set('session-renamed', 'set-option -g @drover_hook_ran yes');
+    assert.ok((await hooks.list()).some((line) => line.includes('@drover_hook_ran')));
+    await hooks.run('session-renamed');
+    assert.equal((await t.server.options('global-session').get('@drover_hook_ran')).as('string'), 'yes');
+    await hooks.unset('session-renamed');
+    assert.ok(!(await hooks.list()).some((line) => line.includes('@drover_hook_ran')));
+  });
+
   it('keeps absent and empty options apart', async () => {
     const session = await t.server.newSession();
     const pane = (await session.listPanes())[0]!;
