@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '../../src/tmux/index.js';
 import { cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 
 const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'pane_map', 'questions', 'read_buffer', 'search_panes', 'snapshot', 'wait_for_text', 'workspace_plan'];
 const MUTATING = ['deliver', 'ready', 'workspace_load', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
@@ -25,16 +25,6 @@ function ok(result: CallToolResult): Structured {
 function failure(result: CallToolResult): string {
   assert.equal(result.isError, true, `expected an error, got ${JSON.stringify(result.structuredContent)}`);
   return (result.content as { text: string }[]).map((c) => c.text).join('\n');
-}
-
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 4000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await sleep(25);
-  }
 }
 
 describe('drover mcp', () => {
@@ -125,12 +115,12 @@ describe('drover mcp', () => {
 
     const sent = ok(await call(session, 'send_text', { pane_id: created.pane_id, text: 'hello from mcp', enter: true }));
     assert.equal(sent.delivery, 'observed');
-    const first = await eventually(async () => {
+    const first = await eventually('the pane to show it', async () => {
       const capture = ok(await call(session, 'capture', { pane_id: created.pane_id })) as { content: string; cursor: string };
       return capture.content.split('\n').filter((l) => l === 'hello from mcp').length === 2 ? capture : undefined;
     });
     ok(await call(session, 'send_keys', { pane_id: created.pane_id, keys: ['n', 'e', 'w', 'Enter'] }));
-    const fresh = await eventually(async () => {
+    const fresh = await eventually('the pane to show it', async () => {
       const capture = ok(await call(session, 'capture', { pane_id: created.pane_id, since: first.cursor })) as { content: string; since_cursor: boolean };
       return capture.content.includes('new') ? capture : undefined;
     });
@@ -173,7 +163,7 @@ describe('drover mcp', () => {
     const big = await server.newSession({ command: ['sh', '-c', 'i=0; while [ $i -lt 6000 ]; do printf "%0250d\\n" $i; i=$((i+1)); done; exec sleep 60'], width: 260 });
     const pane = (await big.listPanes())[0]!;
     const session = await open();
-    await eventually(async () => ((await pane.display('#{history_size}')).toString() >= '5900' ? true : undefined));
+    await eventually('the pane to show it', async () => ((await pane.display('#{history_size}')).toString() >= '5900' ? true : undefined));
     assert.match(failure(await call(session, 'capture', { pane_id: pane.id, lines: 5000 })), /(larger|more) than 1048576 bytes/);
     const small = ok(await call(session, 'capture', { pane_id: pane.id, lines: 10 }));
     assert.equal(small.lines, 10);

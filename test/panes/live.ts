@@ -1,6 +1,8 @@
 import { fileURLToPath } from 'node:url';
-import { setTimeout as delay } from 'node:timers/promises';
 import type { Pane, Server } from '../../src/tmux/index.js';
+import { eventually } from '../support/wait.js';
+
+export { eventually };
 
 /** The compiled fake agent, run with node inside a pane. */
 export const FAKE_AGENT = fileURLToPath(new URL('../fixtures/fake-agent.js', import.meta.url));
@@ -11,17 +13,6 @@ const PANES = fileURLToPath(new URL('../../src/panes/index.js', import.meta.url)
  * writer (the same code `drover agent hook` runs), in the pane's own tmux environment.
  */
 export const HOOK_ARGV = ['node', '--input-type=module', '-e', `const { writeAgentHookState } = await import(${JSON.stringify(PANES)}); await writeAgentHookState(process.argv[1]);`];
-
-/** Polls until `check` returns something other than undefined; fails with `what` after the deadline. */
-export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await delay(50);
-  }
-}
 
 export async function screenOf(pane: Pane): Promise<string> {
   return (await pane.capture()).toString('utf8');

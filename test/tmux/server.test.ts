@@ -21,17 +21,7 @@ import {
 } from '../../src/tmux/index.js';
 import { childPids } from '../support/proc.js';
 import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
-
-/** Polls until fn returns a truthy value or the time is up (pane programs run asynchronously). */
-async function eventually<T>(fn: () => Promise<T | undefined | false>, timeoutMs = 3000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await fn();
-    if (value) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
+import { eventually } from '../support/wait.js';
 
 describe('owned server lifecycle', () => {
   it('starts a private daemon and retires it and its directory on close', async () => {
@@ -119,7 +109,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     try {
       const session = await t.server.newSession({ command: ['sh', '-c', 'd=$(printf "%s/a\\tb\\nc:9:\\377A" "$0"); mkdir "$d" && cd "$d" && exec sleep 30', base] });
       const paneId = (await session.listPanes())[0]!.id;
-      const record = await eventually(async () => {
+      const record = await eventually('the pane to show it', async () => {
         const found = (await t.server.snapshot()).pane(paneId);
         return found && found.raw('pane_current_path').equals(expected) ? found : undefined;
       });
@@ -163,7 +153,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     const pane = (await session.listPanes())[0]!;
     await pane.sendText('-n literal $HOME #{pane_id} Enter;');
     await pane.sendKeys(['Enter']);
-    const screen = await eventually(async () => {
+    const screen = await eventually('the pane to show it', async () => {
       const text = (await pane.capture()).toString('utf8');
       return text.split('\n').filter((l) => l.includes('literal')).length >= 2 ? text : undefined;
     });
@@ -180,7 +170,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     chmodSync(script, 0o755);
     try {
       await t.server.newSession({ command: [script] });
-      await eventually(async () => existsSync(marker));
+      await eventually('the pane to show it', async () => existsSync(marker));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -192,7 +182,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     try {
       const value = '$HOME;#{pane_id} `id` ;';
       await t.server.newSession({ cwd: dir, env: { DROVER_X: value }, command: ['sh', '-c', `printf %s "$DROVER_X" > '${out}'; pwd >> '${out}'; exec sleep 30`] });
-      const written = await eventually(async () => (existsSync(out) && readFileSync(out, 'utf8').includes('\n') ? readFileSync(out, 'utf8') : undefined));
+      const written = await eventually('the pane to show it', async () => (existsSync(out) && readFileSync(out, 'utf8').includes('\n') ? readFileSync(out, 'utf8') : undefined));
       assert.equal(written, `${value}${dir}\n`);
       const before = processDiagnostics().spawned;
       await assert.rejects(t.server.newSession({ cwd: join(dir, 'missing') }), ArgumentError);
@@ -209,7 +199,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
       const session = await t.server.newSession({ cwd: dir, command: ['sleep', '30'] });
       const window = await session.newWindow({ command: ['sleep', '30'] });
       const pane = (await window.listPanes())[0]!;
-      const path = await eventually(async () => (await pane.snapshot()).paneCurrentPath);
+      const path = await eventually('the pane to show it', async () => (await pane.snapshot()).paneCurrentPath);
       assert.equal(path, realpathSync(process.cwd()));
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -365,7 +355,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`failures that m
 
   it('reports a dead server as unreachable within the deadline', async () => {
     process.kill(server.ownedRecord!.pid, 'SIGKILL');
-    await eventually(async () => !isAlive(server.ownedRecord!.pid));
+    await eventually('the pane to show it', async () => !isAlive(server.ownedRecord!.pid));
     const started = Date.now();
     await assert.rejects(pane.sendText('x', { timeoutMs: 2000 }), ServerUnreachableError);
     assert.ok(Date.now() - started < 2000);

@@ -3,7 +3,6 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { before, describe, it } from 'node:test';
 import { processDiagnostics } from '../../../src/process/index.js';
 import {
@@ -20,6 +19,7 @@ import {
   type Subscription,
 } from '../../../src/tmux/index.js';
 import { useTestServer, withServer } from '../../support/tmux.js';
+import { eventually } from '../../support/wait.js';
 
 /** Reads events until one matches; a generous bound only guards against a hang. */
 async function nextMatching(subscription: Subscription, matches: (event: ControlEvent) => boolean): Promise<ControlEvent> {
@@ -31,16 +31,6 @@ async function nextMatching(subscription: Subscription, matches: (event: Control
 }
 
 /** Polls a condition that depends on a program in a pane (which runs on its own schedule). */
-async function eventually<T>(fn: () => T | undefined | false, timeoutMs = 10_000): Promise<T> {
-  const until = Date.now() + timeoutMs;
-  for (;;) {
-    const value = fn();
-    if (value) return value;
-    if (Date.now() > until) throw new Error('condition not met in time');
-    await sleep(20);
-  }
-}
-
 describe('control connection', () => {
   const t = useTestServer();
   let session: Session;
@@ -395,10 +385,10 @@ describe('control transport quoting', () => {
       const session = await t.server.newSession({ command: ['sh', '-c', 'stty raw -echo; exec cat > "$1"', 'sh', file] });
       const pane = (await session.listPanes())[0]!;
       // raw mode: once stty has run, every byte typed reaches the file unchanged.
-      await eventually(() => existsSync(file));
+      await eventually('the event', () => existsSync(file));
       const expected = `${hostile.join('\n')}\n`;
       await pane.sendText(expected);
-      await eventually(() => readFileSync(file, 'utf8').length >= expected.length);
+      await eventually('the event', () => readFileSync(file, 'utf8').length >= expected.length);
       assert.equal(readFileSync(file, 'utf8'), expected);
     } finally {
       rmSync(dir, { recursive: true, force: true });
