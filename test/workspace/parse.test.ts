@@ -359,7 +359,7 @@ describe('parseWorkspace: environment expansion', () => {
     environment: { TOKEN: '${TOKEN}' },
     windows: [{ options: { 'main-pane-height': '${HEIGHT}' }, panes: ['echo $HOME ${PROJECT}'] }],
   };
-  const env = { PROJECT: 'drover', ROOT: '/work', TOKEN: SECRET, HEIGHT: '30' };
+  const env = { PROJECT: 'drover', ROOT: '/srv', TOKEN: SECRET, HEIGHT: '30' };
 
   it('is off by default: references are refused by name, without values', () => {
     const error = assertRejected(() => parseJson(file, { env }), {
@@ -373,7 +373,7 @@ describe('parseWorkspace: environment expansion', () => {
   it('substitutes only from the supplied mapping when enabled', () => {
     const doc = parseJson(file, { expandEnv: true, env });
     assert.equal(doc.sessionName, 'dev drover');
-    assert.equal(doc.startDirectory, '/work/src');
+    assert.equal(doc.startDirectory, '/srv/src');
     assert.equal(doc.environment.TOKEN, SECRET);
     assert.equal(doc.windows[0]?.options['main-pane-height'], '30');
   });
