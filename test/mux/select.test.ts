@@ -69,9 +69,9 @@ describe('backend selection', () => {
       source: 'DROVER_MUX_ENDPOINT_HERDR',
     });
     assert.deepEqual(resolveEndpoint('herdr', { ...HOME, HERDR_SOCKET_PATH: '/b.sock' }), { mux: 'herdr', socketPath: '/b.sock', source: 'HERDR_SOCKET_PATH' });
-    assert.deepEqual(resolveEndpoint('herdr', { ...HOME, HERDR_SESSION: 'work' }), {
+    assert.deepEqual(resolveEndpoint('herdr', { ...HOME, HERDR_SESSION: 'review' }), {
       mux: 'herdr',
-      socketPath: '/home/op/.config/herdr/sessions/work/herdr.sock',
+      socketPath: '/home/op/.config/herdr/sessions/review/herdr.sock',
       source: 'HERDR_SESSION',
     });
     assert.deepEqual(resolveEndpoint('herdr', { ...HOME, XDG_CONFIG_HOME: '/cfg' }), { mux: 'herdr', socketPath: '/cfg/herdr/herdr.sock', source: 'default' });
