@@ -1,6 +1,4 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, join } from 'node:path';
-import { ArgumentError, DroverError, shellQuote } from '../process/index.js';
+import { ArgumentError, DroverError, findExecutable, shellQuote } from '../process/index.js';
 import type { CodingAgent } from './model.js';
 
 /** The `--effort` levels each coding agent accepts; an empty list refuses `--effort`. */
@@ -119,19 +117,6 @@ export function validateAgentOptions(options: AgentOptions): void {
 /** The program a coding agent starts as: a name looked up on PATH, or the user's shell. */
 export function agentProgram(agent: CodingAgent, env: NodeJS.ProcessEnv): string {
   return agent === 'shell' ? env.SHELL || '/bin/sh' : agent;
-}
-
-/** An executable's path: as given when it contains a slash, else the first match on PATH. */
-export function findExecutable(program: string, env: NodeJS.ProcessEnv): string | undefined {
-  const candidates = program.includes('/') ? [program] : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, program));
-  return candidates.find((candidate) => {
-    try {
-      accessSync(candidate, constants.X_OK);
-      return statSync(candidate).isFile();
-    } catch {
-      return false;
-    }
-  });
 }
 
 /** Fails, before anything is registered, when the agent's program cannot be started. */

@@ -1,6 +1,6 @@
-import { accessSync, constants, statSync } from 'node:fs';
-import { delimiter, isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
+import { findExecutable } from '../process/index.js';
 import { ArgumentError } from './errors.js';
 
 /** Longest socket path a unix socket address holds on Linux (sun_path minus the NUL). */
@@ -17,18 +17,11 @@ export interface EndpointOptions {
 
 export type EndpointSpec = { socketName: string; socketPath?: undefined } | { socketPath: string; socketName?: undefined };
 
-/** Finds an executable on PATH without starting it. */
+/** The tmux executable for a name or path, without starting it; a clear error when there is none. */
 export function resolveExecutable(name: string, env: NodeJS.ProcessEnv = process.env): string {
   if (name === '' || name.includes('\0')) throw new ArgumentError('the tmux executable name is empty or contains NUL');
-  const candidates = name.includes('/') ? [resolve(name)] : (env.PATH ?? '').split(delimiter).filter(Boolean).map((dir) => join(dir, name));
-  for (const candidate of candidates) {
-    try {
-      accessSync(candidate, constants.X_OK);
-      if (statSync(candidate).isFile()) return candidate;
-    } catch {
-      // keep looking
-    }
-  }
+  const found = findExecutable(name, env);
+  if (found !== undefined) return found;
   throw new ArgumentError(
     name.includes('/')
       ? `tmux executable ${name} does not exist or is not executable`

@@ -2,11 +2,10 @@ import assert from 'node:assert/strict';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { ArgumentError } from '../../src/process/index.js';
+import { ArgumentError, findExecutable } from '../../src/process/index.js';
 import {
   DEFAULT_PROMPT_TEMPLATE,
   agentArgv,
-  findExecutable,
   parsePromptTemplate,
   renderPromptTemplate,
   requireAgentProgram,

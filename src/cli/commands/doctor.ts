@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { fleetDoctorSection, type FleetDoctorSection } from '../../fleet/index.js';
 import { run } from '../../process/index.js';
-import { resolveExecutable } from '../../tmux/index.js';
+import { findExecutable } from '../../process/index.js';
 import type { SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
@@ -84,12 +84,7 @@ async function multiplexerReport(flags: SocketFlags, io: CliIO): Promise<Multipl
 function toolsReport(io: CliIO): { json: Record<string, string | null>; checks: DoctorCheck[] } {
   const json: Record<string, string | null> = {};
   const checks = TOOLS.map((tool): DoctorCheck => {
-    let path: string | null = null;
-    try {
-      path = resolveExecutable(tool, io.env);
-    } catch {
-      // Not on PATH: reported below.
-    }
+    const path = findExecutable(tool, io.env) ?? null;
     json[tool] = path;
     return { section: 'tools', check: tool, ok: path !== null, detail: path ?? `${tool} was not found on PATH` };
   });
