@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AbortedError, DroverError } from '../process/index.js';
+import { callerPane } from '../panes/index.js';
 import { isPaneId, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
 import { ToolPolicy, type Tier } from './policy.js';
@@ -31,10 +32,8 @@ export function toolCatalog(tools: readonly ToolDefinition[]): Map<string, Tier>
 
 /** The pane this process runs in, if it is a pane of the bound server. */
 export function selfPaneOf(server: Server, env: NodeJS.ProcessEnv): PaneId | undefined {
-  const pane = env.TMUX_PANE;
-  const socket = env.TMUX?.split(',')[0];
-  if (!pane || !isPaneId(pane) || socket !== server.endpoint.socketPath) return undefined;
-  return pane;
+  const pane = callerPane(server, env);
+  return pane !== undefined && isPaneId(pane) ? pane : undefined;
 }
 
 function errorResult(error: unknown): CallToolResult {

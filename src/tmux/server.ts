@@ -39,7 +39,7 @@ import { Environment, Options, Hooks, Buffers } from './settings.js';
 import { OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
 import { Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
 import { Selection, Snapshot, snapshotCommands, type PaneRecord, type SnapshotOptions } from './snapshot.js';
-import { CommandResult, SpawnTransport, type CommandTransport } from './transport.js';
+import { CommandResult, SpawnTransport, clientEnvironment, type CommandTransport } from './transport.js';
 
 export interface ServerOptions {
   /** Requests admitted at once; further requests wait within their own deadline. Default 32. */
@@ -609,11 +609,8 @@ export class Server {
   /** Attaches this process's terminal to a session until the user detaches. */
   async attach(session: Session, options: { readOnly?: boolean; signal?: AbortSignal } = {}): Promise<TerminalResult> {
     if (session.server !== this) throw new ArgumentError('the session belongs to another binding');
-    const env = { ...process.env };
-    delete env.TMUX;
-    delete env.TMUX_PANE;
     return runOnTerminal([this.endpoint.executable, ...this.endpoint.args, 'attach-session', ...(options.readOnly ? ['-r'] : []), '-t', session.id], {
-      env,
+      env: clientEnvironment(),
       signal: options.signal,
     });
   }

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { run } from '../../process/index.js';
-import { Criteria, Endpoint, Server, ServerUnreachableError, type Snapshot } from '../../tmux/index.js';
+import { Criteria, Endpoint, Server, ServerUnreachableError, clientEnvironment, type Snapshot } from '../../tmux/index.js';
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
@@ -175,9 +175,7 @@ async function retire(target: UpTarget, io: CliIO): Promise<void> {
 
 /** Starts a named server with one detached session and returns that session's id. */
 async function startNamedServer(endpoint: Endpoint, session: string, io: CliIO): Promise<string> {
-  const env = { ...io.env };
-  delete env.TMUX;
-  delete env.TMUX_PANE;
+  const env = clientEnvironment(io.env);
   // tmux makes its per-user socket directory itself only for -L; drover always addresses by path.
   if (endpoint.socketName !== undefined) mkdirSync(dirname(endpoint.socketPath), { recursive: true, mode: 0o700 });
   const result = await run([endpoint.executable, ...endpoint.args, 'new-session', '-d', '-P', '-F', '#{session_id}', '-s', session], { env, cwd: io.cwd });
