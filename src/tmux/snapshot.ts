@@ -21,6 +21,18 @@ import type { PaneId, SessionId, WindowId } from './ids.js';
 
 let nextCaptureId = 1;
 
+/** Each table's specs by wire name, built once rather than per captured row. */
+const specsByTable = new WeakMap<FieldTable, ReadonlyMap<string, FieldSpec>>();
+
+function specsOf(table: FieldTable): ReadonlyMap<string, FieldSpec> {
+  let specs = specsByTable.get(table);
+  if (!specs) {
+    specs = new Map(tableSpecs(table).map((s) => [s.wire, s]));
+    specsByTable.set(table, specs);
+  }
+  return specs;
+}
+
 abstract class SnapshotRecord implements EvaluableRecord {
   abstract readonly entity: CriteriaEntity;
   protected readonly graph: SnapshotGraph;
@@ -30,9 +42,8 @@ abstract class SnapshotRecord implements EvaluableRecord {
 
   constructor(graph: SnapshotGraph, table: FieldTable, values: readonly Buffer[]) {
     this.graph = graph;
-    const specs = tableSpecs(table);
-    this.specs = new Map(specs.map((s) => [s.wire, s]));
-    this.rawByWire = new Map(specs.map((s, i) => [s.wire, values[i]!]));
+    this.specs = specsOf(table);
+    this.rawByWire = new Map([...this.specs.keys()].map((wire, i) => [wire, values[i]!]));
   }
 
   /** The exact bytes tmux printed for a field. */
