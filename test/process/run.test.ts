@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { once } from 'node:events';
 import { describe, it } from 'node:test';
 import {
   AbortedError,
@@ -124,7 +125,9 @@ describe('run', () => {
 
 describe('LongLivedChild', () => {
   it('stops a child that ignores SIGTERM within its grace', async () => {
-    const child = await LongLivedChild.start(['sh', '-c', 'trap "" TERM; while :; do sleep 0.05; done']);
+    const child = await LongLivedChild.start(['sh', '-c', 'trap "" TERM; echo trapped; while :; do sleep 0.05; done']);
+    // Stopping before the shell has run `trap` would end it by SIGTERM and prove nothing.
+    await once(child.stdout, 'data');
     const started = Date.now();
     const exit = await child.stop(200);
     assert.equal(exit.signal, 'SIGKILL');
