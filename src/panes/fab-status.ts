@@ -1,6 +1,6 @@
 import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { parse } from 'yaml';
+import { yaml } from './yaml.js';
 
 export const STAGE_STATES = Object.freeze(['pending', 'active', 'ready', 'done', 'failed', 'skipped'] as const);
 export type StageState = (typeof STAGE_STATES)[number];
@@ -37,7 +37,7 @@ export interface StatusFile {
 export function parseStatusFile(text: string): StatusFile | undefined {
   let doc: unknown;
   try {
-    doc = parse(text);
+    doc = yaml().parse(text);
   } catch {
     return undefined;
   }

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { parseDocument } from 'yaml';
+import { yaml } from './yaml.js';
 import { ArgumentError } from '../process/index.js';
 import { BUILTIN_PROVIDERS, FILL_VALUE, type Provider, type ProviderFill } from './providers.js';
 
@@ -100,7 +100,7 @@ class Validator {
  * to other parts of drover and are left alone.
  */
 export function parseProjectConfig(text: string, path: string): ProjectConfig {
-  const document = parseDocument(text, { prettyErrors: true });
+  const document = yaml().parseDocument(text, { prettyErrors: true });
   const problem = document.errors[0];
   if (problem) throw new ArgumentError(`${path}: not valid YAML: ${problem.message}`);
   const validator = new Validator(path);
