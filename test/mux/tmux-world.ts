@@ -1,9 +1,14 @@
 /**
  * A conformance world over a real tmux server owned by the test (test/support/tmux.ts): the
- * TmuxAdapter behind the gate, perturbed with tmux's own commands. A killed tmux server cannot
- * come back with the same panes, and no terminal is attached, so this world offers neither a
- * restart nor a revival and cannot bring a space to the front.
+ * TmuxAdapter behind the gate, perturbed with tmux's own commands. A terminal client, in a
+ * pane of a second owned server (the pty it needs), shows the first session, so that focusing
+ * a pane of the other session must bring that space to the front. A pane of the other session
+ * runs a raw-mode recorder of its input. A killed tmux server cannot come back with the same
+ * panes, so this world offers neither a restart nor a revival.
  */
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { processDiagnostics } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds, type conformance } from '../../src/mux/index.js';
@@ -37,9 +42,32 @@ function native(paneId: string): string {
   return id;
 }
 
+/** A pane program that hands every byte its terminal delivers, unchanged, to a file. */
+function recorderCommand(file: string): string[] {
+  return ['/bin/sh', '-c', 'stty raw -echo && : > "$1.part" && mv "$1.part" "$1" && exec cat >> "$1"', 'recorder', file];
+}
+
+/** Attaches a terminal client of `server` to `session` inside a pane of `host`, and waits for it. */
+async function attachTerminal(server: Server, host: Server, session: string): Promise<void> {
+  const { executable, socketPath } = server.endpoint;
+  await host.newSession({ name: 'terminal', width: 120, height: 40, command: ['env', '-u', 'TMUX', '-u', 'TMUX_PANE', executable, '-S', socketPath, 'attach-session', '-t', session] });
+  await eventually(
+    async () => (await server.snapshot({ clients: true })).clients.toArray().filter((client) => !client.clientControlMode).length,
+    (count) => count > 0,
+  );
+}
+
 export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> {
   const server = await startTestServer();
+  const host = await startTestServer();
+  const scratchDir = await mkdtemp(join(tmpdir(), 'drover-world-'));
+  const inputFile = join(scratchDir, 'input');
   await seed(server);
+  await attachTerminal(server, host, 'work');
+  const scratch = (await server.snapshot()).sessions.toArray().find((session) => session.sessionName === 'scratch')!;
+  const recorder = await server.session(scratch.sessionId).newWindow({ name: 'input', command: recorderCommand(inputFile) });
+  const [recorderPane] = await recorder.listPanes();
+  await eventually(async () => readFile(inputFile).then(() => true, () => false), (ready) => ready);
   // Some scrollback, so that a recent read reaches further than the screen.
   const logs = (await server.snapshot()).panes.toArray().find((pane) => pane.window().windowName === 'logs')!;
   await server.pane(logs.paneId).sendText('seq 1 200');
@@ -52,7 +80,7 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
   let printed = 0;
   return {
     port,
-    screenless: true,
+    recorder: { paneId: tmuxIds.pane(recorderPane!.id), received: () => readFile(inputFile) },
     transportUses: async () => processDiagnostics().spawned,
     reconnect: async () => undefined,
     takeDown: async () => {
@@ -76,15 +104,23 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
       await server.pane(native(paneId)).kill();
     },
     focusOutOfBand: async (paneId) => {
-      const window = (await server.pane(native(paneId)).display('#{window_id}')).toString('utf8').trim();
+      // What an operator's choose-tree does: the pane's window and pane, and their own screen to its session.
+      const [session, window] = (await server.pane(native(paneId)).display('#{session_id} #{window_id}')).toString('utf8').trim().split(' ');
+      const terminals = (await server.snapshot({ clients: true })).clients.toArray().filter((client) => !client.clientControlMode && client.clientTty !== null);
       await server.runGroup([
-        ['select-window', '-t', window],
+        ['select-window', '-t', window!],
         ['select-pane', '-t', native(paneId)],
+        ...terminals.map((client) => ['switch-client', '-c', client.clientTty!, '-t', session!]),
       ]);
     },
     close: async () => {
-      await port.close();
-      await server.close();
+      try {
+        await port.close();
+        await server.close();
+      } finally {
+        await host.close();
+        await rm(scratchDir, { recursive: true, force: true });
+      }
     },
   };
 }

@@ -218,6 +218,8 @@ describe('tmux conformance against owned servers', { concurrency: false }, () =>
       const [result] = await conformance.runWorldChecks(openTmuxWorld, { only: [check] });
       assert.equal(result?.check, check);
       assert.deepEqual(result.problems, []);
+      // The world attaches a terminal and records pane input, so every check applies to tmux.
+      assert.equal(result.skipped, undefined);
     });
   }
 });

@@ -28,6 +28,11 @@ export interface MuxConformanceWorld {
   readonly port: MuxPort;
   /** Input the panes received, in order; absent when the world cannot observe it. */
   inputs?(): Promise<readonly WorldInput[]>;
+  /**
+   * Where the world cannot tell typed text from keys (a real multiplexer): a pane whose program
+   * records the raw bytes its terminal delivers, and those bytes so far.
+   */
+  readonly recorder?: { readonly paneId: string; received(): Promise<Buffer> };
   /** How often the transport has been used (requests, processes): compared before and after a call. */
   transportUses(): Promise<number>;
   /** Every connection drops; the multiplexer keeps running. */
@@ -38,8 +43,6 @@ export interface MuxConformanceWorld {
   takeDown(): Promise<void>;
   /** The transport comes back after takeDown(); absent where the world cannot come back (a killed tmux server). */
   bringUp?(): Promise<void>;
-  /** No terminal is attached, so no space can come to the front (a test tmux server has no client). */
-  readonly screenless?: boolean;
   /** Someone renames a tab outside drover; `silent` keeps even a pushing multiplexer from announcing it. */
   renameTabOutOfBand(tabId: string, label: string, options: { silent: boolean }): Promise<void>;
   /** The pane's own program writes its title. */

@@ -7,7 +7,7 @@ import { VERB_CAPABILITY, type GatedVerb } from '../capabilities.js';
 import { PaneIdLedger } from '../identity.js';
 import { MuxError } from '../errors.js';
 import type { MuxPane, MuxSnapshot } from '../types.js';
-import { describeOutcome, recordWatch, SAMPLE_CALLS, sampleOf, UP_WAIT_MS, waitMs, type ConformanceResult, type MuxConformanceWorld, type WorldFactory } from './common.js';
+import { describeOutcome, PUSH_WAIT_MS, recordWatch, SAMPLE_CALLS, sampleOf, UP_WAIT_MS, waitMs, type ConformanceResult, type MuxConformanceWorld, type WorldFactory } from './common.js';
 import { focusProblems, snapshotProblems } from './read-only.js';
 
 type CheckOutcome = string[] | { skipped: string };
@@ -19,6 +19,16 @@ interface WorldCheck {
 
 function pane(snapshot: MuxSnapshot, paneId: string): MuxPane | undefined {
   return snapshot.panes.find((candidate) => candidate.paneId === paneId);
+}
+
+/** What the recorder received once `length` bytes arrived or the push wait ran out, as text. */
+async function recorded(recorder: NonNullable<MuxConformanceWorld['recorder']>, length: number): Promise<string> {
+  const until = Date.now() + PUSH_WAIT_MS;
+  for (;;) {
+    const bytes = await recorder.received();
+    if (bytes.length >= length || Date.now() > until) return bytes.toString('latin1');
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
 }
 
 /** Two distinct live panes, in different tabs when the world has them. */
@@ -92,7 +102,7 @@ const CHECKS: readonly WorldCheck[] = [
       if (supports.setFocus && (await expectOk('setFocus', port.setFocus(second.paneId)))) {
         const focused = await port.snapshot();
         if (pane(focused, second.paneId)?.focused !== true) problems.push(`setFocus(${second.paneId}) did not focus it`);
-        if (!world.screenless && focused.spaces.find((space) => space.spaceId === second.spaceId)?.focused !== true) {
+        if (focused.spaces.find((space) => space.spaceId === second.spaceId)?.focused !== true) {
           problems.push(`setFocus(${second.paneId}) did not bring its space forward`);
         }
         problems.push(...focusProblems(focused));
@@ -241,14 +251,19 @@ const CHECKS: readonly WorldCheck[] = [
     async run(world) {
       const supports = world.port.declaration.supports;
       if (!supports.typeText || !supports.sendKeys) return { skipped: 'typeText and sendKeys are not both declared' };
-      if (world.inputs === undefined) return { skipped: 'the world cannot observe pane input' };
-      const target = (await world.port.snapshot()).panes.find((candidate) => candidate.alive)!;
-      const before = (await world.inputs()).length;
-      const typed = await world.port.typeText(target.paneId, 'first');
-      const keyed = await world.port.sendKeys(target.paneId, ['x', 'Enter']);
-      const retyped = await world.port.typeText(target.paneId, 'second');
+      if (world.inputs === undefined && world.recorder === undefined) return { skipped: 'the world cannot observe pane input' };
+      const target = world.recorder?.paneId ?? (await world.port.snapshot()).panes.find((candidate) => candidate.alive)!.paneId;
+      const before = world.inputs === undefined ? 0 : (await world.inputs()).length;
+      const typed = await world.port.typeText(target, 'first');
+      const keyed = await world.port.sendKeys(target, ['x', 'Enter']);
+      const retyped = await world.port.typeText(target, 'second');
       if (!typed.ok || !keyed.ok || !retyped.ok) return [`writes answered ${describeOutcome(typed)}, ${describeOutcome(keyed)}, ${describeOutcome(retyped)}`];
-      const received = (await world.inputs()).slice(before).filter((input) => input.paneId === target.paneId);
+      if (world.inputs === undefined) {
+        // The terminal shows only bytes: order and count are what can be checked (Enter is a carriage return).
+        const bytes = await recorded(world.recorder!, 'firstx\rsecond'.length);
+        return bytes === 'firstx\rsecond' ? [] : [`the pane received ${JSON.stringify(bytes)}, not "firstx\\rsecond"`];
+      }
+      const received = (await world.inputs()).slice(before).filter((input) => input.paneId === target);
       const shape = received.map((input) => `${input.kind}:${input.payload.length}:${input.kind === 'text' ? input.payload.join('') : ''}`);
       const expected = ['text:1:first', 'keys:2:', 'text:1:second'];
       return JSON.stringify(shape) === JSON.stringify(expected) ? [] : [`the pane received ${JSON.stringify(shape)}, not ${JSON.stringify(expected)}`];
@@ -258,7 +273,7 @@ const CHECKS: readonly WorldCheck[] = [
     name: 'refused keys send nothing',
     async run(world) {
       if (!world.port.declaration.supports.sendKeys) return { skipped: 'sendKeys is not declared' };
-      const target = (await world.port.snapshot()).panes.find((candidate) => candidate.alive)!;
+      const target = world.recorder === undefined ? (await world.port.snapshot()).panes.find((candidate) => candidate.alive)! : { paneId: world.recorder.paneId };
       const problems: string[] = [];
       const bad = [...world.port.declaration.unsupportedKeys, 'Ctrl+c', 'C-c', 'enter', 'shift+ctrl+a', ''];
       for (const key of bad) {
@@ -268,6 +283,13 @@ const CHECKS: readonly WorldCheck[] = [
         if (outcome.ok || outcome.reason !== 'refused') problems.push(`sendKeys(["a", ${JSON.stringify(key)}]) answered ${describeOutcome(outcome)}`);
         if ((await world.transportUses()) !== uses) problems.push(`sendKeys(["a", ${JSON.stringify(key)}]) touched the transport`);
         if (world.inputs !== undefined && (await world.inputs()).length !== inputs) problems.push(`sendKeys(["a", ${JSON.stringify(key)}]) typed something`);
+      }
+      if (world.recorder !== undefined && world.port.declaration.supports.typeText) {
+        // Writes stay in order, so anything a refused batch typed would arrive before this fence.
+        const fence = await world.port.typeText(world.recorder.paneId, 'fence');
+        const bytes = fence.ok ? await recorded(world.recorder, 'fence'.length) : '';
+        if (!fence.ok) problems.push(`typeText("fence") answered ${describeOutcome(fence)}`);
+        else if (bytes !== 'fence') problems.push(`the pane received ${JSON.stringify(bytes)} around refused batches, not "fence"`);
       }
       return problems;
     },
@@ -368,7 +390,7 @@ const CHECKS: readonly WorldCheck[] = [
       const snapshot = await world.port.snapshot();
       const problems = focusProblems(snapshot);
       if (pane(snapshot, second.paneId)?.focused !== true) problems.push(`${second.paneId} was focused in the multiplexer but the snapshot does not say so`);
-      if (!world.screenless && snapshot.spaces.find((space) => space.spaceId === second.spaceId)?.focused !== true) {
+      if (snapshot.spaces.find((space) => space.spaceId === second.spaceId)?.focused !== true) {
         problems.push(`the space of ${second.paneId} is not reported focused`);
       }
       return problems;
