@@ -23,5 +23,11 @@ if (!name || !available.includes(name)) {
   process.exit(2);
 }
 const module = (await import(`./${name}.js`)) as Benchmark;
-const figures = await module.run(rest);
-process.stdout.write(`${JSON.stringify(figures)}\n`);
+try {
+  const figures = await module.run(rest);
+  process.stdout.write(`${JSON.stringify(figures)}\n`);
+} catch (error) {
+  // A missing peer or a failed correctness check is a message for the user, not a stack.
+  process.stderr.write(`bench ${name}: ${(error as Error).message}\n`);
+  process.exitCode = 1;
+}

@@ -12,11 +12,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { run as runChild, type RunResult } from '../src/process/index.js';
+import { findExecutable, run as runChild, type RunResult } from '../src/process/index.js';
 import { Endpoint, Server } from '../src/tmux/index.js';
 import { log, median, round } from './support.js';
 
-const TMUXP = '/usr/bin/tmuxp';
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
 const SAMPLES = 5;
 const TARGET_RATIO = 5;
@@ -106,18 +105,18 @@ function chainedCommands(directory: string): string[] {
   return args;
 }
 
-function loadArgv(tool: Tool, endpoint: Endpoint, file: string, directory: string): string[] {
-  if (tool === 'tmuxp') return [TMUXP, 'load', '-d', '-y', '-S', endpoint.socketPath, file];
+function loadArgv(tool: Tool, tmuxp: string, endpoint: Endpoint, file: string, directory: string): string[] {
+  if (tool === 'tmuxp') return [tmuxp, 'load', '-d', '-y', '-S', endpoint.socketPath, file];
   if (tool === 'drover') return [process.execPath, CLI, '-S', endpoint.socketPath, 'workspace', 'load', file];
   return [endpoint.executable, ...endpoint.args, ...chainedCommands(directory)];
 }
 
 /** One timed load of the file onto a fresh server, checked afterwards. */
-async function timedLoad(root: string, file: string, env: NodeJS.ProcessEnv, tool: Tool): Promise<number> {
+async function timedLoad(root: string, tmuxp: string, file: string, env: NodeJS.ProcessEnv, tool: Tool): Promise<number> {
   const endpoint = await freshServer(root, tool, env);
   try {
     const started = performance.now();
-    const result = await runChild(loadArgv(tool, endpoint, file, root), { env, input: '', timeoutMs: 120_000 });
+    const result = await runChild(loadArgv(tool, tmuxp, endpoint, file, root), { env, input: '', timeoutMs: 120_000 });
     const elapsed = performance.now() - started;
     checked(result, `${tool} load`);
     await verify(endpoint, env, tool);
@@ -135,17 +134,18 @@ export async function run(args: string[]): Promise<Record<string, number | boole
     const env = cleanEnv(root);
     const file = join(root, 'workspace.yaml');
     writeFileSync(file, workspaceYaml(root));
-    const version = await runChild([TMUXP, '--version'], { env });
-    if (!version.ok) throw new Error('tmuxp is not installed (apt-get install -y tmuxp)');
+    const tmuxp = findExecutable('tmuxp', env);
+    const version = tmuxp === undefined ? undefined : await runChild([tmuxp, '--version'], { env });
+    if (tmuxp === undefined || !version?.ok) throw new Error('tmuxp is not installed or does not run (apt-get install -y tmuxp)');
     log(`workspace load: ${WINDOWS.length} windows / ${WINDOWS.reduce((n, w) => n + w.panes, 0)} panes, fresh server per load, median of ${samples}`);
     log(`peer: ${version.text().trim()}`);
 
     // Correctness first: each way builds the declared session once before anything is timed.
     const tools: Tool[] = ['tmuxp', 'drover', 'tmux'];
-    for (const tool of tools) await timedLoad(root, file, env, tool);
+    for (const tool of tools) await timedLoad(root, tmuxp, file, env, tool);
 
     const times = new Map<Tool, number[]>(tools.map((tool) => [tool, []]));
-    for (let i = 0; i < samples; i += 1) for (const tool of tools) times.get(tool)!.push(await timedLoad(root, file, env, tool));
+    for (let i = 0; i < samples; i += 1) for (const tool of tools) times.get(tool)!.push(await timedLoad(root, tmuxp, file, env, tool));
     const [tmuxpMs, droverMs, floorMs] = tools.map((tool) => median(times.get(tool)!)) as [number, number, number];
     const runs = (tool: Tool): string => times.get(tool)!.map((t) => t.toFixed(0)).join(', ');
     const ratio = tmuxpMs / droverMs;
