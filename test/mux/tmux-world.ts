@@ -51,23 +51,21 @@ function recorderCommand(file: string): string[] {
 async function attachTerminal(server: Server, host: Server, session: string): Promise<void> {
   const { executable, socketPath } = server.endpoint;
   await host.newSession({ name: 'terminal', width: 120, height: 40, command: ['env', '-u', 'TMUX', '-u', 'TMUX_PANE', executable, '-S', socketPath, 'attach-session', '-t', session] });
-  await eventually(
+  const attached = await eventually(
     async () => (await server.snapshot({ clients: true })).clients.toArray().filter((client) => !client.clientControlMode).length,
     (count) => count > 0,
   );
+  if (attached === 0) throw new Error('the world could not attach a terminal client');
 }
 
-export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> {
-  const server = await startTestServer();
-  const host = await startTestServer();
-  const scratchDir = await mkdtemp(join(tmpdir(), 'drover-world-'));
-  const inputFile = join(scratchDir, 'input');
+/** Seeds the world, attaches its terminal and starts its recorder; returns the recorder's tmux pane id. */
+async function prepare(server: Server, host: Server, inputFile: string): Promise<string> {
   await seed(server);
   await attachTerminal(server, host, 'work');
   const scratch = (await server.snapshot()).sessions.toArray().find((session) => session.sessionName === 'scratch')!;
   const recorder = await server.session(scratch.sessionId).newWindow({ name: 'input', command: recorderCommand(inputFile) });
   const [recorderPane] = await recorder.listPanes();
-  await eventually(async () => readFile(inputFile).then(() => true, () => false), (ready) => ready);
+  if (!(await eventually(async () => readFile(inputFile).then(() => true, () => false), (ready) => ready))) throw new Error('the input recorder did not start');
   // Some scrollback, so that a recent read reaches further than the screen.
   const logs = (await server.snapshot()).panes.toArray().find((pane) => pane.window().windowName === 'logs')!;
   await server.pane(logs.paneId).sendText('seq 1 200');
@@ -76,11 +74,34 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
     async () => (await server.pane(logs.paneId).display('#{history_size}')).toString('utf8').trim(),
     (size) => Number(size) > 0,
   );
+  return recorderPane!.id;
+}
+
+export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> {
+  const server = await startTestServer();
+  const host = await startTestServer();
+  const scratchDir = await mkdtemp(join(tmpdir(), 'drover-world-'));
+  const inputFile = join(scratchDir, 'input');
+  const retire = async (): Promise<void> => {
+    try {
+      await server.close();
+    } finally {
+      await host.close();
+      await rm(scratchDir, { recursive: true, force: true });
+    }
+  };
+  let recorderPane: string;
+  try {
+    recorderPane = await prepare(server, host, inputFile);
+  } catch (error) {
+    await retire();
+    throw error;
+  }
   const port = createMuxPort(new TmuxAdapter({ server, resyncMs: 500 }));
   let printed = 0;
   return {
     port,
-    recorder: { paneId: tmuxIds.pane(recorderPane!.id), received: () => readFile(inputFile) },
+    recorder: { paneId: tmuxIds.pane(recorderPane), received: () => readFile(inputFile) },
     transportUses: async () => processDiagnostics().spawned,
     reconnect: async () => undefined,
     takeDown: async () => {
@@ -116,10 +137,8 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
     close: async () => {
       try {
         await port.close();
-        await server.close();
       } finally {
-        await host.close();
-        await rm(scratchDir, { recursive: true, force: true });
+        await retire();
       }
     },
   };
