@@ -5,7 +5,9 @@
  * servers start from the same configuration, with /bin/sh as the pane shell so that shell
  * start-up (which both tools leave to tmux) does not drown the tools' own work. A third line
  * times tmux alone building the same layout from one chained command line: the floor both
- * tools share, so the report shows what each tool adds on top of tmux.
+ * tools share, so the report shows what each tool adds on top of tmux. A fourth line times
+ * drover's library doing the same load in this process (read, plan, apply over one control
+ * connection): what drover costs without a Node process start.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -14,6 +16,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { findExecutable, run as runChild, type RunResult } from '../src/process/index.js';
 import { Endpoint, Server } from '../src/tmux/index.js';
+import { applyPlan, loadWorkspaceFile, planWorkspace } from '../src/workspace/index.js';
 import { log, median, round } from './support.js';
 
 const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
@@ -82,7 +85,7 @@ async function killServer(endpoint: Endpoint, env: NodeJS.ProcessEnv): Promise<v
   await runChild([endpoint.executable, ...endpoint.args, 'kill-server'], { env });
 }
 
-type Tool = 'tmuxp' | 'drover' | 'tmux';
+type Tool = 'tmuxp' | 'drover' | 'tmux' | 'library';
 
 /**
  * The same layout as one tmux client invocation with every command chained: no tool at all,
@@ -105,10 +108,22 @@ function chainedCommands(directory: string): string[] {
   return args;
 }
 
-function loadArgv(tool: Tool, tmuxp: string, endpoint: Endpoint, file: string, directory: string): string[] {
+function loadArgv(tool: Exclude<Tool, 'library'>, tmuxp: string, endpoint: Endpoint, file: string, directory: string): string[] {
   if (tool === 'tmuxp') return [tmuxp, 'load', '-d', '-y', '-S', endpoint.socketPath, file];
   if (tool === 'drover') return [process.execPath, CLI, '-S', endpoint.socketPath, 'workspace', 'load', file];
   return [endpoint.executable, ...endpoint.args, ...chainedCommands(directory)];
+}
+
+/** The load `drover workspace load` does, in this process: read, plan, apply on one control connection. */
+async function libraryLoad(endpoint: Endpoint, file: string, env: NodeJS.ProcessEnv): Promise<void> {
+  const plan = planWorkspace(await loadWorkspaceFile(file));
+  const server = await Server.open(endpoint, { env });
+  try {
+    await server.connect();
+    await applyPlan(plan, server);
+  } finally {
+    await server.close();
+  }
 }
 
 /** One timed load of the file onto a fresh server, checked afterwards. */
@@ -116,9 +131,9 @@ async function timedLoad(root: string, tmuxp: string, file: string, env: NodeJS.
   const endpoint = await freshServer(root, tool, env);
   try {
     const started = performance.now();
-    const result = await runChild(loadArgv(tool, tmuxp, endpoint, file, root), { env, input: '', timeoutMs: 120_000 });
+    if (tool === 'library') await libraryLoad(endpoint, file, env);
+    else checked(await runChild(loadArgv(tool, tmuxp, endpoint, file, root), { env, input: '', timeoutMs: 120_000 }), `${tool} load`);
     const elapsed = performance.now() - started;
-    checked(result, `${tool} load`);
     await verify(endpoint, env, tool);
     return elapsed;
   } finally {
@@ -141,17 +156,18 @@ export async function run(args: string[]): Promise<Record<string, number | boole
     log(`peer: ${version.text().trim()}`);
 
     // Correctness first: each way builds the declared session once before anything is timed.
-    const tools: Tool[] = ['tmuxp', 'drover', 'tmux'];
+    const tools: Tool[] = ['tmuxp', 'drover', 'tmux', 'library'];
     for (const tool of tools) await timedLoad(root, tmuxp, file, env, tool);
 
     const times = new Map<Tool, number[]>(tools.map((tool) => [tool, []]));
     for (let i = 0; i < samples; i += 1) for (const tool of tools) times.get(tool)!.push(await timedLoad(root, tmuxp, file, env, tool));
-    const [tmuxpMs, droverMs, floorMs] = tools.map((tool) => median(times.get(tool)!)) as [number, number, number];
+    const [tmuxpMs, droverMs, floorMs, libraryMs] = tools.map((tool) => median(times.get(tool)!)) as [number, number, number, number];
     const runs = (tool: Tool): string => times.get(tool)!.map((t) => t.toFixed(0)).join(', ');
     const ratio = tmuxpMs / droverMs;
     log(`drover workspace load  ${droverMs.toFixed(0).padStart(6)} ms   (runs: ${runs('drover')})`);
     log(`tmuxp load -d          ${tmuxpMs.toFixed(0).padStart(6)} ms   (runs: ${runs('tmuxp')})`);
     log(`tmux alone, chained    ${floorMs.toFixed(0).padStart(6)} ms   (runs: ${runs('tmux')}): the floor both tools share`);
+    log(`drover's library       ${libraryMs.toFixed(0).padStart(6)} ms   (runs: ${runs('library')}): the same load in this process`);
     log(`tmuxp/drover ${ratio.toFixed(1)}x (target at least ${TARGET_RATIO}x): ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}`);
     log(`above the floor: drover ${(droverMs - floorMs).toFixed(0)} ms, tmuxp ${(tmuxpMs - floorMs).toFixed(0)} ms (${((tmuxpMs - floorMs) / (droverMs - floorMs)).toFixed(1)}x)`);
     return {
@@ -160,6 +176,9 @@ export async function run(args: string[]): Promise<Record<string, number | boole
       tmuxp_load_ms: round(tmuxpMs, 1),
       tmux_floor_ms: round(floorMs, 1),
       tmuxp_over_drover_above_floor: round((tmuxpMs - floorMs) / (droverMs - floorMs), 2),
+      drover_library_load_ms: round(libraryMs, 1),
+      tmuxp_over_drover_library: round(tmuxpMs / libraryMs, 2),
+      drover_library_over_tmux_floor: round(libraryMs / floorMs, 2),
       target_met: ratio >= TARGET_RATIO,
     };
   } finally {
