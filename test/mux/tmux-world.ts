@@ -13,6 +13,7 @@ import { processDiagnostics } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds, type conformance } from '../../src/mux/index.js';
 import { startTestServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 
 /** A plain POSIX shell, so that no rc file of the machine's own shell slows or colours the panes. */
 export const SHELL = ['/bin/sh'];
@@ -24,16 +25,6 @@ export async function seed(server: Server): Promise<void> {
   await editor!.split({ direction: 'horizontal', command: SHELL });
   await work.newWindow({ name: 'logs', command: SHELL });
   await server.newSession({ name: 'scratch', width: 100, height: 30, command: SHELL });
-}
-
-/** Waits, within a bound, for something a pane's shell makes true eventually. */
-export async function eventually<T>(read: () => Promise<T>, done: (value: T) => boolean, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const value = await read();
-    if (done(value) || Date.now() > until) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 function native(paneId: string): string {
@@ -51,11 +42,9 @@ function recorderCommand(file: string): string[] {
 async function attachTerminal(server: Server, host: Server, session: string): Promise<void> {
   const { executable, socketPath } = server.endpoint;
   await host.newSession({ name: 'terminal', width: 120, height: 40, command: ['env', '-u', 'TMUX', '-u', 'TMUX_PANE', executable, '-S', socketPath, 'attach-session', '-t', session] });
-  const attached = await eventually(
-    async () => (await server.snapshot({ clients: true })).clients.toArray().filter((client) => !client.clientControlMode).length,
-    (count) => count > 0,
+  await eventually('the world to attach a terminal client', async () =>
+    (await server.snapshot({ clients: true })).clients.toArray().some((client) => !client.clientControlMode),
   );
-  if (attached === 0) throw new Error('the world could not attach a terminal client');
 }
 
 /** Seeds the world, attaches its terminal and starts its recorder; returns the recorder's tmux pane id. */
@@ -65,15 +54,12 @@ async function prepare(server: Server, host: Server, inputFile: string): Promise
   const scratch = (await server.snapshot()).sessions.toArray().find((session) => session.sessionName === 'scratch')!;
   const recorder = await server.session(scratch.sessionId).newWindow({ name: 'input', command: recorderCommand(inputFile) });
   const [recorderPane] = await recorder.listPanes();
-  if (!(await eventually(async () => readFile(inputFile).then(() => true, () => false), (ready) => ready))) throw new Error('the input recorder did not start');
+  await eventually('the input recorder to start', () => readFile(inputFile).then(() => true, () => false));
   // Some scrollback, so that a recent read reaches further than the screen.
   const logs = (await server.snapshot()).panes.toArray().find((pane) => pane.window().windowName === 'logs')!;
   await server.pane(logs.paneId).sendText('seq 1 200');
   await server.pane(logs.paneId).sendKeys(['Enter']);
-  await eventually(
-    async () => (await server.pane(logs.paneId).display('#{history_size}')).toString('utf8').trim(),
-    (size) => Number(size) > 0,
-  );
+  await eventually('scrollback in the logs pane', async () => Number((await server.pane(logs.paneId).display('#{history_size}')).toString('utf8').trim()) > 0);
   return recorderPane!.id;
 }
 
@@ -119,7 +105,10 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
       const before = (await pane.capture()).toString('utf8');
       await pane.sendText(`echo changed-${printed}`);
       await pane.sendKeys(['Enter']);
-      await eventually(async () => (await pane.capture()).toString('utf8'), (screen) => screen !== before && screen.includes(`\nchanged-${printed}`));
+      await eventually(`changed-${printed} on the pane`, async () => {
+        const screen = (await pane.capture()).toString('utf8');
+        return screen !== before && screen.includes(`\nchanged-${printed}`);
+      });
     },
     endPane: async (paneId) => {
       await server.pane(native(paneId)).kill();

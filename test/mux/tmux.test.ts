@@ -8,7 +8,8 @@ import { processDiagnostics } from '../../src/process/index.js';
 import { versionAtLeast, type Server } from '../../src/tmux/index.js';
 import { conformance, createMuxPort, MuxError, TmuxAdapter, type MuxPort, type MuxSnapshot } from '../../src/mux/index.js';
 import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
-import { eventually, openTmuxWorld, seed } from './tmux-world.js';
+import { eventually } from '../support/wait.js';
+import { openTmuxWorld, seed } from './tmux-world.js';
 
 function portOver(server: Server): MuxPort {
   return createMuxPort(new TmuxAdapter({ server, resyncMs: 500 }));
@@ -48,11 +49,11 @@ describe('the tmux adapter', { concurrency: false }, () => {
     const paneId = paneIn(await port.snapshot(), 'logs');
     assert.deepEqual(await port.typeText(paneId, "printf '\\033[31mred\\033[0m;done\\n'"), { ok: true, value: undefined });
     assert.deepEqual(await port.sendKeys(paneId, ['Enter']), { ok: true, value: undefined });
-    const styled = await eventually(
-      () => port.readGrid(paneId, { scope: 'viewport', styling: 'preserve' }),
-      (outcome) => outcome.ok && outcome.value.text.includes('\u001b[31mred'),
-    );
-    assert.ok(styled.ok && styled.value.text.includes('\u001b[31mred'), 'the coloured output arrives with its SGR');
+    // Fails naming the wait unless the coloured output arrives with its SGR.
+    await eventually('the coloured output with its SGR', async () => {
+      const styled = await port.readGrid(paneId, { scope: 'viewport', styling: 'preserve' });
+      return styled.ok && styled.value.text.includes('\u001b[31mred');
+    });
     const plain = await port.readGrid(paneId, { scope: 'viewport', styling: 'strip' });
     assert.ok(plain.ok && plain.value.text.includes('red;done') && !plain.value.text.includes('\u001b'));
     const recent = await port.readGrid(paneId, { scope: 'recent', lines: 2, styling: 'strip' });
