@@ -10,7 +10,7 @@ import {
   type QuestionCandidate,
 } from '../../src/panes/index.js';
 import { QUESTIONS, renderFrame, type Model } from '../fixtures/fake-agent.js';
-import { fixture } from './fixtures.js';
+import { FAKE_AGENT_INDICATORS, fixture } from './fixtures.js';
 
 const waiting: QuestionCandidate = { pane: '%3', agentState: 'waiting' };
 
@@ -84,17 +84,7 @@ describe('the guards and skip reasons', () => {
 });
 
 describe("the fake agent's questions", () => {
-  const expected: Record<string, string> = {
-    question_mark: 'question_mark',
-    yes_no: 'yes_no',
-    action_word: 'action_word',
-    imperative_question: 'imperative_question',
-    colon_prompt: 'colon_prompt',
-    enumerated_options: 'enumerated_options',
-    press_key: 'press_key',
-    menu: 'imperative_question',
-  };
-  for (const [kind, indicator] of Object.entries(expected)) {
+  for (const [kind, indicator] of Object.entries(FAKE_AGENT_INDICATORS)) {
     it(`ask:${kind} is detected as ${indicator}`, () => {
       const model: Model = { phase: { name: 'question', question: QUESTIONS[kind]!, typed: '' }, transcript: [`> ask:${kind}`], input: '', style: 'box' };
       const screen = renderFrame(model, 80, 24).join('\n');
