@@ -4,9 +4,10 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { AGENT_STATE_OPTION, paneProcess } from '../../src/panes/index.js';
-import { run, type RunResult } from '../../src/process/index.js';
+import type { RunResult } from '../../src/process/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { git } from '../support/git.js';
 import { startTestServer, useTestServer } from '../support/tmux.js';
 import { FAKE_AGENT, eventually, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
 
@@ -36,12 +37,6 @@ function assertFailure(result: RunResult, code: number, stderr: string | RegExp)
 function ok(result: RunResult): string {
   assert.equal(result.exitCode, 0, result.stderrText());
   return result.text();
-}
-
-async function git(...args: string[]): Promise<void> {
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))), GIT_CONFIG_GLOBAL: '/dev/null', GIT_CONFIG_NOSYSTEM: '1' };
-  const result = await run(['git', ...args], { env, timeoutMs: 10_000 });
-  assert.equal(result.exitCode, 0, result.stderrText());
 }
 
 describe('drover pane map, capture, process, window-name, open, kill', () => {

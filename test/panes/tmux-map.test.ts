@@ -3,21 +3,11 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { processDiagnostics, run } from '../../src/process/index.js';
+import { processDiagnostics } from '../../src/process/index.js';
 import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, NotInTmuxError, mapRowJson, paneMap, renderMapTable, type MapRowJson } from '../../src/panes/index.js';
 import type { Pane } from '../../src/tmux/index.js';
+import { git } from '../support/git.js';
 import { useTestServer } from '../support/tmux.js';
-
-const gitEnv = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))),
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
-
-async function git(...args: string[]): Promise<void> {
-  const result = await run(['git', ...args], { env: gitEnv, timeoutMs: 10_000 });
-  assert.equal(result.exitCode, 0, result.stderrText());
-}
 
 describe('pane map against real tmux and git', () => {
   const live = useTestServer();

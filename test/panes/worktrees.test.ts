@@ -4,18 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { processDiagnostics, run } from '../../src/process/index.js';
+import { git, gitEnv } from '../support/git.js';
 import { WorktreeResolver, gitAnchor, mainWorktreeFromCommonDir, mainWorktreeFromPorcelain, worktreeFromLayout, worktreeLabel } from '../../src/panes/index.js';
-
-const gitEnv = {
-  ...Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('GIT_'))),
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_CONFIG_NOSYSTEM: '1',
-};
-
-async function git(...args: string[]): Promise<void> {
-  const result = await run(['git', ...args], { env: gitEnv, timeoutMs: 10_000 });
-  assert.equal(result.exitCode, 0, `git ${args.join(' ')}: ${result.stderrText()}`);
-}
 
 describe('WorktreeResolver against real repositories', () => {
   let root: string;
