@@ -111,10 +111,10 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
       const paneId = (await session.listPanes())[0]!.id;
       const record = await eventually('the pane to show it', async () => {
         const found = (await t.server.snapshot()).pane(paneId);
-        return found && found.raw('pane_current_path').equals(expected) ? found : undefined;
+        // The shell changes directory before it execs sleep, so wait for both.
+        return found && found.raw('pane_current_path').equals(expected) && found.paneCurrentCommand === 'sleep' ? found : undefined;
       });
       assert.throws(() => record.paneCurrentPath, /UTF-8/);
-      assert.equal(record.paneCurrentCommand, 'sleep');
     } finally {
       rmSync(base, { recursive: true, force: true });
     }

@@ -18,6 +18,7 @@ import {
   type WorkspaceDocument,
 } from '../../src/workspace/index.js';
 import { useTestServer, withServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 import { CORPUS_DIR, parseJson } from './helpers.js';
 
 /** Panes run cat, so dispatched commands are only echoed, never executed; the server outlives its sessions. */
@@ -186,11 +187,11 @@ describe('applyPlan on real tmux', () => {
   it('respawns the first pane under a declared default-command', async () => {
     const doc = parseJson({ session_name: 'respawn', options: { 'default-command': 'exec sleep 600' }, windows: [{ panes: [null, null] }] });
     const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
-    const session = (await tmux.server.snapshot()).session(result.sessionId as never);
-    assert.deepEqual(
-      session?.panes().toArray().map((pane) => pane.paneCurrentCommand),
-      ['sleep', 'sleep'],
-    );
+    // tmux runs the default command through sh, which execs sleep a moment later.
+    await eventually('both panes to run sleep', async () => {
+      const session = (await tmux.server.snapshot()).session(result.sessionId as never);
+      return isDeepStrictEqual(session?.panes().toArray().map((pane) => pane.paneCurrentCommand), ['sleep', 'sleep']);
+    });
   });
 
   it('refuses before any effect when the session name is taken', async () => {
