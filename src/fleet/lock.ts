@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants as fs, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { run } from '../process/index.js';
+import { run, SpawnError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneLockError } from './errors.js';
 import type { Placement } from './model.js';
@@ -9,8 +9,12 @@ import type { Placement } from './model.js';
 export const LOCK_RETRY_MS = 50;
 /** flock(1) exits with this when the lock is held elsewhere (it has no other use for 75). */
 const CONFLICT_EXIT_CODE = 75;
-/** flock --nonblock returns at once; this only bounds a wedged system. */
-const TRY_TIMEOUT_MS = 1000;
+/**
+ * flock --nonblock returns at once; this only bounds a wedged system. It is the whole
+ * five-second input budget because starting a process can take over a second on a
+ * loaded machine, and that is slowness, not a missing flock.
+ */
+const TRY_TIMEOUT_MS = 5000;
 
 /** SHA-256 hex of UTF-8 `backend NUL session NUL pane`: duplicate placements of one pane share it. */
 export function paneLockKey(backend: string, session: string, pane: string): string {
@@ -108,7 +112,8 @@ export class PaneLocks {
     } catch (cause) {
       if (cause instanceof PaneLockError) throw cause;
       closeSync(fd);
-      throw new PaneLockError(`cannot lock pane lock file ${path} (util-linux flock is required): ${(cause as Error).message}`, path, { cause });
+      const hint = cause instanceof SpawnError ? ' (util-linux flock is required)' : '';
+      throw new PaneLockError(`cannot lock pane lock file ${path}${hint}: ${(cause as Error).message}`, path, { cause });
     }
   }
 
