@@ -60,6 +60,13 @@ async function prepare(server: Server, host: Server, inputFile: string): Promise
   await server.pane(logs.paneId).sendText('seq 1 200');
   await server.pane(logs.paneId).sendKeys(['Enter']);
   await eventually('scrollback in the logs pane', async () => Number((await server.pane(logs.paneId).display('#{history_size}')).toString('utf8').trim()) > 0);
+  // A shell draws its prompt on its own schedule; a check that compares two reads of a pane
+  // must not start while one is still doing so.
+  const shells = (await server.snapshot()).panes.toArray().filter((pane) => pane.paneId !== recorderPane!.id);
+  await eventually('every shell of the world to draw its prompt', async () => {
+    for (const pane of shells) if ((await server.pane(pane.paneId).capture()).toString('utf8').trim() === '') return false;
+    return true;
+  });
   return recorderPane!.id;
 }
 

@@ -9,6 +9,7 @@
  * the pane's program, so the labels this adapter sets are remembered (rules.ts LabelMemory).
  */
 import { hostname } from 'node:os';
+import { resolve } from 'node:path';
 import {
   CommandError,
   Endpoint,
@@ -342,9 +343,13 @@ export class TmuxAdapter implements MuxAdapter {
     });
   }
 
+  /**
+   * A requested cwd is reported as asked: right after creation the pane's process may not have
+   * changed into it yet, so tmux's current path can still be the server's own directory.
+   */
   private async created(server: Server, session: string, window: string, pane: string, cwd: string | undefined): Promise<MuxCreatedPane> {
     const [name, path] = (await server.pane(pane).display('#{session_name}\u001f#{pane_current_path}', { timeoutMs: this.timeoutMs })).toString('utf8').split('\u001f');
-    return { paneId: tmuxIds.pane(pane), spaceId: tmuxIds.space(session), spaceLabel: name ?? '', tabId: tmuxIds.tab(window), cwd: path?.trim() || (cwd ?? '') };
+    return { paneId: tmuxIds.pane(pane), spaceId: tmuxIds.space(session), spaceLabel: name ?? '', tabId: tmuxIds.tab(window), cwd: cwd ? resolve(cwd) : path?.trim() || '' };
   }
 
   async renameTab(tabId: string, label: string): Promise<MuxOutcome<void>> {
