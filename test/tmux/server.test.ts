@@ -23,6 +23,18 @@ import { childPids } from '../support/proc.js';
 import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
+/**
+ * Whether a pane's own process has exec'd `name`. Until it does it is a forked copy of the
+ * tmux server, which tmux reports as `tmux`, possibly still in the server's directory.
+ */
+function hasExeced(panePid: number | null | undefined, name: string): boolean {
+  try {
+    return readFileSync(`/proc/${panePid}/comm`, 'utf8').trim() === name;
+  } catch {
+    return false;
+  }
+}
+
 describe('owned server lifecycle', () => {
   it('starts a private daemon and retires it and its directory on close', async () => {
     const server = await startTestServer();
@@ -109,7 +121,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     try {
       const session = await t.server.newSession({ command: ['sh', '-c', 'd=$(printf "%s/a\\tb\\nc:9:\\377A" "$0"); mkdir "$d" && cd "$d" && exec sleep 30', base] });
       const paneId = (await session.listPanes())[0]!.id;
-      const record = await eventually('the pane to show it', async () => {
+      const record = await eventually('the pane to run sleep in the new directory', async () => {
         const found = (await t.server.snapshot()).pane(paneId);
         // The shell changes directory before it execs sleep, so wait for both.
         return found && found.raw('pane_current_path').equals(expected) && found.paneCurrentCommand === 'sleep' ? found : undefined;
@@ -133,7 +145,13 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
 
   it('searches panes with criteria and distinguishes no match from ambiguity', async () => {
     const session = await t.server.newSession({ name: 'search', command: ['sleep', '60'] });
-    await (await session.listPanes())[0]!.split({ direction: 'vertical', command: ['sleep', '61'] });
+    const first = (await session.listPanes())[0]!;
+    const second = await first.split({ direction: 'vertical', command: ['sleep', '61'] });
+    // tmux answers before the new panes exec their command; search only once both run sleep.
+    await eventually('both search panes to exec sleep', async () => {
+      const snapshot = await t.server.snapshot();
+      return [first, second].every((pane) => hasExeced(snapshot.pane(pane.id)?.panePid, 'sleep'));
+    });
     const sleeping = await t.server.searchPanes({
       and: [
         { field: 'pane_current_command', op: 'eq', value: 'sleep' },
@@ -153,7 +171,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     const pane = (await session.listPanes())[0]!;
     await pane.sendText('-n literal $HOME #{pane_id} Enter;');
     await pane.sendKeys(['Enter']);
-    const screen = await eventually('the pane to show it', async () => {
+    const screen = await eventually('the typed line and its echo by cat', async () => {
       const text = (await pane.capture()).toString('utf8');
       return text.split('\n').filter((l) => l.includes('literal')).length >= 2 ? text : undefined;
     });
@@ -170,7 +188,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     chmodSync(script, 0o755);
     try {
       await t.server.newSession({ command: [script] });
-      await eventually('the pane to show it', async () => existsSync(marker));
+      await eventually('the script to write its marker', async () => existsSync(marker));
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -182,7 +200,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     try {
       const value = '$HOME;#{pane_id} `id` ;';
       await t.server.newSession({ cwd: dir, env: { DROVER_X: value }, command: ['sh', '-c', `printf %s "$DROVER_X" > '${out}'; pwd >> '${out}'; exec sleep 30`] });
-      const written = await eventually('the pane to show it', async () => (existsSync(out) && readFileSync(out, 'utf8').includes('\n') ? readFileSync(out, 'utf8') : undefined));
+      const written = await eventually('the pane command to write its environment and directory', async () => (existsSync(out) && readFileSync(out, 'utf8').includes('\n') ? readFileSync(out, 'utf8') : undefined));
       assert.equal(written, `${value}${dir}\n`);
       const before = processDiagnostics().spawned;
       await assert.rejects(t.server.newSession({ cwd: join(dir, 'missing') }), ArgumentError);
@@ -199,7 +217,11 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
       const session = await t.server.newSession({ cwd: dir, command: ['sleep', '30'] });
       const window = await session.newWindow({ command: ['sleep', '30'] });
       const pane = (await window.listPanes())[0]!;
-      const path = await eventually('the pane to show it', async () => (await pane.snapshot()).paneCurrentPath);
+      // Until sleep is exec'd the pane may still sit in the server's own directory.
+      const path = await eventually('the new window to exec sleep', async () => {
+        const record = await pane.snapshot();
+        return hasExeced(record.panePid, 'sleep') ? record.paneCurrentPath : undefined;
+      });
       assert.equal(path, realpathSync(process.cwd()));
     } finally {
       rmSync(dir, { recursive: true, force: true });
@@ -272,6 +294,8 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
 
   it('waits for a channel within the deadline', async () => {
     const waiting = t.server.waitFor('drover-chan', 'wait', { timeoutMs: 3000 });
+    // Not a synchronisation: tmux remembers a signal sent before anyone waits, so the order
+    // does not matter; the pause only makes the blocking path the likely one.
     await sleep(100);
     await t.server.waitFor('drover-chan', 'signal');
     await waiting;
@@ -304,7 +328,8 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     assert.deepEqual(ordered, [second.id, first.id]);
     await assert.rejects(second.respawn({ command: ['sleep', '5'] }), CommandError);
     await second.respawn({ command: ['sleep', '5'], kill: true });
-    assert.equal((await second.snapshot()).paneCurrentCommand, 'sleep');
+    // The respawned process execs sleep after tmux has answered.
+    await eventually('the respawned pane to run sleep', async () => (await second.snapshot()).paneCurrentCommand === 'sleep');
   });
 
   it('rejects raw commands that start with flags, and reports raw failures as results', async () => {
@@ -355,7 +380,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`failures that m
 
   it('reports a dead server as unreachable within the deadline', async () => {
     process.kill(server.ownedRecord!.pid, 'SIGKILL');
-    await eventually('the pane to show it', async () => !isAlive(server.ownedRecord!.pid));
+    await eventually('the killed server to exit', async () => !isAlive(server.ownedRecord!.pid));
     const started = Date.now();
     await assert.rejects(pane.sendText('x', { timeoutMs: 2000 }), ServerUnreachableError);
     assert.ok(Date.now() - started < 2000);

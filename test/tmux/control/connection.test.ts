@@ -260,7 +260,9 @@ describe('control connection', () => {
       assert.match(await waiting, /drover-42-ready/);
       // Already on screen: found by the first capture.
       assert.match(await t.server.waitForOutput(pane, 'drover-42', { timeoutMs: 10_000 }), /drover-42-ready/);
-      await assert.rejects(t.server.waitForOutput(pane, 'never shown', { timeoutMs: 300 }), (error: unknown) => error instanceof TimeoutError && /did not show/.test((error as Error).message));
+      // The budget also covers opening the control connection and the first capture, which
+      // fail with their own messages if they alone use it up on a busy machine.
+      await assert.rejects(t.server.waitForOutput(pane, 'never shown', { timeoutMs: 2000 }), (error: unknown) => error instanceof TimeoutError && /did not show/.test((error as Error).message));
       assert.equal(t.server.diagnostics().controlConnections, 0);
     } finally {
       await target.kill();
@@ -278,27 +280,33 @@ describe('control connection', () => {
 
 describe('control connection ownership and loss', () => {
   it('ends every waiter within 100 ms when the server is killed', async () => {
-    await withServer(async (server) => {
-      await server.newSession();
-      const connection = await server.openControl({ output: false });
-      const events = connection.subscribe();
-      const ended: number[] = [];
-      const record = (promise: Promise<unknown>): Promise<unknown> =>
-        promise.then(
-          () => assert.fail('the waiter should have failed'),
-          (error: unknown) => {
-            ended.push(performance.now());
-            return error;
-          },
-        );
-      const exchange = record(connection.exchange('wait-for drover-never', { timeoutMs: 30_000 }));
-      const next = record(nextMatching(events, () => false));
-      const killedAt = performance.now();
-      process.kill(server.ownedRecord!.pid, 'SIGKILL');
-      const errors = await Promise.all([exchange, next]);
-      for (const error of errors) assert.ok(error instanceof ConnectionLostError, String(error));
-      assert.ok(Math.max(...ended) - killedAt < 100, `waiters ended ${Math.max(...ended) - killedAt} ms after the kill`);
-    });
+    const killToLastWaiter = async (): Promise<number> =>
+      withServer(async (server) => {
+        await server.newSession();
+        const connection = await server.openControl({ output: false });
+        const events = connection.subscribe();
+        const ended: number[] = [];
+        const record = (promise: Promise<unknown>): Promise<unknown> =>
+          promise.then(
+            () => assert.fail('the waiter should have failed'),
+            (error: unknown) => {
+              ended.push(performance.now());
+              return error;
+            },
+          );
+        const exchange = record(connection.exchange('wait-for drover-never', { timeoutMs: 30_000 }));
+        const next = record(nextMatching(events, () => false));
+        const killedAt = performance.now();
+        process.kill(server.ownedRecord!.pid, 'SIGKILL');
+        const errors = await Promise.all([exchange, next]);
+        for (const error of errors) assert.ok(error instanceof ConnectionLostError, String(error));
+        return Math.max(...ended) - killedAt;
+      });
+    // Most of the interval is the kernel scheduling the dying server and the control client, so
+    // one stall of a loaded machine can exceed it; a slow drover exceeds it on every attempt.
+    const latencies: number[] = [];
+    while (latencies.length < 3 && !latencies.some((ms) => ms < 100)) latencies.push(await killToLastWaiter());
+    assert.ok(latencies.some((ms) => ms < 100), `waiters ended ${latencies.map((ms) => ms.toFixed(1)).join(', ')} ms after the kill`);
   });
 
   it('anchors a connection on a server without sessions and removes the anchor on close', async () => {
@@ -385,10 +393,10 @@ describe('control transport quoting', () => {
       const session = await t.server.newSession({ command: ['sh', '-c', 'stty raw -echo; exec cat > "$1"', 'sh', file] });
       const pane = (await session.listPanes())[0]!;
       // raw mode: once stty has run, every byte typed reaches the file unchanged.
-      await eventually('the event', () => existsSync(file));
+      await eventually('the raw-mode recorder to open its file', () => existsSync(file));
       const expected = `${hostile.join('\n')}\n`;
       await pane.sendText(expected);
-      await eventually('the event', () => readFileSync(file, 'utf8').length >= expected.length);
+      await eventually('the typed text to reach the file', () => readFileSync(file, 'utf8').length >= expected.length);
       assert.equal(readFileSync(file, 'utf8'), expected);
     } finally {
       rmSync(dir, { recursive: true, force: true });
