@@ -165,7 +165,8 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('prints the pane’s process tree, and its JSON', async () => {
       const pane = (await live.server.newSession({ name: 'proc', command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
       const shellPid = Number((await pane.display('#{pane_pid}')).toString());
-      await eventually('the sleep child', async () => ((await paneProcess(live.server, pane.id)).processes[0]?.children.length ? true : undefined));
+      // sh forks the child before the child execs sleep: until then it is a second sh.
+      await eventually('the sleep child', async () => (await paneProcess(live.server, pane.id)).processes[0]?.children[0]?.comm === 'sleep');
       const report = JSON.parse(ok(await sandbox.drover(['pane', 'process', pane.id, '--json', '-S', socket]))) as {
         pane: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
       };
@@ -276,11 +277,16 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
   });
   after(() => rmSync(dir, { recursive: true, force: true }));
 
+  /** Each state change runs `drover agent hook`, a cold CLI start of seconds under load, one after another. */
   function stateBecomes(pane: Pane, state: string): Promise<string> {
-    return eventually(`${pane.id} to report ${state}`, async () => {
-      const value = (await pane.options().getOrUndefined(AGENT_STATE_OPTION, { inherited: false }))?.as('string');
-      return value?.startsWith(`${state}:`) ? value : undefined;
-    });
+    return eventually(
+      `${pane.id} to report ${state}`,
+      async () => {
+        const value = (await pane.options().getOrUndefined(AGENT_STATE_OPTION, { inherited: false }))?.as('string');
+        return value?.startsWith(`${state}:`) ? value : undefined;
+      },
+      60_000,
+    );
   }
 
   it('maps the state the agent reported, delivers text and a prompt file, and finds its question', async () => {

@@ -23,11 +23,16 @@ async function agentOption(pane: Pane): Promise<string | undefined> {
   return (await pane.options().getOrUndefined(AGENT_STATE_OPTION, { inherited: false }))?.as('string');
 }
 
+/** Each state change runs a hook, a cold node start of seconds under load, one after another. */
 function stateBecomes(pane: Pane, state: string): Promise<string> {
-  return eventually(`${pane.id} to report ${state}`, async () => {
-    const value = await agentOption(pane);
-    return value?.startsWith(`${state}:`) ? value : undefined;
-  });
+  return eventually(
+    `${pane.id} to report ${state}`,
+    async () => {
+      const value = await agentOption(pane);
+      return value?.startsWith(`${state}:`) ? value : undefined;
+    },
+    60_000,
+  );
 }
 
 async function submit(pane: Pane, text: string): Promise<void> {

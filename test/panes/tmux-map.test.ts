@@ -17,7 +17,6 @@ describe('pane map against real tmux and git', () => {
   let beta: string;
   let plain: string;
   const panes: Record<string, Pane> = {};
-  const now = Math.floor(Date.now() / 1000);
   const change = '260417-ab12-tail-fix';
 
   before(async () => {
@@ -47,6 +46,8 @@ describe('pane map against real tmux and git', () => {
     panes.notes = notes.pane;
     panes.beta = (await server.newSession({ name: 'other', windowName: 'beta', cwd: beta, command: ['sleep', '600'], receipt: true })).pane;
 
+    // Read the clock last: "2m" holds only while less than a minute passes before the map.
+    const now = Math.floor(Date.now() / 1000);
     await panes.alpha.options().set(AGENT_STATE_OPTION, `idle:${now - 120}:${process.pid}`);
     await panes.feature.options().set(LEGACY_AGENT_STATE_OPTION, `waiting:${now}`);
     await panes.notes.options().set(AGENT_STATE_OPTION, `active:${now}:999999999`);

@@ -78,9 +78,10 @@ describe('pane verbs against real tmux', () => {
     it('lists the pane’s tree and classifies agents from the project’s providers', async () => {
       writeFileSync(join(dir, 'drover.yaml'), "providers:\n  sleeper:\n    interactive_command: 'sleep {model}'\n");
       const pane = (await live.server.newSession({ command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
+      // sh forks the child before the child execs sleep: until then it is a second sh.
       const report = await eventually('the sleep child', async () => {
         const found = await paneProcess(live.server, pane.id, { cwd: dir });
-        return found.processes[0]?.children.length ? found : undefined;
+        return found.processes[0]?.children[0]?.comm === 'sleep' ? found : undefined;
       });
       const shellPid = Number((await pane.display('#{pane_pid}')).toString());
       assert.equal(report.pane, pane.id);

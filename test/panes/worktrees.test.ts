@@ -61,7 +61,7 @@ describe('WorktreeResolver against real repositories', () => {
 
   it('agrees with git for every layout it reads itself', async () => {
     for (const dir of [alpha, feature, beta]) {
-      const output = await run(['git', '-C', dir, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { env: gitEnv });
+      const output = await run(['git', '-C', dir, 'rev-parse', '--path-format=absolute', '--show-toplevel', '--git-common-dir'], { env: gitEnv, timeoutMs: 10_000 });
       const [worktree, common] = output.text().trim().split('\n');
       assert.deepEqual(worktreeFromLayout(dir), { worktree, repo: dirname(common!) });
     }
