@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { LongLivedChild, run } from '../../src/process/index.js';
 import { createMember, deliverPending, formatNotificationLine } from '../../src/fleet/index.js';
 import { CLI_PATH } from '../support/cli.js';
+import { eventually } from '../support/wait.js';
 import { paneHistory, tmuxFleet, type TmuxFleet } from './support.js';
 
 const SEND_CHILD = fileURLToPath(new URL('../fixtures/fleet/tmux-send-child.js', import.meta.url));
@@ -47,7 +48,9 @@ async function memberWithPane(s: TmuxFleet, name: string) {
   return createMember(s.runtime, { fleetId: s.fleetId, name, cwd: s.dir });
 }
 
-describe('senders in other processes, into real tmux', { concurrency: true }, () => {
+// One at a time: every sender must fit the real five-second input budget, and sibling tests
+// cold-starting node senders and CLIs at the same moment eat into it.
+describe('senders in other processes, into real tmux', () => {
   it('two processes sending to one member at once: both messages delivered, neither lost, lines not interleaved', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await memberWithPane(s, 'bob');
@@ -59,12 +62,13 @@ describe('senders in other processes, into real tmux', { concurrency: true }, ()
 
     // A sender that found the lock busy left its message for the next attempt.
     await deliverPending({ ...s.runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId });
-    const history = await paneHistory(s.server, bob.pane);
-    for (const { messageId } of results) {
-      const message = s.broker.showMessage(messageId);
-      assert.ok(message.notifiedAt, `message ${messageId} was notified`);
-      assert.ok(history.includes(formatNotificationLine(message)), `message ${messageId}'s line arrived whole`);
-    }
+    const messages = results.map(({ messageId }) => s.broker.showMessage(messageId));
+    for (const message of messages) assert.ok(message.notifiedAt, `message ${message.messageId} was notified`);
+    // The last Enter was just sent: tmux shows what the pane printed back a moment later.
+    await eventually("both messages' lines to arrive whole", async () => {
+      const history = await paneHistory(s.server, bob.pane);
+      return messages.every((message) => history.includes(formatNotificationLine(message)));
+    });
   });
 
   it('a sender SIGKILLed between its first keystroke and the stamp leaves the message pending; the next message wait delivers it', async (t) => {

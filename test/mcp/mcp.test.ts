@@ -87,6 +87,8 @@ describe('drover mcp', () => {
     const session = await open('--tier', 'destructive');
     const target = await server.newSession({ name: 'schema', command: ['cat'] });
     const pane = (await target.listPanes())[0]!;
+    // The pane starts as env, which execs cat a moment later; compare once it is cat for good.
+    await eventually('the pane to run cat', async () => (await pane.display('#{pane_current_command}')).toString().trim() === 'cat');
     const before = JSON.stringify((await server.snapshot()).toJSON().panes);
     for (const [name, args] of [
       ['send_text', { pane_id: 'not-a-pane', text: 'x' }],
@@ -120,10 +122,11 @@ describe('drover mcp', () => {
       return capture.content.split('\n').filter((l) => l === 'hello from mcp').length === 2 ? capture : undefined;
     });
     ok(await call(session, 'send_keys', { pane_id: created.pane_id, keys: ['n', 'e', 'w', 'Enter'] }));
-    const fresh = await eventually('the pane to show it', async () => {
-      const capture = ok(await call(session, 'capture', { pane_id: created.pane_id, since: first.cursor })) as { content: string; since_cursor: boolean };
-      return capture.content.includes('new') ? capture : undefined;
-    });
+    // Every capture keeps a cursor and only the newest 16 survive, so polling through capture
+    // could evict `first`: wait on tmux itself until cat has repeated the line, then read once.
+    await eventually('cat to repeat the keys', async () => (await server.pane(created.pane_id).capture()).toString().split('\n').filter((l) => l === 'new').length === 2);
+    const fresh = ok(await call(session, 'capture', { pane_id: created.pane_id, since: first.cursor })) as { content: string; since_cursor: boolean };
+    assert.match(fresh.content, /new/);
     assert.equal(fresh.since_cursor, true);
     assert.doesNotMatch(fresh.content, /hello from mcp/);
     assert.match(failure(await call(session, 'capture', { pane_id: created.pane_id, since: 'c_unknown' })), /unknown or expired/);
@@ -163,19 +166,21 @@ describe('drover mcp', () => {
     const big = await server.newSession({ command: ['sh', '-c', 'i=0; while [ $i -lt 6000 ]; do printf "%0250d\\n" $i; i=$((i+1)); done; exec sleep 60'], width: 260 });
     const pane = (await big.listPanes())[0]!;
     const session = await open();
-    await eventually('the pane to show it', async () => ((await pane.display('#{history_size}')).toString() >= '5900' ? true : undefined));
+    await eventually('the history to hold 5900 lines', async () => Number((await pane.display('#{history_size}')).toString().trim()) >= 5900);
     assert.match(failure(await call(session, 'capture', { pane_id: pane.id, lines: 5000 })), /(larger|more) than 1048576 bytes/);
     const small = ok(await call(session, 'capture', { pane_id: pane.id, lines: 10 }));
     assert.equal(small.lines, 10);
   });
 
   it('waits for text event-driven, reporting the clamped timeout', async () => {
-    const session = await open('--timeout-ms', '2000');
+    // A request deadline well above what a loaded machine needs to start sh and the wait's own
+    // control client; the clamp (deadline minus the 250 ms reply margin) is what is checked.
+    const session = await open('--timeout-ms', '10000');
     const target = await server.newSession({ command: ['sh', '-c', 'sleep 0.3; echo drover-ready-marker; exec sleep 60'] });
     const pane = (await target.listPanes())[0]!;
     const matched = ok(await call(session, 'wait_for_text', { pane_id: pane.id, text: 'drover-ready-marker', timeout_ms: 60_000 }));
     assert.equal(matched.matched, true);
-    assert.equal(matched.timeout_ms_used, 1750);
+    assert.equal(matched.timeout_ms_used, 9750);
     const missed = ok(await call(session, 'wait_for_text', { pane_id: pane.id, regex: '^never \\d+$', timeout_ms: 300 }));
     assert.deepEqual([missed.matched, missed.timeout_ms_used], [false, 300]);
     assert.ok((missed.elapsed_ms as number) >= 250);

@@ -32,6 +32,12 @@ describe('drover mcp agent tools', () => {
     const agent = await startFakeAgent(server, ['--busy-ms', '300'], { hook: true });
     const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; worktree: string }[] };
     assert.ok(map.panes.some((row) => row.pane === agent.id));
+    // The agent reports "idle" through its hook (a node process) after its first screen; let
+    // that finish so the probe's settle measures the agent's echo, not a machine busy starting it.
+    await eventually('the agent to report idle', async () => {
+      const rows = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; agent_state: string | null }[] };
+      return rows.panes.find((row) => row.pane === agent.id)?.agent_state === 'idle' ? true : undefined;
+    });
 
     const ready = ok(await session.client.callTool({ name: 'ready', arguments: { pane_id: agent.id } }));
     assert.equal(ready.state, 'ready');

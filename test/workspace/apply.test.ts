@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, readdirSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as delay } from 'node:timers/promises';
 import { isDeepStrictEqual } from 'node:util';
 import { after, before, describe, it } from 'node:test';
 import type { Server, SessionRecord } from '../../src/tmux/index.js';
@@ -34,6 +33,25 @@ const SERVER_OPTIONS = { config: CONFIG };
 function structureOnly(plan: WorkspacePlan): WorkspacePlan {
   const steps = plan.steps.filter((step) => step.effect !== 'dispatch').map((step, i) => ({ ...step, index: i + 1 }));
   return new WorkspacePlan({ ...plan, steps });
+}
+
+/**
+ * Reads until `good` accepts what it read, for at most five seconds, and returns the last read
+ * either way, so the caller's assertion reports what was there.
+ */
+async function settle<T>(read: () => T | Promise<T>, good: (value: T) => boolean): Promise<T> {
+  let last: { value: T } | undefined;
+  try {
+    return (
+      await eventually('a settled value', async () => {
+        last = { value: await read() };
+        return good(last.value) ? last : undefined;
+      }, 5000)
+    ).value;
+  } catch (error) {
+    if (last === undefined) throw error;
+    return last.value;
+  }
 }
 
 function processEnvironment(pid: number): Map<string, string> {
@@ -93,14 +111,21 @@ async function assertBuilt(server: Server, doc: WorkspaceDocument, created: Read
       const paneRecord = panes.find((candidate) => candidate.paneId === created.get(`pane:${w}.${p}`));
       assert.ok(paneRecord, `${where}.panes[${p}] missing`);
       if (focused !== -1) assert.equal(paneRecord.paneActive, p === focused, `${where}.panes[${p}] focus`);
+      // tmux forks the pane's process, which changes directory and execs its program a moment
+      // later: until then /proc shows tmux's own directory and environment.
       if (pane.startDirectory !== null) {
-        assert.equal(realpathSync(paneRecord.paneCurrentPath ?? ''), realpathSync(pane.startDirectory), `${where}.panes[${p}] cwd`);
+        const wanted = realpathSync(pane.startDirectory);
+        const resolved = (path: string): string => (path === '' ? '' : realpathSync(path));
+        const cwd = await settle(async () => resolved((await server.pane(paneRecord.paneId).display('#{pane_current_path}')).toString().trim()), (path) => path === wanted);
+        assert.equal(cwd, wanted, `${where}.panes[${p}] cwd`);
       }
-      const env = processEnvironment(paneRecord.panePid ?? 0);
-      for (const [name, value] of Object.entries({ ...doc.environment, ...pane.environment })) {
-        // tmux gives a new pane the PATH of the client that asked for it, whatever the session says.
-        if (name !== 'PATH') assert.equal(env.get(name), value, `${where}.panes[${p}] env ${name}`);
-      }
+      // tmux gives a new pane the PATH of the client that asked for it, whatever the session says.
+      const expected = Object.entries({ ...doc.environment, ...pane.environment }).filter(([name]) => name !== 'PATH');
+      const env = await settle(
+        () => processEnvironment(paneRecord.panePid ?? 0),
+        (read) => expected.every(([name, value]) => read.get(name) === value),
+      );
+      for (const [name, value] of expected) assert.equal(env.get(name), value, `${where}.panes[${p}] env ${name}`);
     }
   }
 }
@@ -176,12 +201,17 @@ describe('applyPlan on real tmux', () => {
       ],
     );
     const pane = tmux.server.pane(result.created[2]?.id ?? '');
-    let screen = '';
-    for (let attempt = 0; attempt < 100 && !screen.includes('no enter'); attempt++) {
-      screen = (await pane.capture()).toString();
-      if (!screen.includes('no enter')) await delay(50);
-    }
-    assert.match(screen, /^ hello drover\n hello drover\n \$HOME; no enter/m);
+    // The tty echoes each dispatch at once; cat repeats a submitted line only once it runs and
+    // reads it, which may be after the second dispatch was echoed. So wait for cat's copy, then
+    // check the order of the echoes and that nothing else was submitted.
+    const count = (text: string, part: string): number => text.split(part).length - 1;
+    const screen = await eventually('cat to repeat the submitted line', async () => {
+      const text = (await pane.capture()).toString();
+      return count(text, ' hello drover') >= 2 && text.includes('no enter') ? text : undefined;
+    });
+    assert.equal(count(screen, ' hello drover'), 2, screen);
+    assert.equal(count(screen, ' $HOME; no enter'), 1, 'the second command is typed literally, once');
+    assert.ok(screen.indexOf(' hello drover\n') < screen.indexOf(' $HOME; no enter'), `dispatched in order:\n${screen}`);
   });
 
   it('respawns the first pane under a declared default-command', async () => {
