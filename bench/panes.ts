@@ -12,13 +12,13 @@ import { fileURLToPath } from 'node:url';
 import { mapRowJson, paneMap, worktreeLabel, type MapRowJson } from '../src/panes/index.js';
 import { processDiagnostics, run as runChild, type RunResult } from '../src/process/index.js';
 import { Server, resolveExecutable } from '../src/tmux/index.js';
-import { log, median, round, sample } from './support.js';
+import { log, median, round, sample, sampleInTurns } from './support.js';
 
 const REPOS = 10;
 const PANES_PER_REPO = 10;
-const SAMPLES = 10;
+const SAMPLES = 20;
 const TARGET_MS = 150;
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/drover.js', import.meta.url));
 
 /** The environment every child gets: never the user's tmux, never the user's git config. */
 function cleanEnv(): NodeJS.ProcessEnv {
@@ -146,13 +146,21 @@ export async function run(): Promise<Record<string, number | boolean>> {
       throw new Error(`spawn count mismatch: the shims saw ${counted.tmux + counted.git}, the library's runner ${libraryChildren}`);
     }
 
-    const droverMs = median(await sample(SAMPLES, async () => checked(await droverMap(socket, env), 'drover pane map')));
-    const startupMs = median(await sample(SAMPLES, async () => checked(await runChild([process.execPath, CLI, '--version'], { env }), 'drover --version')));
+    // The CLI, its bare start-up and Node's own start (the floor under any CLI) in turns.
+    const cli = await sampleInTurns(SAMPLES, {
+      map: async () => checked(await droverMap(socket, env), 'drover pane map'),
+      version: async () => checked(await runChild([process.execPath, CLI, '--version'], { env }), 'drover --version'),
+      node: async () => checked(await runChild([process.execPath, '-e', '0'], { env }), 'node -e 0'),
+    });
+    const droverMs = median(cli.map);
+    const startupMs = median(cli.version);
+    const nodeMs = median(cli.node);
     const libraryMs = median(await sample(SAMPLES, () => paneMap(server, { kind: 'all' }, { env })));
     const naiveMs = median(await sample(SAMPLES, () => naiveMap(server.endpoint.executable, socket, env)));
 
     log(`drover pane map --json   ${droverMs.toFixed(1)} ms   children: ${counted.tmux} tmux + ${counted.git} git`);
     log(`  of which CLI start-up  ${startupMs.toFixed(1)} ms (drover --version); the map itself in-process ${libraryMs.toFixed(1)} ms`);
+    log(`  node -e 0 alone        ${nodeMs.toFixed(1)} ms${env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS is set: Node reads those certificates at every start)' : ''}; drover above it ${(droverMs - nodeMs).toFixed(1)} ms`);
     log(`naive baseline           ${naiveMs.toFixed(1)} ms   children: ${total + 1} tmux + ${2 * total} git`);
     log(`naive/drover ${(naiveMs / droverMs).toFixed(1)}x; target under ${TARGET_MS} ms: ${droverMs < TARGET_MS ? 'met' : 'missed'}; tmux spawns per pane: ${counted.tmux < total ? 'none' : 'yes'}`);
     return {
@@ -165,6 +173,8 @@ export async function run(): Promise<Record<string, number | boolean>> {
       drover_git_spawns: counted.git,
       naive_git_spawns: 2 * total,
       drover_cli_startup_ms: round(startupMs),
+      node_startup_ms: round(nodeMs),
+      drover_above_node_ms: round(droverMs - nodeMs),
       drover_library_map_ms: round(libraryMs),
       under_target: droverMs < TARGET_MS,
     };

@@ -11,6 +11,23 @@ export async function sample(samples: number, fn: () => Promise<unknown>): Promi
   return times;
 }
 
+/**
+ * Times several commands in turns (a, b, c, a, b, c…) so that a machine that slows down or
+ * speeds up mid-run weighs on each of them alike; returns each one's durations.
+ */
+export async function sampleInTurns<K extends string>(samples: number, fns: Record<K, () => Promise<unknown>>): Promise<Record<K, number[]>> {
+  const keys = Object.keys(fns) as K[];
+  const times = Object.fromEntries(keys.map((key) => [key, [] as number[]])) as Record<K, number[]>;
+  for (let i = 0; i < samples; i += 1) {
+    for (const key of keys) {
+      const started = performance.now();
+      await fns[key]();
+      times[key].push(performance.now() - started);
+    }
+  }
+  return times;
+}
+
 export function percentile(values: readonly number[], p: number): number {
   if (values.length === 0) return Number.NaN;
   const sorted = [...values].sort((a, b) => a - b);

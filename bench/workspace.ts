@@ -19,7 +19,7 @@ import { Endpoint, Server } from '../src/tmux/index.js';
 import { applyPlan, loadWorkspaceFile, planWorkspace } from '../src/workspace/index.js';
 import { log, median, round } from './support.js';
 
-const CLI = fileURLToPath(new URL('../src/cli/main.js', import.meta.url));
+const CLI = fileURLToPath(new URL('../cli/drover.js', import.meta.url));
 const SAMPLES = 5;
 const TARGET_RATIO = 5;
 const SESSION = 'bench-workspace';

@@ -1,7 +1,22 @@
 import { readFileSync } from 'node:fs';
 
-/** drover's version, from its package.json. */
+/**
+ * drover's version, from its package.json. The same code runs from tsc's tree
+ * (dist/src/cli) and from the bundled bin (dist/cli), so it looks upwards for the manifest.
+ */
 export function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
-  return manifest.version;
+  for (let dir = new URL('./', import.meta.url); ; dir = new URL('../', dir)) {
+    const manifest = readManifest(new URL('package.json', dir));
+    if (manifest?.name === 'drover') return manifest.version;
+    if (dir.pathname === '/') throw new Error("drover's package.json was not found above its code");
+  }
+}
+
+function readManifest(url: URL): { name?: string; version: string } | undefined {
+  try {
+    return JSON.parse(readFileSync(url, 'utf8')) as { name?: string; version: string };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
 }

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { isProcessAlive } from '../../src/process/index.js';
+import { isProcessAlive, run } from '../../src/process/index.js';
 import { cliSandbox } from '../support/cli.js';
 
 describe('drover up / snapshot / down', () => {
@@ -49,9 +49,13 @@ describe('drover up / snapshot / down', () => {
     const badWhere = await sandbox.drover(['snapshot', '-L', 'drover-none', '--where', '{"field":"nope","op":"eq","value":1}']);
     assert.equal(badWhere.exitCode, 2);
     assert.match(badWhere.stderrText(), /where\.field/);
+    // The bundled bin and tsc's unbundled tree find the same manifest from different depths.
+    const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
     const version = await sandbox.drover(['--version']);
     assert.equal(version.exitCode, 0);
-    assert.match(version.text(), /^\d+\.\d+\.\d+/);
+    assert.equal(version.text(), `${manifest.version}\n`);
+    const unbundled = await run([process.execPath, fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)), '--version'], { env: sandbox.env });
+    assert.equal(unbundled.text(), `${manifest.version}\n`);
   });
 
   it('uses a named server with -L and kills it with down -L', async () => {

@@ -6,13 +6,13 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ArgumentError } from '../../src/process/index.js';
 import { CLAUDE_HOOK_EVENTS, agentHookCommand, applyAgentSetup, claudeSettingsPath, mergeClaudeHooks, planAgentSetup } from '../../src/panes/index.js';
 
-const drover = ['/usr/bin/node', '/opt/drover app/dist/src/cli/main.js'];
+const drover = ['/usr/bin/node', '/opt/drover app/dist/cli/drover.js'];
 
 describe('agentHookCommand', () => {
   it('is silent outside tmux, quotes paths, and never fails', () => {
     assert.equal(
       agentHookCommand(drover, 'waiting'),
-      `[ -n "$TMUX_PANE" ] || exit 0; /usr/bin/node '/opt/drover app/dist/src/cli/main.js' agent hook waiting >/dev/null 2>&1 || true # drover agent state`,
+      `[ -n "$TMUX_PANE" ] || exit 0; /usr/bin/node '/opt/drover app/dist/cli/drover.js' agent hook waiting >/dev/null 2>&1 || true # drover agent state`,
     );
   });
 });

@@ -5,8 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { after } from 'node:test';
 import { run, type RunResult } from '../../src/process/index.js';
 
-/** The built CLI entry point (dist/src/cli/main.js), next to this compiled file's tree. */
-export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'src', 'cli', 'main.js');
+/** The `drover` bin as it ships (the bundle at dist/cli/drover.js), next to this compiled file's tree. */
+export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'cli', 'drover.js');
 
 export interface CliSandbox {
   /** A private directory for state, sockets and tmux's own socket directory. */

@@ -1,6 +1,6 @@
 import { Option, type Command } from 'commander';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { realpathSync } from 'node:fs';
 import {
   AGENT_STATES,
   CLAUDE_HOOK_EVENTS,
@@ -15,9 +15,13 @@ import {
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 
-/** The argv that runs this very drover: the hooks it installs must not depend on PATH. */
+/**
+ * The argv that runs this very drover: the hooks it installs must not depend on PATH. The
+ * script node was started with is the CLI entry, bundled or not; its real path survives
+ * the bin symlinks npm makes.
+ */
 function droverArgv(): string[] {
-  return [process.execPath, fileURLToPath(new URL('../main.js', import.meta.url))];
+  return [process.execPath, realpathSync(process.argv[1] ?? '')];
 }
 
 /**

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LongLivedChild } from '../../process/index.js';
@@ -179,7 +178,8 @@ export class ControlConnection implements CommandTransport {
   readonly kind = 'control' as const;
   private readonly spec: ControlConnectionSpec;
   private readonly limits: Readonly<ControlLimits>;
-  private readonly markerPrefix = `DROVER-BOUNDARY-${randomBytes(8).toString('hex')}-`;
+  // The global Web Crypto loads Node's crypto only when a connection opens, not in every CLI start.
+  private readonly markerPrefix = `DROVER-BOUNDARY-${Buffer.from(crypto.getRandomValues(new Uint8Array(8))).toString('hex')}-`;
   private link: Link | undefined;
   private generationCount = 0;
   private state: 'new' | 'open' | 'closed' = 'new';
