@@ -2,13 +2,7 @@ import { performance } from 'node:perf_hooks';
 
 /** Runs fn `samples` times and returns each duration in milliseconds. */
 export async function sample(samples: number, fn: () => Promise<unknown>): Promise<number[]> {
-  const times: number[] = [];
-  for (let i = 0; i < samples; i += 1) {
-    const started = performance.now();
-    await fn();
-    times.push(performance.now() - started);
-  }
-  return times;
+  return (await sampleInTurns(samples, { fn })).fn;
 }
 
 /**
