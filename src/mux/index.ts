@@ -15,3 +15,4 @@ export { TmuxAdapter, TMUX_RESYNC_MS, type TmuxAdapterOptions } from './adapters
 export { ZellijAdapter, ZELLIJ_DEFAULT_TIMEOUT_MS, type ZellijAdapterOptions } from './adapters/zellij/adapter.js';
 export { DEFAULT_CENSUS_INTERVALS, nextCensusDelay, type CensusIntervals } from './adapters/zellij/watch.js';
 export * as conformance from './conformance/index.js';
+export * from './sgr.js';

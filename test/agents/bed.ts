@@ -1,0 +1,124 @@
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { TestContext } from 'node:test';
+import { Server } from '../../src/tmux/index.js';
+import { git } from '../support/git.js';
+import { startModelMock, type ModelMock } from './mock/server.js';
+import { PROFILES } from './profiles/index.js';
+import type { AgentName, AgentProfile } from './profiles/types.js';
+
+export type { AgentName, AgentProfile } from './profiles/types.js';
+
+/** The agent versions the bed is pinned to; fixtures are kept per version. */
+export const AGENT_VERSIONS: Readonly<Record<string, string>> = JSON.parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'test', 'agents', 'versions.json'), 'utf8'),
+) as Record<string, string>;
+
+/**
+ * Where `scripts/install-agents.sh` puts the agents: `$DROVER_AGENTS_DIR`, else
+ * `$XDG_CACHE_HOME/drover/agents`, else `~/.cache/drover/agents`. Outside the repository,
+ * and never a dependency of drover itself.
+ */
+export function agentsDir(env: NodeJS.ProcessEnv = process.env): string {
+  if (env.DROVER_AGENTS_DIR) return env.DROVER_AGENTS_DIR;
+  return join(env.XDG_CACHE_HOME || join(homedir(), '.cache'), 'drover', 'agents');
+}
+
+/** The installed agent's executable, or undefined when it is not installed. */
+export function findAgentBinary(profile: AgentProfile): string | undefined {
+  const path = join(agentsDir(), 'node_modules', '.bin', profile.binary);
+  return existsSync(path) ? path : undefined;
+}
+
+/**
+ * The agent's executable, or a skipped test when it is missing. Under CI=true a missing agent
+ * fails instead: CI installs all four, so a skip there would hide a broken install.
+ */
+export function requireAgent(t: TestContext, name: AgentName): string | undefined {
+  const profile = PROFILES[name];
+  const binary = findAgentBinary(profile);
+  if (binary !== undefined) return binary;
+  const message = `${name} is not installed in ${agentsDir()} (run scripts/install-agents.sh)`;
+  if (process.env.CI === 'true') assert.fail(`${message}; CI must run the real-agent tests`);
+  process.stderr.write(`\n!!! SKIPPED real-agent test: ${message}\n\n`);
+  t.skip(message);
+  return undefined;
+}
+
+export interface AgentBed {
+  readonly profile: AgentProfile;
+  readonly mock: ModelMock;
+  /** A private tmux server whose environment is the agent's (HOME, PATH, base URL, key). */
+  readonly server: Server;
+  readonly home: string;
+  readonly workdir: string;
+  readonly env: NodeJS.ProcessEnv;
+  close(): Promise<void>;
+}
+
+export interface BedOptions {
+  /** Leave the folder-trust dialog in place (default: trusted, no dialog). */
+  trusted?: boolean;
+  /** Pane size of the bed's session. */
+  width?: number;
+  height?: number;
+  /** Pass to the mock. */
+  chunks?: number;
+  chunkDelayMs?: number;
+}
+
+/**
+ * One real agent's world: the model mock, an isolated HOME prepared by the agent's profile,
+ * a project directory, and a private tmux server (on a socket in a fresh temporary
+ * directory, without TMUX/TMUX_PANE) with one session `bed` sized `width`×`height` whose
+ * first pane is a shell in the project directory. Everything is removed by close().
+ */
+export async function startAgentBed(name: AgentName, options: BedOptions = {}): Promise<AgentBed> {
+  const profile = PROFILES[name];
+  const binary = findAgentBinary(profile);
+  if (binary === undefined) throw new Error(`${name} is not installed in ${agentsDir()}`);
+  const root = mkdtempSync(join(tmpdir(), `drover-agent-${name}-`));
+  const home = join(root, 'home');
+  const workdir = join(root, 'project');
+  mkdirSync(home, { recursive: true });
+  mkdirSync(workdir, { recursive: true });
+  writeFileSync(join(workdir, 'README.md'), '# demo project\n\nA small project the agent works in.\n');
+  writeFileSync(join(workdir, 'notes.txt'), 'notes for @-mention tests\n');
+  await git('init', '-q', workdir);
+  let mock: ModelMock | undefined;
+  let server: Server | undefined;
+  try {
+    mock = await startModelMock({ chunks: options.chunks, chunkDelayMs: options.chunkDelayMs });
+    const context = { home, workdir, mockUrl: mock.url, trusted: options.trusted ?? true };
+    profile.prepare(context);
+    const env: NodeJS.ProcessEnv = {
+      PATH: `${dirname(binary)}:${process.env.PATH ?? '/usr/bin:/bin'}`,
+      HOME: home,
+      USER: process.env.USER ?? 'root',
+      LANG: 'C.UTF-8',
+      TERM: 'xterm-256color',
+      SHELL: '/bin/bash',
+      TMPDIR: root,
+      ...profile.env(context),
+    };
+    server = await Server.start({ env, config: 'set -g history-limit 5000\n' });
+    await server.newSession({ name: 'bed', width: options.width ?? 120, height: options.height ?? 40, cwd: workdir });
+    const started = { profile, mock, server, home, workdir, env };
+    return {
+      ...started,
+      async close() {
+        await server!.close().catch(() => undefined);
+        await mock!.close().catch(() => undefined);
+        rmSync(root, { recursive: true, force: true });
+      },
+    };
+  } catch (error) {
+    await server?.close().catch(() => undefined);
+    await mock?.close().catch(() => undefined);
+    rmSync(root, { recursive: true, force: true });
+    throw error;
+  }
+}
