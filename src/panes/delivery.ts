@@ -1,10 +1,12 @@
-import { ArgumentError, DroverError } from '../process/index.js';
+import { ArgumentError } from '../process/index.js';
+import { submitToAgent, submissionBudgetMs, SUBMIT_TIMEOUT_MS, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from './agent-submit.js';
 import { newlyEchoed, squeeze } from './echo.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneIO } from './pane-io.js';
+import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, agentInputPort, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
 import { captureScreen, probeReadiness, type ChoreographyOptions } from './readiness.js';
+import { rulesFor, type AgentScreen } from './screens/index.js';
 import { snippet } from './tail.js';
 
-/** One try plus exactly one retry: a pane that fails verification twice needs eyes, not a loop. */
+/** One try plus exactly one retry, and only when the first try provably submitted nothing. */
 export const DELIVERY_ATTEMPTS = 2;
 
 /** The line `--prompt-file` types: the agent reads the file itself, from its own cwd. */
@@ -12,90 +14,176 @@ export function pointerPrompt(path: string): string {
   return `Read ${path} and execute it.`;
 }
 
+/** Text larger than this is refused before anything is typed: agents need seconds per 100 KB of paste. */
+export const MAX_DELIVERY_CHARS = 1_000_000;
+
 /**
- * Rejects text the choreography cannot verify or would mangle, before anything is typed:
- * a line break or other control character would act as a key (Enter, Escape…) mid-text,
- * and text that is only whitespace or frame runes cannot be seen on screen.
+ * The text as it will be pasted, or an ArgumentError before anything is typed. Line breaks
+ * (CRLF is read as LF) and tabs are text; any other control character would act as a key
+ * (an ESC could even end the bracketed paste early), and text that is only whitespace or
+ * frame runes cannot be seen on screen.
  */
-export function checkDeliverableText(text: string): void {
-  const control = /[\u0000-\u001f\u007f]/u.exec(text);
+export function checkDeliverableText(text: string): string {
+  const normalised = text.replace(/\r\n/g, '\n');
+  const control = /[\u0000-\u0008\u000b-\u001f\u007f]/u.exec(normalised);
   if (control) {
     const code = control[0].codePointAt(0)!.toString(16).padStart(2, '0');
-    throw new ArgumentError(`the text contains the control character \\x${code} at offset ${control.index}; deliver a single line`);
+    throw new ArgumentError(`the text contains the control character \\x${code} at offset ${control.index}; only line breaks and tabs may be delivered`);
   }
-  if (squeeze(text) === '') throw new ArgumentError('the text is empty or only whitespace');
+  if (squeeze(normalised) === '') throw new ArgumentError('the text is empty or only whitespace');
+  if (normalised.length > MAX_DELIVERY_CHARS) throw new ArgumentError(`the text has ${normalised.length} characters; drover delivers at most ${MAX_DELIVERY_CHARS}`);
+  return normalised;
 }
 
-/** Verification failed on every attempt. `snippet` is the last screen seen. */
-export class DeliveryError extends DroverError {
-  readonly snippet: string;
-  readonly attempts: number;
-  constructor(message: string, snippet: string, attempts: number, typed: boolean) {
-    super(message, { phase: 'verify', delivery: typed ? 'possibly_sent' : 'not_sent' });
-    this.snippet = snippet;
-    this.attempts = attempts;
-  }
+/**
+ * What a delivery saw, whatever happened. `submitted` only on evidence that the prompt left
+ * the composer; `staged_unconfirmed` when the text was typed and Enter pressed but nothing
+ * showed whether it was taken; `failed` with the reason otherwise.
+ */
+export interface DeliveryReceipt {
+  status: SubmitStatus;
+  reason: string;
+  evidence: SubmitEvidence | null;
+  /** The agent the pane runs, by its process tree; null for a program drover does not know. */
+  agent: string | null;
+  /** paste: bracketed paste, verified against the agent's composer; keys: typed, verified by echo. */
+  method: 'paste' | 'keys';
+  attempts: number;
+  chars: number;
+  /** A draft that was in the composer before and was cleared so the prompt is not glued to it. */
+  draftCleared: string | null;
+  /** Whether anything may have reached the pane's input. */
+  typed: boolean;
+  /** The last lines of the screen when not submitted; "" when submitted. */
+  snippet: string;
 }
 
 export interface DeliveryOptions extends ChoreographyOptions {
   /** Told about a failed first attempt before the retry, even when the retry succeeds. */
   onWarning?: (message: string) => void;
+  /** How long a busy or starting agent may take to reach its composer (default: 0, it must be ready now). */
+  composerWaitMs?: number;
 }
 
-export interface DeliveryResult {
-  attempts: number;
+function screenText(screen: AgentScreen): string {
+  return snippet(screen.lines.join('\n'));
 }
 
-type AttemptOutcome = { delivered: true } | { delivered: false; problem: string; screen: string; typed: boolean };
-
-async function attemptDelivery(io: PaneIO, text: string, pacing: Pacing, options: ChoreographyOptions): Promise<AttemptOutcome> {
-  const readiness = await probeReadiness(io, options);
-  if (readiness.state !== 'ready') {
-    return { delivered: false, problem: `the pane is ${readiness.state}, not ready`, screen: readiness.snippet, typed: false };
-  }
-  await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
-  // The baseline follows this attempt's own C-u: on a retry the previous attempt's text may
-  // still sit in the input line, and counting it as "before" would fail a perfect retype.
-  await pacing.sleep(pacing.settleMs, options.signal);
-  const cleared = await captureScreen(io);
-  await sendLiteralGuarded(io, text);
-  await pacing.sleep(pacing.settleMs, options.signal);
-  const typed = await captureScreen(io);
-  if (!newlyEchoed(cleared, typed, text)) {
-    return { delivered: false, problem: 'the text did not echo in the pane', screen: typed, typed: true };
-  }
-  await sendKeysGuarded(io, [KEY_ENTER]);
-  await pacing.sleep(pacing.busyMs, options.signal);
-  // Every agent TUI repaints something on submit (the prompt moves to the transcript, a
-  // spinner starts, the input clears); an unchanged screen means Enter did nothing.
-  const submitted = await captureScreen(io);
-  if (submitted === typed) {
-    return { delivered: false, problem: 'the pane did not react to Enter; the text may not have been submitted', screen: submitted, typed: true };
-  }
-  return { delivered: true };
+function receiptOf(outcome: SubmitOutcome, agent: string | null, attempts: number, chars: number): DeliveryReceipt {
+  return {
+    status: outcome.status,
+    reason: outcome.reason,
+    evidence: outcome.evidence,
+    agent,
+    method: 'paste',
+    attempts,
+    chars,
+    draftCleared: outcome.draftCleared,
+    typed: outcome.stage !== 'not_typed' || outcome.draftCleared !== null,
+    snippet: outcome.status === 'submitted' ? '' : screenText(outcome.screen),
+  };
 }
 
 /**
- * Types `text` into an agent pane and verifies each step against the screen: readiness
- * probe, C-u, baseline capture, literal text, echo check (wrap- and frame-tolerant), Enter,
- * screen advanced. A failed verification is retried once; tmux errors are not retried.
+ * Delivers `text` to an agent pane and says what it saw. Agents drover knows get the screen
+ * choreography (submitToAgent): paste, composer check, completion menus closed, Enter,
+ * evidence. Any other program gets the probe, the text typed as keys, an echo check, Enter,
+ * and the cursor line watched; multi-line text is refused there, because a program that
+ * does not take bracketed paste would read each line break as Enter. A first attempt that
+ * failed before Enter (the text never showed) is cleared and retried once; tmux errors are
+ * not retried.
  */
-export async function deliverText(io: PaneIO, text: string, options: DeliveryOptions = {}): Promise<DeliveryResult> {
-  checkDeliverableText(text);
+export async function deliverText(io: PaneIO, text: string, options: DeliveryOptions = {}): Promise<DeliveryReceipt> {
+  const prompt = checkDeliverableText(text);
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
+  const facts = await io.describe();
+  const rules = facts.agent.kind === null ? undefined : rulesFor(facts.agent.kind);
+  if (rules === undefined) return deliverByKeys(io, prompt, facts, pacing, options);
+  const port = agentInputPort(io);
+  for (let attempt = 1; ; attempt += 1) {
+    const composerWaitMs = options.composerWaitMs ?? 0;
+    const outcome = await submitToAgent(port, prompt, {
+      rules,
+      clock: { now: pacing.now, sleep: pacing.sleep },
+      deadline: pacing.now() + submissionBudgetMs(prompt, composerWaitMs),
+      composerWaitMs,
+      pollMs: pacing.pollMs,
+      signal: options.signal,
+    });
+    if (outcome.status === 'failed' && outcome.stage === 'typed' && attempt < DELIVERY_ATTEMPTS) {
+      options.onWarning?.(`delivery attempt ${attempt} failed (${outcome.reason}); retrying`);
+      continue;
+    }
+    return receiptOf(outcome, facts.agent.name, attempt, Array.from(prompt).length);
+  }
+}
+
+/** The last characters of the text, squeezed: what the line holding the cursor shows after typing. */
+function tailNeedle(text: string): string {
+  return Array.from(squeeze(text)).slice(-8).join('');
+}
+
+/** Whether the cursor's row (and the row above, for a tail split by wrapping) ends the typed text. */
+function cursorRowHolds(screen: AgentScreen, needle: string): boolean | undefined {
+  if (screen.cursor === null) return undefined;
+  const rows = screen.lines.slice(Math.max(0, screen.cursor.y - 1), screen.cursor.y + 1);
+  return squeeze(rows.join('')).includes(needle);
+}
+
+async function deliverByKeys(io: PaneIO, text: string, facts: PaneFacts, pacing: Pacing, options: DeliveryOptions): Promise<DeliveryReceipt> {
+  if (text.includes('\n')) {
+    throw new ArgumentError(
+      `multi-line text can only be delivered to an agent drover knows (claude, codex, gemini, opencode); ${facts.agent.name ?? facts.foreground} might read a line break as Enter`,
+    );
+  }
+  const chars = Array.from(text).length;
+  const base = { agent: facts.agent.name, method: 'keys' as const, chars, draftCleared: null };
   let typedAny = false;
   for (let attempt = 1; ; attempt += 1) {
-    const outcome = await attemptDelivery(io, text, pacing, options);
-    if (outcome.delivered) return { attempts: attempt };
-    typedAny ||= outcome.typed;
-    if (attempt === DELIVERY_ATTEMPTS) {
-      throw new DeliveryError(
-        `could not deliver to the pane after ${attempt} attempts: ${outcome.problem}`,
-        snippet(outcome.screen),
-        attempt,
-        typedAny,
-      );
+    const readiness = await probeReadiness(io, options);
+    if (readiness.state !== 'ready') {
+      return { ...base, status: 'failed', reason: `the pane is ${readiness.state}, not ready (${readiness.detail})`, evidence: null, attempts: attempt, typed: typedAny, snippet: readiness.snippet };
     }
-    options.onWarning?.(`delivery attempt ${attempt} failed (${outcome.problem}); retrying`);
+    await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
+    // The baseline follows this attempt's own C-u: on a retry the previous attempt's text may
+    // still sit in the input line, and counting it as "before" would fail a perfect retype.
+    await pacing.sleep(pacing.settleMs, options.signal);
+    const cleared = await captureScreen(io);
+    await sendLiteralGuarded(io, text);
+    typedAny = true;
+    await pacing.sleep(pacing.settleMs, options.signal);
+    const echoed = await captureScreen(io);
+    if (!newlyEchoed(cleared, echoed, text)) {
+      await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
+      if (attempt < DELIVERY_ATTEMPTS) {
+        options.onWarning?.(`delivery attempt ${attempt} failed (the text did not echo in the pane); retrying`);
+        continue;
+      }
+      return { ...base, status: 'failed', reason: 'the text did not echo in the pane; it was cleared', evidence: null, attempts: attempt, typed: true, snippet: snippet(echoed) };
+    }
+    const needle = tailNeedle(text);
+    const typedScreen = await io.screen();
+    await sendKeysGuarded(io, [KEY_ENTER]);
+    // The evidence a program of unknown shape gives: the typed text leaves the line that
+    // holds the cursor (its input line) once Enter took it.
+    const watched = cursorRowHolds(typedScreen, needle) === true;
+    const by = pacing.now() + SUBMIT_TIMEOUT_MS;
+    let last = typedScreen;
+    for (;;) {
+      await pacing.sleep(pacing.pollMs, options.signal);
+      last = await io.screen();
+      const changed = last.lines.join('\n') !== typedScreen.lines.join('\n');
+      if (watched && changed && cursorRowHolds(last, needle) === false) {
+        return { ...base, status: 'submitted', reason: 'the text left the input line after Enter', evidence: 'composer_cleared', attempts: attempt, typed: true, snippet: '' };
+      }
+      if (pacing.now() >= by) {
+        const reason = !changed
+          ? 'the pane did not react to Enter; the text may not have been submitted'
+          : watched
+            ? 'the screen changed after Enter but the text is still on the input line'
+            : 'the screen changed after Enter, but the pane shows no cursor to tell whether the text left its input line';
+        return { ...base, status: changed ? 'staged_unconfirmed' : 'failed', reason, evidence: null, attempts: attempt, typed: true, snippet: screenText(last) };
+      }
+    }
   }
 }

@@ -14,12 +14,14 @@ const LISTING_FIELDS = [
   'pane_current_path',
   AGENT_STATE_OPTION,
   LEGACY_AGENT_STATE_OPTION,
+  'pane_pid',
+  'pane_dead',
 ] as const;
 
 /** Every pane of the server in one `list-panes -a`, agent-state options included. */
 export async function listPanes(server: Server): Promise<PaneListing[]> {
   const result = await server.command(['list-panes', '-a', '-F', textRowFormat(LISTING_FIELDS)]);
-  return parseTextRows(result.stdout, LISTING_FIELDS).map(([session, index, windowId, windowName, paneId, cwd, agent, legacy]) => ({
+  return parseTextRows(result.stdout, LISTING_FIELDS).map(([session, index, windowId, windowName, paneId, cwd, agent, legacy, pid, dead]) => ({
     session: session!,
     windowIndex: Number(index),
     windowId: windowId!,
@@ -28,6 +30,8 @@ export async function listPanes(server: Server): Promise<PaneListing[]> {
     cwd: cwd!,
     agentStateOption: agent!,
     legacyAgentStateOption: legacy!,
+    panePid: Number(pid),
+    dead: dead === '1',
   }));
 }
 

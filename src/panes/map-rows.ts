@@ -15,6 +15,10 @@ export interface PaneListing {
   agentStateOption: string;
   /** Raw `@rk_agent_state` ("" when unset). */
   legacyAgentStateOption: string;
+  /** The pid of the pane's own program (its shell, or the agent run as argv). */
+  panePid: number;
+  /** The program exited and tmux kept the pane (remain-on-exit). */
+  dead: boolean;
 }
 
 /** One pane of `drover pane map`, resolved. `fab` is undefined when the worktree has no fab layout. */
@@ -28,7 +32,13 @@ export interface MapRow {
   repo: string | null;
   fab: FabState | undefined;
   agent: AgentStatus;
+  /** The agent the pane runs, by its process tree (a node process running codex is codex). */
+  agentName: string | null;
+  /** Where the state came from: the agent's hooks, or its screen where hooks are missing or cannot tell. */
+  agentStateSource: AgentStateSource | null;
 }
+
+export type AgentStateSource = 'hook' | 'screen';
 
 /** The `--json` shape: keys and order exactly as the contract lists them; unknowns are null. */
 export interface MapRowJson {
@@ -46,9 +56,12 @@ export interface MapRowJson {
   agent_idle_duration: string | null;
   pr_url: string | null;
   pr_number: number | null;
+  agent: string | null;
+  agent_state_source: AgentStateSource | null;
 }
 
 export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabState | undefined, agentContext: AgentStatusContext): MapRow {
+  const agent = resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), agentContext);
   return {
     session: listing.session,
     windowIndex: listing.windowIndex,
@@ -58,7 +71,9 @@ export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabSta
     worktree: worktreeLabel(listing.cwd, git),
     repo: git.repo,
     fab,
-    agent: resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), agentContext),
+    agent,
+    agentName: null,
+    agentStateSource: agent.state === null ? null : 'hook',
   };
 }
 
@@ -78,6 +93,8 @@ export function mapRowJson(row: MapRow): MapRowJson {
     agent_idle_duration: row.agent.idleDuration,
     pr_url: row.fab?.prUrl ?? null,
     pr_number: row.fab?.prNumber ?? null,
+    agent: row.agentName,
+    agent_state_source: row.agentStateSource,
   };
 }
 
@@ -102,6 +119,13 @@ function renderTable(header: readonly string[], rows: readonly (readonly string[
     .join('');
 }
 
+/** `claude idle (2m)`, `codex waiting (screen)`, `active`, or an em dash when nothing is known. */
+function agentColumn(row: MapRow): string {
+  const state = row.agent.state === null ? null : `${agentStatusLabel(row.agent)}${row.agentStateSource === 'screen' ? ' (screen)' : ''}`;
+  if (row.agentName === null) return state ?? NONE;
+  return state === null ? row.agentName : `${row.agentName} ${state}`;
+}
+
 /**
  * The human table: Session (with --all-sessions only), Pane, WinIdx, Tab, Worktree, Change,
  * Stage, Agent. A pane outside a fab worktree shows em dashes for Change and Stage; a fab
@@ -117,7 +141,7 @@ export function renderMapTable(rows: readonly MapRow[], options: { allSessions: 
     row.worktree,
     changeLabel(row.fab),
     row.fab?.stage ?? NONE,
-    agentStatusLabel(row.agent),
+    agentColumn(row),
   ]);
   if (!options.allSessions) return renderTable(header, cells);
   return renderTable(['Session', ...header], cells.map((line, index) => [rows[index]!.session, ...line]));

@@ -1,20 +1,63 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ArgumentError, type Server } from '../tmux/index.js';
-import { deliverText, pointerPrompt, type DeliveryOptions, type DeliveryResult } from './delivery.js';
+import { deliverText, pointerPrompt, type DeliveryOptions, type DeliveryReceipt } from './delivery.js';
 import { probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
-import { requirePane, tmuxPaneIO } from './tmux-pane.js';
+import { agentNamerFor, requirePane, tmuxPaneIO } from './tmux-pane.js';
 
-/** `drover pane ready`: classifies the pane; it may type (and clear) the probe. */
-export async function paneReady(server: Server, paneId: string, options: ChoreographyOptions = {}): Promise<ReadinessReport> {
+/**
+ * `drover pane ready`: classifies the pane. Agents drover knows are read off their screen;
+ * any other program gets the probe (typed, never submitted, cleared again).
+ */
+export async function paneReady(server: Server, paneId: string, options: ChoreographyOptions & { cwd?: string } = {}): Promise<ReadinessReport> {
   const { pane } = await requirePane(server, paneId);
-  return probeReadiness(tmuxPaneIO(pane), options);
+  return probeReadiness(tmuxPaneIO(pane, agentNamerFor(options.cwd)), options);
 }
 
-/** `drover pane deliver`: types `text` with the verified choreography. */
-export async function paneDeliver(server: Server, paneId: string, text: string, options: DeliveryOptions = {}): Promise<DeliveryResult> {
+/** `drover pane deliver`: delivers `text` and returns what it saw. */
+export async function paneDeliver(server: Server, paneId: string, text: string, options: DeliveryOptions & { cwd?: string } = {}): Promise<DeliveryReceipt> {
   const { pane } = await requirePane(server, paneId);
-  return deliverText(tmuxPaneIO(pane), text, options);
+  return deliverText(tmuxPaneIO(pane, agentNamerFor(options.cwd)), text, options);
+}
+
+/** The `--json` shape of a delivery receipt (also the MCP tool's result). */
+export interface DeliveryReceiptJson {
+  pane: string;
+  status: DeliveryReceipt['status'];
+  reason: string;
+  evidence: DeliveryReceipt['evidence'];
+  agent: string | null;
+  method: DeliveryReceipt['method'];
+  attempts: number;
+  chars: number;
+  draft_cleared: string | null;
+  typed: boolean;
+  snippet: string;
+}
+
+export function deliveryReceiptJson(pane: string, receipt: DeliveryReceipt): DeliveryReceiptJson {
+  return {
+    pane,
+    status: receipt.status,
+    reason: receipt.reason,
+    evidence: receipt.evidence,
+    agent: receipt.agent,
+    method: receipt.method,
+    attempts: receipt.attempts,
+    chars: receipt.chars,
+    draft_cleared: receipt.draftCleared,
+    typed: receipt.typed,
+    snippet: receipt.snippet,
+  };
+}
+
+/** The text report of a delivery: one line with the status and why, then the screen when not submitted. */
+export function renderDeliveryReceipt(pane: string, receipt: DeliveryReceipt): string {
+  const who = receipt.agent === null ? '' : ` (${receipt.agent})`;
+  let text = `${receipt.status} ${pane}${who}: ${receipt.reason}\n`;
+  if (receipt.draftCleared !== null) text += `a draft was cleared first: ${JSON.stringify(receipt.draftCleared)}\n`;
+  if (receipt.snippet !== '') text += `--- last 20 lines ---\n${receipt.snippet}`;
+  return text;
 }
 
 /**
@@ -40,6 +83,8 @@ export async function paneKill(server: Server, paneId: string): Promise<void> {
 export function renderReadiness(report: ReadinessReport, pane: string, server?: string): string {
   if (report.state === 'ready') return 'ready\n';
   let text = `${report.state}\npane: ${pane}\n`;
+  if (report.agent !== null) text += `agent: ${report.agent}\n`;
+  text += `why: ${report.detail}\n`;
   if (server) text += `server: ${server}\n`;
   if (report.snippet !== '') text += `--- last 20 lines ---\n${report.snippet}`;
   return text;

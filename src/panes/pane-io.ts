@@ -1,18 +1,44 @@
+import { performance } from 'node:perf_hooks';
 import { AbortedError } from '../process/index.js';
+import type { AgentInputPort } from './agent-submit.js';
+import type { AgentKind, AgentScreen } from './screens/types.js';
+
+/** The agent a pane runs, from its process tree. */
+export interface PaneAgent {
+  /** The agent's name: one drover knows, or a configured provider's program; null when no agent runs. */
+  name: string | null;
+  /** Set when drover knows this agent's screens. */
+  kind: AgentKind | null;
+  pid: number | null;
+}
+
+export const NO_AGENT: Readonly<PaneAgent> = Object.freeze({ name: null, kind: null, pid: null });
+
+/** What one look at a pane says before anything is typed. */
+export interface PaneFacts {
+  /** `#{pane_current_command}`: who owns the pane's terminal right now. */
+  foreground: string;
+  /** The pane's program exited and tmux kept the pane (remain-on-exit). */
+  dead: boolean;
+  agent: PaneAgent;
+}
 
 /**
  * What the readiness probe and the delivery choreography need from one pane. The tmux
  * handles (or a control connection) implement it; tests script it.
  */
 export interface PaneIO {
-  /** `#{pane_current_command}`: who owns the pane's terminal right now. */
-  foregroundCommand(): Promise<string>;
+  describe(): Promise<PaneFacts>;
   /** `capture-pane -p -S -<lines>`: at least the last `lines` lines plus the visible screen. */
   capture(lines: number): Promise<string>;
+  /** The visible screen with its styling and the cursor. */
+  screen(): Promise<AgentScreen>;
   /** `send-keys -l`: text typed literally, nothing submitted. */
   sendLiteral(text: string): Promise<void>;
   /** `send-keys` with tmux key names such as `C-u` or `Enter`. */
   sendKeys(keys: readonly string[]): Promise<void>;
+  /** A bracketed paste through a buffer of its own, deleted afterwards. */
+  paste(text: string): Promise<void>;
   /** `#{pane_in_mode}`: copy-mode or another tmux mode has the pane's input. */
   inMode(): Promise<boolean>;
   /** `send-keys -X cancel`: leave that mode. */
@@ -42,6 +68,18 @@ export async function sendKeysGuarded(io: PaneIO, keys: readonly string[]): Prom
   await io.sendKeys(keys);
 }
 
+/** The pane as an agent input port: every keystroke and paste first leaves a tmux mode. */
+export function agentInputPort(io: PaneIO): AgentInputPort {
+  return {
+    read: () => io.screen(),
+    paste: async (text) => {
+      await leaveMode(io);
+      await io.paste(text);
+    },
+    keys: (keys) => sendKeysGuarded(io, keys),
+  };
+}
+
 export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** The waits between a keystroke and the capture that checks it. */
@@ -50,9 +88,11 @@ export interface Pacing {
   settleMs: number;
   /** Between the two captures whose difference separates booting from parked. */
   stabilityMs: number;
-  /** For the agent to react to Enter before checking that the screen advanced. */
-  busyMs: number;
+  /** Between two screen reads while waiting for the pane to show something. */
+  pollMs: number;
   sleep: Sleep;
+  /** Monotonic milliseconds. */
+  now: () => number;
 }
 
 const sleepFor: Sleep = (ms, signal) =>
@@ -72,4 +112,4 @@ const sleepFor: Sleep = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({ settleMs: 300, stabilityMs: 500, busyMs: 800, sleep: sleepFor });
+export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({ settleMs: 300, stabilityMs: 500, pollMs: 100, sleep: sleepFor, now: () => performance.now() });

@@ -1,8 +1,12 @@
 import type { Server } from '../tmux/index.js';
-import { defaultAgentStatusContext, type AgentStatusContext } from './agent-state.js';
+import { hookReports } from './agent-hooks/index.js';
+import { defaultAgentStatusContext, type AgentState, type AgentStatusContext } from './agent-state.js';
 import { readFabState, type FabState } from './fab-status.js';
 import { listPanesIn, type SessionScope } from './listing.js';
 import { buildMapRow, type MapRow } from './map-rows.js';
+import { NO_AGENT, type PaneAgent } from './pane-io.js';
+import { captureAgentScreen, rulesFor, type ScreenPhase } from './screens/index.js';
+import { agentNamerFor, paneAgent } from './tmux-pane.js';
 import { WorktreeResolver } from './worktrees.js';
 
 export interface PaneMapOptions {
@@ -10,12 +14,43 @@ export interface PaneMapOptions {
   /** Reuse one across calls to keep its git answers. */
   resolver?: WorktreeResolver;
   agentContext?: AgentStatusContext;
+  /** Where configured providers (agent names) are looked up; default this process's cwd. */
+  cwd?: string;
+}
+
+/** What a known agent's screen says about its state; null when it says nothing. */
+export function stateOfPhase(phase: ScreenPhase): AgentState | null {
+  switch (phase) {
+    case 'composer':
+      return 'idle';
+    case 'busy':
+      return 'active';
+    case 'permission':
+    case 'dialog':
+      return 'waiting';
+    case 'exited':
+    case 'unknown':
+      return null;
+  }
+}
+
+/**
+ * Whether a known agent's screen must be read for its state: no hook reported one, or the
+ * hooks report `active` but cannot report `waiting` (an agent at a permission prompt would
+ * look active for good).
+ */
+function needsScreen(row: MapRow, agent: PaneAgent): boolean {
+  if (agent.kind === null || rulesFor(agent.kind) === undefined) return false;
+  if (row.agent.state === null) return true;
+  return row.agent.state === 'active' && !hookReports(agent.kind).includes('waiting');
 }
 
 /**
  * `drover pane map`: one pane enumeration, then per distinct cwd one git lookup (per repo
- * one worktree listing) and per worktree one read of its fab layout. Agent state comes
- * from the enumeration itself, so it costs no extra process.
+ * one worktree listing) and per worktree one read of its fab layout. Agents are named from
+ * each pane's process tree (read from /proc, no process started); agent state comes from the
+ * enumeration itself, and only for an agent drover knows whose hooks are missing or cannot
+ * tell does the map read that pane's screen (one capture).
  */
 export async function paneMap(server: Server, scope: SessionScope, options: PaneMapOptions = {}): Promise<MapRow[]> {
   const env = options.env ?? process.env;
@@ -28,8 +63,21 @@ export async function paneMap(server: Server, scope: SessionScope, options: Pane
     return fabByWorktree.get(worktree);
   };
   const context = options.agentContext ?? defaultAgentStatusContext();
-  return listings.map((listing) => {
-    const info = git.get(listing.cwd)!;
-    return buildMapRow(listing, info, info.worktree === null ? undefined : fabOf(info.worktree), context);
-  });
+  const nameAgent = agentNamerFor(options.cwd);
+  return Promise.all(
+    listings.map(async (listing) => {
+      const info = git.get(listing.cwd)!;
+      const row = buildMapRow(listing, info, info.worktree === null ? undefined : fabOf(info.worktree), context);
+      const agent = listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent);
+      row.agentName = agent.name;
+      if (!needsScreen(row, agent)) return row;
+      const screen = await captureAgentScreen(server.pane(listing.paneId)).catch(() => undefined);
+      const state = screen === undefined ? null : stateOfPhase(rulesFor(agent.kind!)!.read(screen.screen).phase);
+      if (state !== null) {
+        row.agent = { state, idleDuration: null };
+        row.agentStateSource = 'screen';
+      }
+      return row;
+    }),
+  );
 }

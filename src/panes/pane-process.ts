@@ -1,5 +1,5 @@
 import type { Server } from '../tmux/index.js';
-import { createProcessClassifier, readProcessTree, treeHasAgent, type ProcessNode } from './process-tree.js';
+import { createAgentNamer, readProcessTree, treeHasAgent, type ProcessNode } from './process-tree.js';
 import { providersOrBuiltins } from './project-config.js';
 import { agentNames } from './providers.js';
 import { requirePane } from './tmux-pane.js';
@@ -19,7 +19,7 @@ export interface PaneProcessReport {
 export async function paneProcess(server: Server, paneId: string, options: { cwd?: string; procRoot?: string } = {}): Promise<PaneProcessReport> {
   const { values } = await requirePane(server, paneId, ['pane_pid']);
   const panePid = Number(values[0]);
-  const classify = createProcessClassifier(agentNames(providersOrBuiltins(options.cwd ?? process.cwd())));
+  const classify = createAgentNamer(agentNames(providersOrBuiltins(options.cwd ?? process.cwd())));
   const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, classify, options.procRoot) : undefined;
   return { pane: paneId, pane_pid: panePid, processes: tree ? [tree] : [], has_agent: tree ? treeHasAgent(tree) : false };
 }

@@ -1,30 +1,44 @@
 import type { Server } from '../tmux/index.js';
 import { defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentStatusContext } from './agent-state.js';
 import { listPanesIn, type SessionScope } from './listing.js';
+import { NO_AGENT } from './pane-io.js';
 import { QUESTION_CAPTURE_LINES, discoverCandidates, sweepQuestions, type QuestionCandidate, type QuestionSweep } from './questions.js';
+import { captureAgentScreen, rulesFor } from './screens/index.js';
+import { agentNamerFor, paneAgent } from './tmux-pane.js';
 
 /** Discovery (waiting and idle panes of a session or of all sessions), or panes named by id. */
 export type QuestionScope = SessionScope | { kind: 'panes'; panes: readonly string[] };
 
 /**
- * `drover pane questions`: one enumeration for the agent states, then one capture of the
- * last 20 lines per candidate that passes the state guard. A failed capture is a skipped
- * pane, never an error of the sweep.
+ * `drover pane questions`: one enumeration for the agent states, the agents from each
+ * pane's process tree, then one look per candidate: the screen rules for an agent drover
+ * knows (with or without hooks), the last 20 lines for any other program whose hooks
+ * reported waiting or idle. A failed capture is a skipped pane, never an error of the sweep.
  */
 export async function paneQuestions(
   server: Server,
   scope: QuestionScope,
-  options: { env?: NodeJS.ProcessEnv; agentContext?: AgentStatusContext } = {},
+  options: { env?: NodeJS.ProcessEnv; agentContext?: AgentStatusContext; cwd?: string } = {},
 ): Promise<QuestionSweep> {
   const listings = await listPanesIn(server, scope.kind === 'panes' ? { kind: 'all' } : scope, options.env);
   const context = options.agentContext ?? defaultAgentStatusContext();
-  const candidates = listings.map(
-    (listing): QuestionCandidate => ({
+  const nameAgent = agentNamerFor(options.cwd);
+  const candidates = listings.map((listing): QuestionCandidate => {
+    const agent = listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent);
+    return {
       pane: listing.paneId,
       agentState: resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), context).state,
-    }),
-  );
+      agent: agent.name,
+      agentKind: agent.kind,
+      dead: listing.dead,
+    };
+  });
   const ids = scope.kind === 'panes' ? scope.panes : discoverCandidates(candidates);
   const snapshot = new Map(candidates.map((candidate) => [candidate.pane, candidate]));
-  return sweepQuestions(ids, snapshot, async (pane) => (await server.pane(pane).capture({ start: -QUESTION_CAPTURE_LINES })).toString('utf8'));
+  return sweepQuestions(ids, snapshot, async (candidate) => {
+    const rules = candidate.agentKind == null ? undefined : rulesFor(candidate.agentKind);
+    const pane = server.pane(candidate.pane);
+    if (rules !== undefined) return { reading: rules.read((await captureAgentScreen(pane)).screen) };
+    return { capture: (await pane.capture({ start: -QUESTION_CAPTURE_LINES })).toString('utf8') };
+  });
 }

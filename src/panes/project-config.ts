@@ -11,6 +11,7 @@ export const PROJECT_CONFIG_FILES: readonly string[] = Object.freeze(['drover.ya
 export interface ProviderOverride {
   interactiveCommand?: string;
   profiles?: Record<string, ProviderFill>;
+  bypassPermissions?: boolean;
 }
 
 export interface ProjectConfig {
@@ -80,8 +81,12 @@ class Validator {
 
   provider(value: unknown, where: string): ProviderOverride {
     const raw = this.mapping(value, where);
-    this.onlyKeys(raw, where, ['interactive_command', 'profiles']);
+    this.onlyKeys(raw, where, ['interactive_command', 'profiles', 'bypass_permissions']);
     const override: ProviderOverride = {};
+    if (raw.bypass_permissions !== undefined) {
+      if (typeof raw.bypass_permissions !== 'boolean') this.fail(`${where}.bypass_permissions`, `expected true or false, found ${describe(raw.bypass_permissions)}`);
+      override.bypassPermissions = raw.bypass_permissions;
+    }
     if (raw.interactive_command !== undefined) {
       const command = this.string(raw.interactive_command, `${where}.interactive_command`);
       if (command.trim() === '') this.fail(`${where}.interactive_command`, 'is empty');
@@ -131,7 +136,13 @@ export function mergeProviders(
     const base: Provider = merged[name] ?? { name, profiles: {} };
     const profiles: Record<string, ProviderFill> = { ...base.profiles };
     for (const [role, fill] of Object.entries(override.profiles ?? {})) profiles[role] = { ...profiles[role], ...fill };
-    merged[name] = { name, interactiveCommand: override.interactiveCommand ?? base.interactiveCommand, profiles };
+    merged[name] = {
+      name,
+      interactiveCommand: override.interactiveCommand ?? base.interactiveCommand,
+      profiles,
+      ...(base.bypassFlag === undefined ? {} : { bypassFlag: base.bypassFlag }),
+      ...((override.bypassPermissions ?? base.bypassPermissions) ? { bypassPermissions: true } : {}),
+    };
   }
   return merged;
 }

@@ -17,6 +17,10 @@ export interface Provider {
   interactiveCommand?: string;
   /** Fills per role; a role without an entry (or a field) falls back to `default`. */
   profiles: Readonly<Record<string, ProviderFill>>;
+  /** The agent's own flag that turns its permission checks off, if it has one. */
+  bypassFlag?: string;
+  /** Opt-in (`bypass_permissions: true` in drover.yaml): launch with `bypassFlag`. Off by default. */
+  bypassPermissions?: boolean;
 }
 
 export const DEFAULT_ROLE = 'default';
@@ -24,12 +28,14 @@ export const DEFAULT_ROLE = 'default';
 /**
  * Model names are aliases the CLIs resolve themselves where one exists, so the table does
  * not go stale with each release. codex and opencode ship no model: their own configuration
- * picks it, and an empty fill drops the flag.
+ * picks it, and an empty fill drops the flag. Every agent starts with its own permission
+ * checks on; `bypassFlag` is added only when a project opts in.
  */
 export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.freeze({
   claude: {
     name: 'claude',
-    interactiveCommand: 'claude --dangerously-skip-permissions --model {model} --effort {effort}',
+    interactiveCommand: 'claude --model {model} --effort {effort}',
+    bypassFlag: '--dangerously-skip-permissions',
     profiles: {
       default: { model: 'opus', effort: 'high' },
       operator: { model: 'sonnet', effort: 'medium' },
@@ -41,7 +47,8 @@ export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.free
   },
   codex: {
     name: 'codex',
-    interactiveCommand: 'codex --dangerously-bypass-approvals-and-sandbox -m {model} -c model_reasoning_effort={effort}',
+    interactiveCommand: 'codex -m {model} -c model_reasoning_effort={effort}',
+    bypassFlag: '--dangerously-bypass-approvals-and-sandbox',
     profiles: {
       default: { effort: 'high' },
       operator: { effort: 'medium' },
@@ -57,7 +64,8 @@ export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.free
   },
   gemini: {
     name: 'gemini',
-    interactiveCommand: 'gemini --yolo --model {model}',
+    interactiveCommand: 'gemini --model {model}',
+    bypassFlag: '--yolo',
     profiles: {
       default: { model: 'gemini-2.5-pro' },
       fast: { model: 'gemini-2.5-flash' },
@@ -116,6 +124,15 @@ export interface ResolvedLaunch {
   role: string;
   command: string;
   fill: Required<ProviderFill>;
+  /** The command runs with the agent's permission checks turned off (the project opted in). */
+  bypassesPermissions: boolean;
+}
+
+/** The command line with `flag` inserted right after the command word (after any NAME=value prefixes). */
+function withFlag(command: string, flag: string): string {
+  const word = splitShellWords(command).find((candidate) => !isAssignmentWord(candidate.raw));
+  if (word === undefined) return command;
+  return `${command.slice(0, word.end)} ${flag}${command.slice(word.end)}`;
 }
 
 /** The command that starts `name` for `role`, with its fills applied. */
@@ -128,7 +145,14 @@ export function resolveLaunchCommand(providers: Readonly<Record<string, Provider
     throw new ArgumentError(`provider ${name} has no interactive command; configure providers.${name}.interactive_command`);
   }
   const fill = fillForRole(provider, role);
-  return { provider: name, role, command: fillCommand(provider.interactiveCommand, fill), fill };
+  let command = fillCommand(provider.interactiveCommand, fill);
+  if (provider.bypassPermissions) {
+    if (provider.bypassFlag === undefined) {
+      throw new ArgumentError(`provider ${name} has no flag that turns its permission checks off; remove bypass_permissions or put the flag in its interactive_command`);
+    }
+    command = withFlag(command, provider.bypassFlag);
+  }
+  return { provider: name, role, command, fill, bypassesPermissions: provider.bypassPermissions === true };
 }
 
 /**

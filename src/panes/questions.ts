@@ -1,10 +1,18 @@
 import type { AgentState } from './agent-state.js';
+import type { AgentKind, ScreenReading } from './screens/types.js';
 import { tailLines } from './tail.js';
 
 /** The sweep always looks at the last 20 lines of a pane; it is not a flag. */
 export const QUESTION_CAPTURE_LINES = 20;
 
+/**
+ * What matched. The first two come from the screen rules of an agent drover knows (its
+ * tool-permission prompt, or a dialog such as folder trust or key entry); the others from the
+ * line scan used for any other program.
+ */
 export type QuestionIndicator =
+  | 'permission_prompt'
+  | 'agent_dialog'
   | 'question_mark'
   | 'yes_no'
   | 'action_word'
@@ -13,14 +21,35 @@ export type QuestionIndicator =
   | 'enumerated_options'
   | 'press_key';
 
-export type QuestionSkipReason = 'capture_failed' | 'state_changed' | 'blank_capture' | 'turn_boundary' | 'no_indicator';
+/**
+ * Why a pane is not reported. Line scan: capture_failed, state_changed (the agent's reported
+ * state is not waiting or idle), no_agent_state (nothing reported and no agent drover knows),
+ * blank_capture, turn_boundary, no_indicator. Screen rules: agent_at_composer, agent_busy,
+ * agent_exited, screen_unrecognised. Either: pane_dead.
+ */
+export type QuestionSkipReason =
+  | 'capture_failed'
+  | 'state_changed'
+  | 'no_agent_state'
+  | 'blank_capture'
+  | 'turn_boundary'
+  | 'no_indicator'
+  | 'pane_dead'
+  | 'agent_at_composer'
+  | 'agent_busy'
+  | 'agent_exited'
+  | 'screen_unrecognised';
 
-/** One JSON row of `matches`. `snippet` is the line that matched. */
+/** One JSON row of `matches`. `snippet` is the line that asks. */
 export interface QuestionMatch {
   pane: string;
   agent_state: AgentState;
   indicator: QuestionIndicator;
   snippet: string;
+  /** The agent the pane runs, by its process tree (null for a program drover does not know). */
+  agent: string | null;
+  /** The screen rule that matched (`gemini.permission`…), null for the line scan. */
+  rule: string | null;
 }
 
 /** One JSON row of `skipped`. */
@@ -37,7 +66,12 @@ export interface QuestionSweep {
 /** A pane as the sweep last saw it; absent from the snapshot means it is gone. */
 export interface QuestionCandidate {
   pane: string;
+  /** The state the agent's hooks reported (null: none, or its agent is gone). */
   agentState: AgentState | null;
+  /** The agent by its process tree, and whether drover has screen rules for it. */
+  agent?: string | null;
+  agentKind?: AgentKind | null;
+  dead?: boolean;
 }
 
 const LEADING_TIMESTAMP = /^\s*[[(]?\d{1,4}[-/:]\d{1,2}/;
@@ -100,11 +134,14 @@ export function isSweptState(state: AgentState | null): state is SweptState {
 }
 
 /**
- * Judges one pane from its metadata (undefined: gone from the snapshot) and its capture
- * (undefined: the capture failed or was not taken), applying the guards in order.
+ * Judges one pane of a program drover has no screen rules for, from its metadata
+ * (undefined: gone from the snapshot) and its capture (undefined: the capture failed or was
+ * not taken), applying the guards in order.
  */
 export function judgePane(pane: string, candidate: QuestionCandidate | undefined, capture: string | undefined): QuestionMatch | QuestionSkip {
   if (candidate === undefined) return { pane, reason: 'capture_failed' };
+  if (candidate.dead) return { pane, reason: 'pane_dead' };
+  if (candidate.agentState === null) return { pane, reason: 'no_agent_state' };
   if (!isSweptState(candidate.agentState)) return { pane, reason: 'state_changed' };
   if (capture === undefined) return { pane, reason: 'capture_failed' };
   const tail = tailLines(capture, QUESTION_CAPTURE_LINES);
@@ -112,29 +149,74 @@ export function judgePane(pane: string, candidate: QuestionCandidate | undefined
   if (hasTurnBoundary(tail)) return { pane, reason: 'turn_boundary' };
   const found = scanIndicators(tail);
   if (found === undefined) return { pane, reason: 'no_indicator' };
-  return { pane, agent_state: candidate.agentState, indicator: found.indicator, snippet: found.snippet };
-}
-
-/** The panes a discovery sweep looks at: only those whose agent is waiting or idle. */
-export function discoverCandidates(panes: readonly QuestionCandidate[]): string[] {
-  return panes.filter((pane) => isSweptState(pane.agentState)).map((pane) => pane.pane);
+  return { pane, agent_state: candidate.agentState, indicator: found.indicator, snippet: found.snippet, agent: candidate.agent ?? null, rule: null };
 }
 
 /**
- * Sweeps `paneIds` in order. `snapshot` is the current view of the panes; `capture` reads
- * a pane's screen and may throw, which counts as a failed capture for that pane only. A
- * pane the guards already skip is not captured.
+ * Judges one pane of an agent drover knows from its screen reading (undefined: the read
+ * failed). The screen decides whatever the hooks said: a permission prompt or dialog is a
+ * question (the agent waits on a person even when its hooks cannot say so), a composer,
+ * a busy turn or a transcript is not.
+ */
+export function judgeAgentReading(pane: string, candidate: QuestionCandidate | undefined, reading: ScreenReading | undefined): QuestionMatch | QuestionSkip {
+  if (candidate === undefined || reading === undefined) return { pane, reason: 'capture_failed' };
+  if (candidate.dead) return { pane, reason: 'pane_dead' };
+  const agent = candidate.agent ?? null;
+  switch (reading.phase) {
+    case 'permission':
+    case 'dialog':
+      return {
+        pane,
+        agent_state: 'waiting',
+        indicator: reading.phase === 'permission' ? 'permission_prompt' : 'agent_dialog',
+        snippet: reading.question?.snippet ?? reading.detail,
+        agent,
+        rule: reading.rule,
+      };
+    case 'composer':
+      return { pane, reason: 'agent_at_composer' };
+    case 'busy':
+      return { pane, reason: 'agent_busy' };
+    case 'exited':
+      return { pane, reason: 'agent_exited' };
+    case 'unknown':
+      return { pane, reason: 'screen_unrecognised' };
+  }
+}
+
+/**
+ * The panes a discovery sweep looks at: those whose agent reported waiting or idle, and
+ * every live pane of an agent drover knows (its screen tells, with or without hooks).
+ */
+export function discoverCandidates(panes: readonly QuestionCandidate[]): string[] {
+  return panes.filter((pane) => !pane.dead && (isSweptState(pane.agentState) || (pane.agentKind ?? null) !== null)).map((pane) => pane.pane);
+}
+
+/** How the sweep reads one pane: the screen rules' reading for a known agent, else the captured text. */
+export type PaneLook = { reading: ScreenReading } | { capture: string };
+
+/**
+ * Sweeps `paneIds` in order. `snapshot` is the current view of the panes; `look` reads a
+ * pane and may throw, which counts as a failed capture for that pane only. A pane the
+ * guards already skip is not read.
  */
 export async function sweepQuestions(
   paneIds: readonly string[],
   snapshot: ReadonlyMap<string, QuestionCandidate>,
-  capture: (pane: string) => Promise<string>,
+  look: (candidate: QuestionCandidate) => Promise<PaneLook>,
 ): Promise<QuestionSweep> {
   const sweep: QuestionSweep = { matches: [], skipped: [] };
   for (const pane of paneIds) {
     const candidate = snapshot.get(pane);
-    const screen = candidate !== undefined && isSweptState(candidate.agentState) ? await capture(pane).catch(() => undefined) : undefined;
-    const row = judgePane(pane, candidate, screen);
+    const known = (candidate?.agentKind ?? null) !== null;
+    const worthLooking = candidate !== undefined && !candidate.dead && (known || isSweptState(candidate.agentState));
+    const seen = worthLooking ? await look(candidate).catch(() => undefined) : undefined;
+    const row =
+      seen !== undefined && 'reading' in seen
+        ? judgeAgentReading(pane, candidate, seen.reading)
+        : known && worthLooking
+          ? judgeAgentReading(pane, candidate, undefined)
+          : judgePane(pane, candidate, seen?.capture);
     if ('reason' in row) sweep.skipped.push(row);
     else sweep.matches.push(row);
   }
@@ -145,7 +227,7 @@ export async function sweepQuestions(
 export function renderQuestionSweep(sweep: QuestionSweep): string {
   if (sweep.matches.length === 0 && sweep.skipped.length === 0) return 'No candidate panes.\n';
   const out = [
-    ...sweep.matches.map((m) => `${m.pane} [${m.agent_state}] ${m.indicator}: ${m.snippet}`),
+    ...sweep.matches.map((m) => `${m.pane} [${m.agent_state}${m.agent === null ? '' : ` ${m.agent}`}] ${m.indicator}: ${m.snippet}`),
     ...sweep.skipped.map((s) => `${s.pane}: ${s.reason}`),
     `${sweep.matches.length} matched, ${sweep.skipped.length} skipped`,
   ];

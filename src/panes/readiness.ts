@@ -1,28 +1,49 @@
-import { ArgumentError } from '../process/index.js';
 import { newlyEchoed } from './echo.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneIO } from './pane-io.js';
+import { DEFAULT_PACING, KEY_CLEAR_LINE, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
+import { rulesFor, type ScreenReading } from './screens/index.js';
 import { isShellCommand } from './shells.js';
 import { snippet, tailLines } from './tail.js';
 
-export type Readiness = 'ready' | 'booting' | 'parked';
+/**
+ * - ready: the agent's composer takes a prompt now;
+ * - busy: a turn is running;
+ * - booting: the program is still starting (or drawing something not recognised yet);
+ * - parked: something other than the composer holds the input (a dialog, a key entry, a
+ *   question): typing there would not be a prompt;
+ * - shell: a plain shell owns the pane, no agent runs;
+ * - exited: the pane's program has exited.
+ */
+export const READINESS_STATES = Object.freeze(['ready', 'busy', 'booting', 'parked', 'shell', 'exited'] as const);
+export type Readiness = (typeof READINESS_STATES)[number];
 
 /**
- * Why a pane got its classification:
- * - shell_foreground: a shell still owns the terminal; nothing was typed (a cooked-mode
- *   shell echoes keys by itself, so an echo would prove nothing).
+ * Why a pane got its classification. For agents drover knows, the screen decides
+ * (`agent_*`). For any other program the probe decides:
  * - probe_echoed: the probe text appeared; the pane takes typed input.
  * - blank_screen: no echo and nothing drawn yet.
  * - screen_changing: no echo and the screen moved between the two captures (still painting).
  * - input_held: no echo on a stable, non-blank screen (a dialog, login wall or stuck process).
  */
-export type ReadinessReason = 'shell_foreground' | 'probe_echoed' | 'blank_screen' | 'screen_changing' | 'input_held';
+export type ReadinessReason =
+  | 'shell_foreground'
+  | 'pane_dead'
+  | 'agent_composer'
+  | 'agent_busy'
+  | 'agent_dialog'
+  | 'agent_permission'
+  | 'agent_exited'
+  | 'agent_unrecognised'
+  | 'probe_echoed'
+  | 'blank_screen'
+  | 'screen_changing'
+  | 'input_held';
 
 export interface ReadinessVerdict {
   state: Readiness;
   reason: ReadinessReason;
 }
 
-/** Typed literally into the pane and never submitted; cleared with C-u afterwards. */
+/** Typed literally into the pane of an unknown program and never submitted; cleared afterwards. */
 export const READY_PROBE = 'DROVER-READY-PROBE';
 
 /** Lines per capture: wider than a snippet so a probe typed low in a tall pane is still seen. */
@@ -36,24 +57,46 @@ export interface ProbeEvidence {
 }
 
 /**
- * The readiness classification. A shell foreground is `booting` without any evidence. Past
- * that, an echo is `ready`; a blank screen is `booting` even when stable (two empty captures
- * mean nothing was drawn, the opposite of parked); a screen that moved is `booting`; what
- * is left, a stable drawn screen that swallowed the probe, is `parked`.
+ * The probe's classification, for programs drover has no screen rules for. An echo is
+ * `ready`; a blank screen is `booting` even when stable (two empty captures mean nothing was
+ * drawn, the opposite of parked); a screen that moved is `booting`; what is left, a stable
+ * drawn screen that swallowed the probe, is `parked`.
  */
-export function classifyReadiness(foregroundCommand: string, evidence?: ProbeEvidence): ReadinessVerdict {
-  if (isShellCommand(foregroundCommand)) return { state: 'booting', reason: 'shell_foreground' };
-  if (evidence === undefined) {
-    throw new ArgumentError(`the foreground command ${JSON.stringify(foregroundCommand)} is not a shell, so probe evidence is needed`);
-  }
+export function classifyProbe(evidence: ProbeEvidence): ReadinessVerdict {
   if (newlyEchoed(evidence.before, evidence.after, READY_PROBE)) return { state: 'ready', reason: 'probe_echoed' };
   if (evidence.settled.trim() === '') return { state: 'booting', reason: 'blank_screen' };
   if (evidence.after !== evidence.settled) return { state: 'booting', reason: 'screen_changing' };
   return { state: 'parked', reason: 'input_held' };
 }
 
+/** What a known agent's screen means for readiness. */
+export function readinessOfReading(reading: ScreenReading): ReadinessVerdict {
+  switch (reading.phase) {
+    case 'composer':
+      return { state: 'ready', reason: 'agent_composer' };
+    case 'busy':
+      return { state: 'busy', reason: 'agent_busy' };
+    case 'dialog':
+      return { state: 'parked', reason: 'agent_dialog' };
+    case 'permission':
+      return { state: 'parked', reason: 'agent_permission' };
+    case 'exited':
+      return { state: 'exited', reason: 'agent_exited' };
+    case 'unknown':
+      return { state: 'booting', reason: 'agent_unrecognised' };
+  }
+}
+
 export interface ReadinessReport extends ReadinessVerdict {
-  /** The last lines of the screen for booting and parked; "" for ready. */
+  /** The agent the pane runs (from its process tree), or null. */
+  agent: string | null;
+  /** The screen rule that decided, for agents drover knows (`claude.composer`…); null otherwise. */
+  rule: string | null;
+  /** One line: what decided. */
+  detail: string;
+  /** Text already in a ready agent's composer (a draft), else null. */
+  draft: string | null;
+  /** The last lines of the screen when not ready; "" when ready. */
   snippet: string;
 }
 
@@ -67,17 +110,57 @@ export async function captureScreen(io: PaneIO): Promise<string> {
   return tailLines(await io.capture(CAPTURE_LINES), CAPTURE_LINES);
 }
 
+const PROBE_DETAIL: Readonly<Record<string, string>> = {
+  probe_echoed: 'the probe text echoed',
+  blank_screen: 'nothing is drawn yet',
+  screen_changing: 'the screen is still changing',
+  input_held: 'the screen is stable and did not echo the probe',
+};
+
+/** Reads a known agent's screen: nothing is typed. */
+export async function readAgentReadiness(io: PaneIO, facts: PaneFacts): Promise<ReadinessReport & { reading: ScreenReading } | undefined> {
+  const rules = facts.agent.kind === null ? undefined : rulesFor(facts.agent.kind);
+  if (rules === undefined) return undefined;
+  const screen = await io.screen();
+  const reading = rules.read(screen);
+  const verdict = readinessOfReading(reading);
+  return {
+    ...verdict,
+    agent: facts.agent.name,
+    rule: reading.rule,
+    detail: reading.detail,
+    draft: reading.phase === 'composer' && reading.composer !== null && reading.composer.text !== '' ? reading.composer.text : null,
+    snippet: verdict.state === 'ready' ? '' : snippet(screen.lines.join('\n')),
+    reading,
+  };
+}
+
 /**
- * Classifies a pane by typing the probe (never submitted) and watching the screen. Both
- * stability captures are taken before the C-u that clears the probe: a TUI that repaints
- * on C-u would otherwise make every parked pane look like it is still moving. A shell
- * foreground is only read, never typed into.
+ * Classifies a pane. A dead pane is `exited` and a bare shell `shell`, without typing. An
+ * agent drover knows is judged by its screen alone. Any other program gets the probe: typed
+ * (never submitted), the screen watched, then cleared; both stability captures are taken
+ * before the clear, because a program that repaints on C-u would otherwise look busy. If the
+ * probe is still on screen after C-u it is erased key by key, so no text is left behind.
  */
 export async function probeReadiness(io: PaneIO, options: ChoreographyOptions = {}): Promise<ReadinessReport> {
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
-  const foreground = await io.foregroundCommand();
-  if (isShellCommand(foreground)) {
-    return { ...classifyReadiness(foreground), snippet: snippet(await captureScreen(io)) };
+  const facts = await io.describe();
+  const report = (verdict: ReadinessVerdict, detail: string, screen: string): ReadinessReport => ({
+    ...verdict,
+    agent: facts.agent.name,
+    rule: null,
+    detail,
+    draft: null,
+    snippet: verdict.state === 'ready' ? '' : snippet(screen),
+  });
+  if (facts.dead) return report({ state: 'exited', reason: 'pane_dead' }, 'the pane’s program has exited', await captureScreen(io));
+  const known = await readAgentReadiness(io, facts);
+  if (known !== undefined) {
+    const { reading: _reading, ...rest } = known;
+    return rest;
+  }
+  if (isShellCommand(facts.foreground)) {
+    return report({ state: 'shell', reason: 'shell_foreground' }, `${facts.foreground} owns the pane; no agent runs`, await captureScreen(io));
   }
   const before = await captureScreen(io);
   await sendLiteralGuarded(io, READY_PROBE);
@@ -97,7 +180,15 @@ export async function probeReadiness(io: PaneIO, options: ChoreographyOptions = 
     await sendKeysGuarded(io, [KEY_CLEAR_LINE]).catch(() => undefined);
     throw error;
   }
+  await clearProbe(io, before, pacing, options.signal);
+  const verdict = classifyProbe(evidence);
+  return report(verdict, PROBE_DETAIL[verdict.reason] ?? verdict.reason, evidence.settled);
+}
+
+/** C-u, and when the probe still shows (a program without that binding), one BSpace per character. */
+async function clearProbe(io: PaneIO, before: string, pacing: Pacing, signal: AbortSignal | undefined): Promise<void> {
   await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
-  const verdict = classifyReadiness(foreground, evidence);
-  return { ...verdict, snippet: verdict.state === 'ready' ? '' : snippet(evidence.settled) };
+  await pacing.sleep(pacing.settleMs, signal);
+  if (!newlyEchoed(before, await captureScreen(io), READY_PROBE)) return;
+  await sendKeysGuarded(io, Array<string>(READY_PROBE.length).fill('BSpace'));
 }

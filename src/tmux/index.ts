@@ -14,6 +14,8 @@ export { isPaneId, isSessionId, isWindowId, checkId, type PaneId, type SessionId
 export {
   CREATION_FORMAT,
   setOptionArgs,
+  unsetOptionArgs,
+  respawnPaneArgs,
   resolveLayout,
   versionAtLeast,
   type SpawnSpec,

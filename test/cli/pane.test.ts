@@ -13,7 +13,7 @@ import { FAKE_AGENT, eventually, screenOf, screenShows, startFakeAgent } from '.
 
 const MAP_FIELDS = [
   'session', 'window_index', 'window_id', 'pane', 'tab', 'worktree', 'repo', 'change', 'stage',
-  'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number',
+  'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number', 'agent', 'agent_state_source',
 ];
 
 /** The environment of a process running inside `pane` of `server`. */
@@ -99,7 +99,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.deepEqual(rows[0], {
         session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane: alpha.id, tab: 'alpha',
         worktree: '(main)', repo, change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2h',
-        pr_url: 'https://github.com/acme/alpha/pull/7', pr_number: 7,
+        pr_url: 'https://github.com/acme/alpha/pull/7', pr_number: 7, agent: null, agent_state_source: 'hook',
       });
       assert.equal(rows[1]!.repo, null);
       assert.equal(rows[1]!.change, null);
@@ -218,7 +218,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('opens a new window from outside tmux, splits the caller’s window from inside, and kills both', async () => {
       const windowOf = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
       const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '--json', '-S', socket]))) as { pane: string };
-      assert.deepEqual(opened, { pane: opened.pane, provider: 'fake', server: socket });
+      assert.deepEqual(opened, { pane: opened.pane, provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
       assert.match(opened.pane, /^%\d+$/);
       assert.notEqual(await windowOf(opened.pane), await windowOf(printer.id));
       await screenShows(live.server.pane(opened.pane), '╭');
@@ -244,8 +244,8 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
         sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '-S', dead.endpoint.socketPath]),
         sandbox.drover(['pane', 'kill', alpha.id, '-S', dead.endpoint.socketPath]),
       ]);
-      assertFailure(unknown, 1, 'ERROR: unknown provider "nope"; available: claude, codex, fake, gemini, opencode\n');
-      assertFailure(missingDir, 1, `ERROR: -c ${join(notes, 'absent')}: no such directory\n`);
+      assertFailure(unknown, 2, 'drover: unknown provider "nope"; available: claude, codex, fake, gemini, opencode\n');
+      assertFailure(missingDir, 2, `drover: -c ${join(notes, 'absent')}: no such directory\n`);
       assertFailure(deadServer, 3, /^Error: .+\n$/);
       assertFailure(deadKill, 3, /^Error: .+\n$/);
       assert.equal((await live.server.snapshot()).panes.toArray().length, before);
@@ -258,7 +258,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       sandbox.drover(['pane', 'questions', '--panes', `${alpha.id},%999`, '--panes', beta.id, '-S', socket]),
     ]);
     assert.equal(ok(none), 'No candidate panes.\n');
-    assert.equal(ok(named), `${alpha.id}: blank_capture\n%999: capture_failed\n${beta.id}: state_changed\n0 matched, 3 skipped\n`);
+    assert.equal(ok(named), `${alpha.id}: blank_capture\n%999: capture_failed\n${beta.id}: no_agent_state\n0 matched, 3 skipped\n`);
   });
 });
 
@@ -298,15 +298,25 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assert.match(String(row.agent_idle_duration), /^\d+s$/);
     assert.equal(row.worktree, `${basename(dir)}/`);
 
-    assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'ready', agent.id, '--json', '-S', socket]))), { state: 'ready', pane: agent.id, server: socket, snippet: '' });
+    assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'ready', agent.id, '--json', '-S', socket]))), {
+      state: 'ready',
+      pane: agent.id,
+      server: socket,
+      snippet: '',
+      reason: 'probe_echoed',
+      agent: null,
+      rule: null,
+      detail: 'the probe text echoed',
+      draft: null,
+    });
 
     const delivered = await sandbox.drover(['pane', 'deliver', agent.id, '--text', 'please ask:yes_no', '-S', socket]);
-    assert.equal(ok(delivered), `delivered ${agent.id} (text)\n`);
+    assert.equal(ok(delivered), `submitted ${agent.id}: the text left the input line after Enter\n`);
     assert.equal(delivered.stderrText(), '');
     await stateBecomes(agent, 'waiting');
     await screenShows(agent, '[y/n]');
 
-    const question = { pane: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]' };
+    const question = { pane: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
     const [json, text] = await Promise.all([
       sandbox.drover(['pane', 'questions', '--all-sessions', '--json', '-S', socket]),
       sandbox.drover(['pane', 'questions'], { env: inside(live.server, agent) }),
@@ -317,34 +327,42 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     await agent.sendText('y');
     await stateBecomes(agent, 'idle');
     const prompt = await sandbox.drover(['pane', 'deliver', agent.id, '--prompt-file', 'prompts/task.md', '--json', '-S', socket], { cwd: dir });
-    assert.deepEqual(JSON.parse(ok(prompt)), { pane: agent.id, source: 'prompt', path: 'prompts/task.md' });
+    const receipt = JSON.parse(ok(prompt)) as Record<string, unknown>;
+    assert.deepEqual(
+      { pane: receipt.pane, status: receipt.status, evidence: receipt.evidence, method: receipt.method, source: receipt.source, path: receipt.path },
+      { pane: agent.id, status: 'submitted', evidence: 'composer_cleared', method: 'keys', source: 'prompt', path: 'prompts/task.md' },
+    );
     await screenShows(agent, '> Read prompts/task.md and execute it.');
   });
 
-  it('reports a shell as booting and a dialog as parked, and fails delivery into the dialog after one retry', async () => {
+  it('reports a shell as a shell and a dialog as parked, and fails delivery into the dialog with the screen', async () => {
     const [shell, dialog] = await Promise.all([
       live.server.newSession({ command: ['sh'], env: { PS1: 'shell$ ' }, receipt: true }).then(async ({ pane }) => (await screenShows(pane, 'shell$'), pane)),
       startFakeAgent(live.server, ['--trust-dialog'], { waitFor: 'Do you trust' }),
     ]);
-    const [booting, parked] = await Promise.all([
+    const [shellReport, parked] = await Promise.all([
       sandbox.drover(['pane', 'ready', shell.id, '-S', socket]),
       sandbox.drover(['pane', 'ready', dialog.id, '--json', '-S', socket]),
     ]);
-    assert.equal(ok(booting), `booting\npane: ${shell.id}\nserver: ${socket}\n--- last 20 lines ---\nshell$\n`);
-    const report = JSON.parse(ok(parked)) as { state: string; pane: string; server: string; snippet: string };
-    assert.deepEqual({ ...report, snippet: '' }, { state: 'parked', pane: dialog.id, server: socket, snippet: '' });
+    assert.equal(ok(shellReport), `shell\npane: ${shell.id}\nwhy: sh owns the pane; no agent runs\nserver: ${socket}\n--- last 20 lines ---\nshell$\n`);
+    const report = JSON.parse(ok(parked)) as { state: string; pane: string; server: string; snippet: string; reason: string };
+    assert.deepEqual([report.state, report.pane, report.server, report.reason], ['parked', dialog.id, socket, 'input_held']);
     assert.match(report.snippet, /^Do you trust the files in this folder\?\n/);
 
-    const failed = await sandbox.drover(['pane', 'deliver', dialog.id, '--text', 'hello', '--json', '-S', socket]);
-    assert.equal(failed.exitCode, 1);
-    assert.equal(failed.text(), '', 'a failed delivery prints no JSON');
-    const stderr = failed.stderrText().split('\n');
-    assert.deepEqual(stderr.slice(0, 3), [
-      'Warning: delivery attempt 1 failed (the pane is parked, not ready); retrying',
-      'ERROR: could not deliver to the pane after 2 attempts: the pane is parked, not ready',
-      '--- last 20 lines ---',
+    const [failed, failedText] = await Promise.all([
+      sandbox.drover(['pane', 'deliver', dialog.id, '--text', 'hello', '--json', '-S', socket]),
+      sandbox.drover(['pane', 'deliver', dialog.id, '--text', 'hello', '-S', socket]),
     ]);
-    assert.equal(stderr[3], 'Do you trust the files in this folder?');
+    assert.equal(failed.exitCode, 1);
+    const receipt = JSON.parse(failed.text()) as Record<string, unknown>;
+    assert.deepEqual([receipt.status, receipt.typed, receipt.evidence], ['failed', false, null], 'a failed delivery still prints its receipt');
+    assert.match(String(receipt.reason), /^the pane is parked, not ready/);
+    assert.match(String(receipt.snippet), /^Do you trust the files in this folder\?\n/);
+    assert.equal(failedText.exitCode, 1);
+    assert.equal(failedText.text(), '');
+    const stderr = failedText.stderrText().split('\n');
+    assert.match(stderr[0]!, new RegExp(`^failed ${dialog.id}: the pane is parked, not ready`));
+    assert.deepEqual(stderr.slice(1, 3), ['--- last 20 lines ---', 'Do you trust the files in this folder?']);
     assert.ok(!(await screenOf(dialog)).includes('hello'));
   });
 
@@ -357,11 +375,11 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
       sandbox.drover(['pane', 'deliver', '%999', '--text', 'hello', '-S', socket]),
       sandbox.drover(['pane', 'deliver', target.id, '--text', 'two\nlines', '-S', socket]),
     ]);
-    assertFailure(missingFile, 1, 'ERROR: prompt file absent.md does not exist\n');
+    assertFailure(missingFile, 2, 'drover: prompt file absent.md does not exist\n');
     assertFailure(bothSources, 2, /cannot be used with/);
-    assertFailure(noSource, 2, 'drover: give --prompt-file PATH or --text STRING\n');
+    assertFailure(noSource, 2, 'drover: give exactly one of --prompt-file PATH, --text STRING or --stdin\n');
     assertFailure(missingPane, 2, 'Error: pane %999 not found\n');
-    assertFailure(controlText, 1, /^ERROR: the text contains the control character \\x0a at offset 3/);
+    assertFailure(controlText, 2, /^drover: multi-line text can only be delivered to an agent drover knows/);
     assert.equal((await screenOf(target)).trim(), '');
   });
 });

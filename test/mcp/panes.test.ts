@@ -43,7 +43,7 @@ describe('drover mcp agent tools', () => {
     assert.equal(ready.state, 'ready');
 
     const delivered = ok(await session.client.callTool({ name: 'deliver', arguments: { pane_id: agent.id, text: 'please ask:yes_no' } }));
-    assert.equal(delivered.delivered, true);
+    assert.deepEqual([delivered.status, delivered.evidence], ['submitted', 'composer_cleared'], String(delivered.reason));
     await screenShows(agent, '[y/n]');
     // The agent reports "waiting" through its hook, a moment after drawing the question.
     await eventually('the agent to report waiting', async () => {

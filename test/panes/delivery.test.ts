@@ -1,30 +1,32 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ArgumentError } from '../../src/process/index.js';
-import { DeliveryError, READY_PROBE, checkDeliverableText, deliverText, pointerPrompt } from '../../src/panes/index.js';
+import { READY_PROBE, checkDeliverableText, deliverText, pointerPrompt } from '../../src/panes/index.js';
 import { FakePane, recordingPacing } from './fake-pane.js';
 
 const prompt = 'Read /tmp/prompts/a-long-prompt-file-name-for-wrapping.md and execute it.';
 
-describe('deliverText', () => {
-  it('runs the verified choreography once and submits the text', async () => {
+describe('deliverText to a program drover has no screen rules for', () => {
+  it('probes, types the text, presses Enter and sees it leave the input line', async () => {
     const pane = new FakePane();
     const pacing = recordingPacing();
     const warnings: string[] = [];
-    const result = await deliverText(pane, prompt, { pacing, onWarning: (message) => warnings.push(message) });
-    assert.deepEqual(result, { attempts: 1 });
+    const receipt = await deliverText(pane, prompt, { pacing, onWarning: (message) => warnings.push(message) });
+    assert.equal(receipt.status, 'submitted');
+    assert.equal(receipt.evidence, 'composer_cleared');
+    assert.equal(receipt.method, 'keys');
+    assert.equal(receipt.attempts, 1);
+    assert.equal(receipt.snippet, '');
     assert.deepEqual(warnings, []);
     assert.deepEqual(pane.sends(), [`literal ${READY_PROBE}`, 'keys C-u', 'keys C-u', `literal ${prompt}`, 'keys Enter']);
     assert.deepEqual(pane.model.transcript, [`> ${prompt}`, '● Done.']);
-    // probe settle, C-u settle, typing settle, busy wait
-    assert.deepEqual(pacing.waits, [300, 300, 300, 800]);
   });
 
   it('verifies a prompt far longer than the pane is wide', async () => {
     const pane = new FakePane();
     pane.columns = 12;
     const long = `${prompt} ${prompt}`;
-    assert.deepEqual(await deliverText(pane, long, { pacing: recordingPacing() }), { attempts: 1 });
+    assert.equal((await deliverText(pane, long, { pacing: recordingPacing() })).status, 'submitted');
     assert.equal(pane.model.transcript[0], `> ${long}`);
   });
 
@@ -46,65 +48,66 @@ describe('deliverText', () => {
       if (text === prompt && prompts++ === 0) pane.loseLiterals = 1;
       return realSend(text);
     };
-    const result = await deliverText(pane, prompt, { pacing: recordingPacing(), onWarning: (message) => warnings.push(message) });
-    assert.deepEqual(result, { attempts: 2 });
+    const receipt = await deliverText(pane, prompt, { pacing: recordingPacing(), onWarning: (message) => warnings.push(message) });
+    assert.equal(receipt.status, 'submitted');
+    assert.equal(receipt.attempts, 2);
     assert.deepEqual(warnings, ['delivery attempt 1 failed (the text did not echo in the pane); retrying']);
     assert.deepEqual(pane.model.transcript, [`> ${prompt}`, '● Done.']);
   });
 
-  it('gives up after the retry when Enter never advances the screen, with the last screen as snippet', async () => {
+  it('fails, without a second Enter, when Enter leaves the screen as it was; the screen is the snippet', async () => {
     const pane = new FakePane();
     pane.ignoreEnter = true;
-    const warnings: string[] = [];
-    await assert.rejects(deliverText(pane, prompt, { pacing: recordingPacing(), onWarning: (message) => warnings.push(message) }), (error) => {
-      assert.ok(error instanceof DeliveryError);
-      assert.match(error.message, /after 2 attempts: the pane did not react to Enter/);
-      assert.equal(error.attempts, 2);
-      assert.equal(error.delivery, 'possibly_sent');
-      assert.equal(error.phase, 'verify');
-      assert.match(error.snippet, /│ > Read \/tmp\/prompt/);
-      assert.ok(error.snippet.split('\n').length - 1 <= 20);
-      return true;
-    });
-    assert.equal(warnings.length, 1);
-    assert.equal(pane.sends().filter((send) => send === 'keys Enter').length, 2);
+    const receipt = await deliverText(pane, prompt, { pacing: recordingPacing() });
+    assert.equal(receipt.status, 'failed');
+    assert.match(receipt.reason, /did not react to Enter/);
+    assert.equal(receipt.typed, true);
+    assert.match(receipt.snippet, /│ > Read \/tmp\/prompt/);
+    assert.ok(receipt.snippet.split('\n').length - 1 <= 20);
+    assert.equal(pane.sends().filter((send) => send === 'keys Enter').length, 1, 'a prompt that may have been taken is never entered twice');
   });
 
-  it('never types the text into a parked pane and says nothing was sent', async () => {
+  it('never types the text into a parked pane and says nothing was typed', async () => {
     const pane = new FakePane();
     pane.behaviour = 'parked';
-    await assert.rejects(deliverText(pane, prompt, { pacing: recordingPacing() }), (error) => {
-      assert.ok(error instanceof DeliveryError);
-      assert.match(error.message, /the pane is parked, not ready/);
-      assert.equal(error.delivery, 'not_sent');
-      assert.match(error.snippet, /Do you trust the files/);
-      return true;
-    });
+    const receipt = await deliverText(pane, prompt, { pacing: recordingPacing() });
+    assert.equal(receipt.status, 'failed');
+    assert.match(receipt.reason, /the pane is parked, not ready/);
+    assert.equal(receipt.typed, false);
+    assert.match(receipt.snippet, /Do you trust the files/);
     assert.ok(!pane.sends().includes(`literal ${prompt}`));
   });
 
   it('does not retry a tmux failure', async () => {
     const pane = new FakePane();
     const gone = new Error("can't find pane: %9");
-    pane.foregroundCommand = async () => {
+    pane.describe = async () => {
       throw gone;
     };
     await assert.rejects(deliverText(pane, prompt, { pacing: recordingPacing() }), (error) => error === gone);
   });
 
-  it('refuses text it could not verify before typing anything', async () => {
+  it('refuses text it could not deliver safely before typing anything', async () => {
     const pane = new FakePane();
-    await assert.rejects(deliverText(pane, 'two\nlines'), ArgumentError);
     await assert.rejects(deliverText(pane, '   '), ArgumentError);
+    await assert.rejects(deliverText(pane, 'bad\x1b[201~escape'), ArgumentError);
     assert.deepEqual(pane.calls, []);
+    await assert.rejects(deliverText(pane, 'two\nlines'), /multi-line text can only be delivered to an agent drover knows/);
+    assert.deepEqual(pane.sends(), [], 'a line break could act as Enter in an unknown program');
   });
 });
 
 describe('checkDeliverableText', () => {
   it('names the control character and where it is', () => {
     assert.throws(() => checkDeliverableText('ok\x1bthen'), /\\x1b at offset 2/);
-    assert.throws(() => checkDeliverableText('tab\there'), /\\x09 at offset 3/);
+    assert.throws(() => checkDeliverableText('bell\x07'), /\\x07 at offset 4/);
+    assert.throws(() => checkDeliverableText('lone\rreturn'), /\\x0d at offset 4/);
     assert.doesNotThrow(() => checkDeliverableText('ünïcode ✓ — fine'));
+  });
+
+  it('keeps line breaks and tabs, reads CRLF as LF, and bounds the size', () => {
+    assert.equal(checkDeliverableText('a\r\nb\tc\n'), 'a\nb\tc\n');
+    assert.throws(() => checkDeliverableText('x'.repeat(1_000_001)), /drover delivers at most 1000000/);
   });
 });
 

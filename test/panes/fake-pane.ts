@@ -1,5 +1,5 @@
-import type { Pacing, PaneIO } from '../../src/panes/index.js';
-import { TRUST_DIALOG, renderFrame, type Model } from '../fixtures/fake-agent.js';
+import { NO_AGENT, agentScreen, type AgentScreen, type Pacing, type PaneAgent, type PaneFacts, type PaneIO } from '../../src/panes/index.js';
+import { TRUST_DIALOG, cursorOf, renderFrame, type Model } from '../fixtures/fake-agent.js';
 
 export type Behaviour = 'agent' | 'parked' | 'booting' | 'blank' | 'shell';
 
@@ -11,6 +11,8 @@ export class FakePane implements PaneIO {
   readonly calls: string[] = [];
   behaviour: Behaviour = 'agent';
   foreground = 'node';
+  agent: PaneAgent = NO_AGENT;
+  dead = false;
   inCopyMode = false;
   columns = 30;
   rows = 40;
@@ -24,7 +26,7 @@ export class FakePane implements PaneIO {
   private shellLine = '$ ';
   private bootTick = 0;
 
-  screen(): string {
+  text(): string {
     switch (this.behaviour) {
       case 'agent':
         return renderFrame(this.model, this.columns, this.rows).join('\n');
@@ -39,9 +41,21 @@ export class FakePane implements PaneIO {
     }
   }
 
-  async foregroundCommand(): Promise<string> {
-    this.calls.push('foreground');
-    return this.behaviour === 'shell' ? 'bash' : this.foreground;
+  async describe(): Promise<PaneFacts> {
+    this.calls.push('describe');
+    return { foreground: this.behaviour === 'shell' ? 'bash' : this.foreground, dead: this.dead, agent: this.agent };
+  }
+
+  async screen(): Promise<AgentScreen> {
+    this.calls.push('screen');
+    const cursor = this.behaviour === 'agent' ? cursorOf(this.model, this.columns, this.rows) : null;
+    return agentScreen(this.text(), { width: this.columns, height: this.rows, cursor: cursor === null ? null : { ...cursor, visible: true } });
+  }
+
+  async paste(text: string): Promise<void> {
+    this.calls.push(`paste ${text}`);
+    if (this.inCopyMode) return;
+    if (this.behaviour === 'agent') this.model.input += text;
   }
 
   async capture(lines: number): Promise<string> {
@@ -50,7 +64,7 @@ export class FakePane implements PaneIO {
     this.captureFailure = undefined;
     if (failure) throw failure;
     // tmux pads the visible screen with blank rows to the pane height.
-    return `${this.screen()}\n${'\n'.repeat(10)}`;
+    return `${this.text()}\n${'\n'.repeat(10)}`;
   }
 
   async sendLiteral(text: string): Promise<void> {
@@ -88,12 +102,20 @@ export class FakePane implements PaneIO {
 
   /** The sends only, in order (what reached tmux as keystrokes). */
   sends(): string[] {
-    return this.calls.filter((call) => call.startsWith('literal ') || call.startsWith('keys ') || call === 'cancel-mode');
+    return this.calls.filter((call) => call.startsWith('literal ') || call.startsWith('keys ') || call.startsWith('paste ') || call === 'cancel-mode');
   }
 }
 
-/** Waits that take no time and are recorded. */
+/** Waits that take no time and are recorded; the clock advances by each wait. */
 export function recordingPacing(): Partial<Pacing> & { waits: number[] } {
   const waits: number[] = [];
-  return { waits, sleep: async (ms) => void waits.push(ms) };
+  let now = 0;
+  return {
+    waits,
+    now: () => now,
+    sleep: async (ms) => {
+      waits.push(ms);
+      now += ms;
+    },
+  };
 }

@@ -7,7 +7,9 @@ import { DroverError, LongLivedChild } from '../../src/process/index.js';
 import {
   BUILTIN_PROVIDERS,
   agentNames,
+  createAgentNamer,
   createProcessClassifier,
+  firstAgent,
   findAgentAncestor,
   readProcessTree,
   renderProcessTree,
@@ -16,6 +18,7 @@ import {
 } from '../../src/panes/index.js';
 
 const classify = createProcessClassifier(agentNames(BUILTIN_PROVIDERS));
+const nameAgent = createAgentNamer(agentNames(BUILTIN_PROVIDERS));
 
 describe('createProcessClassifier', () => {
   it('checks the command name first, then the first two argv words', () => {
@@ -26,6 +29,17 @@ describe('createProcessClassifier', () => {
     assert.equal(classify('git', ['git', 'status']), 'git');
     assert.equal(classify('gh', ['gh', 'pr', 'view']), 'git');
     assert.equal(classify('bash', ['-bash']), 'other');
+  });
+
+  it('names the agents drover knows however they run: native binary, node script, or renamed binary', () => {
+    assert.equal(nameAgent('claude', ['claude']), 'claude');
+    assert.equal(nameAgent('node', ['node', '/cache/node_modules/@openai/codex/bin/codex.js']), 'codex');
+    assert.equal(nameAgent('codex', ['/cache/node_modules/@openai/codex-linux-x64/vendor/codex/codex']), 'codex');
+    assert.equal(nameAgent('node', ['node', '--max-old-space-size=4096', '/x/@google/gemini-cli/bundle/gemini.js']), undefined, 'past the first two words');
+    assert.equal(nameAgent('node', ['/usr/bin/node', '/x/@google/gemini-cli/bundle/gemini.js']), 'gemini');
+    assert.equal(nameAgent('.opencode', ['/x/opencode-linux-x64/bin/opencode']), 'opencode');
+    assert.equal(nameAgent('vim', ['vim', 'claude.md']), undefined);
+    assert.equal(createAgentNamer(['aider'])('python3', ['python3', '/usr/bin/aider']), 'aider', 'a configured provider names its own agent');
   });
 });
 
@@ -53,7 +67,7 @@ describe('readProcessTree over a /proc layout', () => {
   after(() => rmSync(proc, { recursive: true, force: true }));
 
   it('walks every task, keeps the root, skips processes that exited, and parses odd command names', () => {
-    const tree = readProcessTree(100, classify, proc);
+    const tree = readProcessTree(100, nameAgent, proc);
     const flat = (node: ProcessNode): [number, number, string, string, string][] => [
       [node.pid, node.ppid, node.comm, node.cmdline, node.classification],
       ...node.children.flatMap(flat),
@@ -67,28 +81,31 @@ describe('readProcessTree over a /proc layout', () => {
     ]);
     assert.equal(treeHasAgent(tree), true);
     assert.equal(treeHasAgent(tree.children[1]!), false);
-    assert.equal(renderProcessTree(tree), '100 bash [other]\n  200 node [agent]\n    400 odd) name [other]\n  300 git [git]\n');
+    assert.equal(firstAgent(tree)?.pid, 200);
+    assert.equal(firstAgent(tree)?.agent, 'gemini', 'a node process running gemini is gemini');
+    assert.equal(renderProcessTree(tree), '100 bash [other]\n  200 node [agent: gemini]\n    400 odd) name [other]\n  300 git [git]\n');
   });
 
   it('has the JSON shape of `drover pane process`', () => {
-    const leaf = readProcessTree(300, classify, proc);
-    assert.deepEqual(JSON.parse(JSON.stringify(leaf)), { pid: 300, ppid: 100, comm: 'git', cmdline: 'git fetch', classification: 'git', children: [] });
+    const leaf = readProcessTree(300, nameAgent, proc);
+    assert.deepEqual(JSON.parse(JSON.stringify(leaf)), { pid: 300, ppid: 100, comm: 'git', cmdline: 'git fetch', classification: 'git', agent: null, children: [] });
   });
 
   it('finds the nearest agent among a process’s ancestors', () => {
-    assert.equal(findAgentAncestor(400, classify, 5, proc), 200);
-    assert.equal(findAgentAncestor(300, classify, 5, proc), undefined);
-    assert.equal(findAgentAncestor(400, createProcessClassifier(['bash']), 1, proc), undefined, 'the bash grandparent is out of reach');
-    assert.equal(findAgentAncestor(400, createProcessClassifier(['bash']), 2, proc), 100);
+    assert.equal(findAgentAncestor(400, nameAgent, 5, proc), 200);
+    assert.equal(findAgentAncestor(300, nameAgent, 5, proc), undefined);
+    assert.equal(findAgentAncestor(400, createAgentNamer([]), 1, proc), 200, 'gemini is known without any provider');
+    assert.equal(findAgentAncestor(300, createAgentNamer(['bash']), 1, proc), 100, 'a configured name counts too');
+    assert.equal(findAgentAncestor(300, createAgentNamer(['zsh']), 1, proc), undefined);
   });
 
   it('is undefined for a process that does not exist', () => {
-    assert.equal(readProcessTree(12345, classify, proc), undefined);
+    assert.equal(readProcessTree(12345, nameAgent, proc), undefined);
   });
 
   it('says so when the kernel does not list children', () => {
     fakeProcess(proc, 500, 1, 'sh', ['sh'], {});
-    assert.throws(() => readProcessTree(500, classify, proc), (error) => error instanceof DroverError && /does not list child processes/.test(error.message));
+    assert.throws(() => readProcessTree(500, nameAgent, proc), (error) => error instanceof DroverError && /does not list child processes/.test(error.message));
   });
 });
 
@@ -96,12 +113,12 @@ describe('readProcessTree on this machine', () => {
   it('finds a child of this process with its command line', async () => {
     const child = await LongLivedChild.start(['sleep', '30'], { stdin: 'ignore', stdout: 'ignore' });
     try {
-      const tree = readProcessTree(process.pid, createProcessClassifier(['sleep']));
+      const tree = readProcessTree(process.pid, createAgentNamer(['sleep']));
       assert.ok(tree);
       assert.equal(tree.pid, process.pid);
       const node = tree.children.find((candidate) => candidate.pid === child.pid);
       assert.ok(node, 'the child is listed');
-      assert.deepEqual({ ...node, children: [] }, { pid: child.pid, ppid: process.pid, comm: 'sleep', cmdline: 'sleep 30', classification: 'agent', children: [] });
+      assert.deepEqual({ ...node, children: [] }, { pid: child.pid, ppid: process.pid, comm: 'sleep', cmdline: 'sleep 30', classification: 'agent', agent: 'sleep', children: [] });
       assert.equal(treeHasAgent(tree), true);
     } finally {
       await child.stop(0, 'SIGKILL');

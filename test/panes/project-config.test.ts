@@ -46,7 +46,8 @@ describe('parseProjectConfig', () => {
 
   const broken: [string, RegExp][] = [
     ['providers: [claude]', /^x\.yaml: providers: expected a mapping, found a list$/],
-    ['providers:\n  claude:\n    interactive_comand: claude', /^x\.yaml: providers\.claude\.interactive_comand: unknown key; expected one of interactive_command, profiles$/],
+    ['providers:\n  claude:\n    interactive_comand: claude', /^x\.yaml: providers\.claude\.interactive_comand: unknown key; expected one of interactive_command, profiles, bypass_permissions$/],
+    ['providers:\n  claude:\n    bypass_permissions: yes please', /providers\.claude\.bypass_permissions: expected true or false, found string "yes please"/],
     ['providers:\n  claude:\n    interactive_command: 42', /^x\.yaml: providers\.claude\.interactive_command: expected a string, found number 42$/],
     ['providers:\n  claude:\n    interactive_command: "  "', /providers\.claude\.interactive_command: is empty/],
     ['providers:\n  claude:\n    profiles:\n      fast: { model: [a] }', /providers\.claude\.profiles\.fast\.model: expected a string, found a list/],
@@ -78,6 +79,13 @@ describe('mergeProviders', () => {
     assert.deepEqual(merged.codex!.profiles, BUILTIN_PROVIDERS.codex!.profiles);
     assert.equal(resolveLaunchCommand(merged, 'aider').command, 'aider --model gpt-4.1');
     assert.equal(BUILTIN_PROVIDERS.claude!.profiles.default!.effort, 'high', 'the built-ins are not modified');
+  });
+
+  it('lets a project opt in to an agent’s own permission bypass, and only that project', () => {
+    const config = parseProjectConfig('providers:\n  codex:\n    bypass_permissions: true\n', 'drover.yaml');
+    const merged = mergeProviders(config.providers);
+    assert.equal(resolveLaunchCommand(merged, 'codex', 'fast').command, 'codex --dangerously-bypass-approvals-and-sandbox -c model_reasoning_effort=low');
+    assert.equal(resolveLaunchCommand(mergeProviders({}), 'codex', 'fast').command, 'codex -c model_reasoning_effort=low');
   });
 });
 

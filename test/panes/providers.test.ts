@@ -39,14 +39,14 @@ describe('fillCommand', () => {
   it('substitutes both placeholders', () => {
     assert.equal(
       fillCommand(BUILTIN_PROVIDERS.claude!.interactiveCommand!, { model: 'opus', effort: 'high' }),
-      'claude --dangerously-skip-permissions --model opus --effort high',
+      'claude --model opus --effort high',
     );
   });
 
   it('drops an empty fill with the flag before it, whatever shape the word has', () => {
     const codex = BUILTIN_PROVIDERS.codex!.interactiveCommand!;
-    assert.equal(fillCommand(codex, { model: '', effort: 'low' }), 'codex --dangerously-bypass-approvals-and-sandbox -c model_reasoning_effort=low');
-    assert.equal(fillCommand(codex, { model: '', effort: '' }), 'codex --dangerously-bypass-approvals-and-sandbox');
+    assert.equal(fillCommand(codex, { model: '', effort: 'low' }), 'codex -c model_reasoning_effort=low');
+    assert.equal(fillCommand(codex, { model: '', effort: '' }), 'codex');
     assert.equal(fillCommand('kimi --auto -m{model} --x', { model: '', effort: '' }), 'kimi --auto --x');
     assert.equal(fillCommand('kimi --auto --model={model}', { model: '', effort: '' }), 'kimi --auto');
     assert.equal(fillCommand('agent {model} --go', { model: '', effort: '' }), 'agent --go');
@@ -75,16 +75,33 @@ describe('resolveLaunchCommand', () => {
     assert.deepEqual(resolveLaunchCommand(BUILTIN_PROVIDERS, 'claude', 'fast'), {
       provider: 'claude',
       role: 'fast',
-      command: 'claude --dangerously-skip-permissions --model sonnet --effort low',
+      command: 'claude --model sonnet --effort low',
       fill: { model: 'sonnet', effort: 'low' },
+      bypassesPermissions: false,
     });
     assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'opencode').command, 'opencode');
-    assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'gemini').command, 'gemini --yolo --model gemini-2.5-pro');
-    assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'codex', 'operator').command, 'codex --dangerously-bypass-approvals-and-sandbox -c model_reasoning_effort=medium');
+    assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'gemini').command, 'gemini --model gemini-2.5-pro');
+    assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'codex', 'operator').command, 'codex -c model_reasoning_effort=medium');
   });
 
   it('names the available providers for an unknown one', () => {
     assert.throws(() => resolveLaunchCommand(BUILTIN_PROVIDERS, 'toString'), /unknown provider "toString"; available: claude, codex, gemini, opencode/);
+  });
+
+  it('starts every built-in agent with its permission checks on, and adds the bypass flag only when opted in', () => {
+    for (const provider of Object.values(BUILTIN_PROVIDERS)) {
+      const launch = resolveLaunchCommand(BUILTIN_PROVIDERS, provider.name);
+      assert.equal(launch.bypassesPermissions, false);
+      assert.doesNotMatch(launch.command, /dangerously|--yolo/, provider.name);
+    }
+    const optedIn = { ...BUILTIN_PROVIDERS, gemini: { ...BUILTIN_PROVIDERS.gemini!, bypassPermissions: true } };
+    const launch = resolveLaunchCommand(optedIn, 'gemini', 'fast');
+    assert.equal(launch.command, 'gemini --yolo --model gemini-2.5-flash');
+    assert.equal(launch.bypassesPermissions, true);
+    const wrapped = { env: { name: 'env', interactiveCommand: 'FOO=1 claude --model {model}', profiles: {}, bypassFlag: '--skip', bypassPermissions: true } };
+    assert.equal(resolveLaunchCommand(wrapped, 'env').command, 'FOO=1 claude --skip');
+    const opencode = { ...BUILTIN_PROVIDERS, opencode: { ...BUILTIN_PROVIDERS.opencode!, bypassPermissions: true } };
+    assert.throws(() => resolveLaunchCommand(opencode, 'opencode'), /provider opencode has no flag that turns its permission checks off/);
   });
 
   it('says how to configure a provider without an interactive command', () => {

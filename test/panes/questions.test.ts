@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import {
   QUESTION_CAPTURE_LINES,
   discoverCandidates,
+  judgeAgentReading,
   judgePane,
   renderQuestionSweep,
   scanIndicators,
@@ -27,7 +28,7 @@ describe('scanIndicators over captured screens', () => {
   ];
   for (const [file, indicator, line] of cases) {
     it(`${file} → ${indicator}`, () => {
-      assert.deepEqual(judgePane('%3', waiting, fixture(file)), { pane: '%3', agent_state: 'waiting', indicator, snippet: line });
+      assert.deepEqual(judgePane('%3', waiting, fixture(file)), { pane: '%3', agent_state: 'waiting', indicator, snippet: line, agent: null, rule: null });
     });
   }
 
@@ -62,9 +63,13 @@ describe('the guards and skip reasons', () => {
     assert.deepEqual(judgePane('%3', waiting, undefined), { pane: '%3', reason: 'capture_failed' });
   });
 
-  it('state_changed when the agent is no longer waiting or idle', () => {
+  it('state_changed when the agent is no longer waiting or idle, no_agent_state when nothing was reported', () => {
     assert.deepEqual(judgePane('%3', { pane: '%3', agentState: 'active' }, 'x?\n'), { pane: '%3', reason: 'state_changed' });
-    assert.deepEqual(judgePane('%3', { pane: '%3', agentState: null }, 'x?\n'), { pane: '%3', reason: 'state_changed' });
+    assert.deepEqual(judgePane('%3', { pane: '%3', agentState: null }, 'x?\n'), { pane: '%3', reason: 'no_agent_state' });
+  });
+
+  it('pane_dead for a pane whose program exited, whatever its last lines say', () => {
+    assert.deepEqual(judgePane('%3', { ...waiting, dead: true }, 'Pane is dead (status 1, Thu Dec  3 12:00:00 2026)\n'), { pane: '%3', reason: 'pane_dead' });
   });
 
   it('blank_capture, turn_boundary and no_indicator from the screen', () => {
@@ -112,15 +117,15 @@ describe('sweepQuestions', () => {
     ]);
     const captured: string[] = [];
     const screens: Record<string, string> = { '%1': fixture('question-yes-no.txt'), '%4': fixture('turn-boundary.txt') };
-    const sweep = await sweepQuestions(['%1', '%2', '%3', '%4', '%5'], snapshot, async (pane) => {
+    const sweep = await sweepQuestions(['%1', '%2', '%3', '%4', '%5'], snapshot, async ({ pane }) => {
       captured.push(pane);
       const screen = screens[pane];
       if (screen === undefined) throw new Error('capture failed');
-      return screen;
+      return { capture: screen };
     });
     assert.deepEqual(captured, ['%1', '%4', '%5']);
     assert.deepEqual(JSON.parse(JSON.stringify(sweep)), {
-      matches: [{ pane: '%1', agent_state: 'waiting', indicator: 'yes_no', snippet: 'Continue with the destructive migration? (y/n)' }],
+      matches: [{ pane: '%1', agent_state: 'waiting', indicator: 'yes_no', snippet: 'Continue with the destructive migration? (y/n)', agent: null, rule: null }],
       skipped: [
         { pane: '%2', reason: 'state_changed' },
         { pane: '%3', reason: 'capture_failed' },
@@ -135,22 +140,59 @@ describe('sweepQuestions', () => {
   });
 
   it('an empty sweep is two empty lists and one line of text', async () => {
-    const sweep = await sweepQuestions([], new Map(), async () => '');
+    const sweep = await sweepQuestions([], new Map(), async () => ({ capture: '' }));
     assert.deepEqual(sweep, { matches: [], skipped: [] });
     assert.equal(renderQuestionSweep(sweep), 'No candidate panes.\n');
   });
 });
 
 describe('discoverCandidates', () => {
-  it('keeps waiting and idle panes only', () => {
+  it('keeps waiting and idle panes, and every live pane of an agent drover knows', () => {
     assert.deepEqual(
       discoverCandidates([
         { pane: '%1', agentState: 'active' },
         { pane: '%2', agentState: 'waiting' },
         { pane: '%3', agentState: null },
         { pane: '%4', agentState: 'idle' },
+        { pane: '%5', agentState: null, agent: 'codex', agentKind: 'codex' },
+        { pane: '%6', agentState: 'active', agent: 'gemini', agentKind: 'gemini' },
+        { pane: '%7', agentState: 'idle', dead: true },
+        { pane: '%8', agentState: null, agent: 'aider', agentKind: null },
       ]),
-      ['%2', '%4'],
+      ['%2', '%4', '%5', '%6'],
     );
+  });
+});
+
+describe('judgeAgentReading', () => {
+  const reading = (phase: 'composer' | 'busy' | 'dialog' | 'permission' | 'exited' | 'unknown', snippet?: string) => ({
+    phase,
+    rule: `codex.${phase}`,
+    detail: `a ${phase}`,
+    composer: null,
+    completion: false,
+    question: snippet === undefined ? null : { snippet },
+  });
+  const codex = { pane: '%5', agentState: null, agent: 'codex', agentKind: 'codex' as const };
+
+  it('matches a permission prompt or dialog even without hook state, and says which rule', () => {
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('permission', 'Would you like to run the following command?')), {
+      pane: '%5',
+      agent_state: 'waiting',
+      indicator: 'permission_prompt',
+      snippet: 'Would you like to run the following command?',
+      agent: 'codex',
+      rule: 'codex.permission',
+    });
+    assert.equal((judgeAgentReading('%5', codex, reading('dialog', 'Do you trust the contents of this directory?')) as { indicator: string }).indicator, 'agent_dialog');
+  });
+
+  it('skips composers, busy turns, exited agents, dead panes and screens it cannot read', () => {
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('composer')), { pane: '%5', reason: 'agent_at_composer' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('busy')), { pane: '%5', reason: 'agent_busy' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('exited')), { pane: '%5', reason: 'agent_exited' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('unknown')), { pane: '%5', reason: 'screen_unrecognised' });
+    assert.deepEqual(judgeAgentReading('%5', { ...codex, dead: true }, reading('permission', 'Allow?')), { pane: '%5', reason: 'pane_dead' });
+    assert.deepEqual(judgeAgentReading('%5', codex, undefined), { pane: '%5', reason: 'capture_failed' });
   });
 });

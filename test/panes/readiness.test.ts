@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ArgumentError } from '../../src/process/index.js';
-import { CAPTURE_LINES, READY_PROBE, classifyReadiness, isShellCommand, probeReadiness } from '../../src/panes/index.js';
+import { CAPTURE_LINES, READY_PROBE, classifyProbe, isShellCommand, probeReadiness, readinessOfReading } from '../../src/panes/index.js';
 import { TRUST_DIALOG } from '../fixtures/fake-agent.js';
 import { FakePane, recordingPacing } from './fake-pane.js';
 import { fixture } from './fixtures.js';
@@ -9,39 +8,41 @@ import { fixture } from './fixtures.js';
 const parked = fixture('trust-dialog.txt');
 const withProbe = `│ > ${READY_PROBE} │`;
 
-describe('classifyReadiness', () => {
-  it('calls a shell foreground booting without evidence', () => {
-    for (const shell of ['bash', 'zsh', '/bin/sh', '-bash', 'fish', 'nu']) {
-      assert.deepEqual(classifyReadiness(shell), { state: 'booting', reason: 'shell_foreground' }, shell);
-    }
-  });
-
-  it('needs evidence for any other foreground', () => {
-    assert.throws(() => classifyReadiness('node'), ArgumentError);
-  });
-
+describe('classifyProbe', () => {
   it('is ready when the probe echoed', () => {
-    assert.deepEqual(classifyReadiness('claude', { before: '│ > │', after: withProbe, settled: withProbe }), { state: 'ready', reason: 'probe_echoed' });
+    assert.deepEqual(classifyProbe({ before: '│ > │', after: withProbe, settled: withProbe }), { state: 'ready', reason: 'probe_echoed' });
   });
 
   it('does not count a probe already on screen before typing as an echo', () => {
-    const verdict = classifyReadiness('claude', { before: withProbe, after: withProbe, settled: withProbe });
+    const verdict = classifyProbe({ before: withProbe, after: withProbe, settled: withProbe });
     assert.deepEqual(verdict, { state: 'parked', reason: 'input_held' });
   });
 
   it('is booting on a blank screen, even a stable one', () => {
-    assert.deepEqual(classifyReadiness('node', { before: '', after: '\n\n', settled: '\n\n' }), { state: 'booting', reason: 'blank_screen' });
+    assert.deepEqual(classifyProbe({ before: '', after: '\n\n', settled: '\n\n' }), { state: 'booting', reason: 'blank_screen' });
   });
 
   it('is booting while the screen changes', () => {
-    assert.deepEqual(classifyReadiness('node', { before: 'Loading 1', after: 'Loading 2', settled: 'Loading 3' }), {
+    assert.deepEqual(classifyProbe({ before: 'Loading 1', after: 'Loading 2', settled: 'Loading 3' }), {
       state: 'booting',
       reason: 'screen_changing',
     });
   });
 
   it('is parked on a stable drawn screen that swallowed the probe', () => {
-    assert.deepEqual(classifyReadiness('node', { before: parked, after: parked, settled: parked }), { state: 'parked', reason: 'input_held' });
+    assert.deepEqual(classifyProbe({ before: parked, after: parked, settled: parked }), { state: 'parked', reason: 'input_held' });
+  });
+});
+
+describe('readinessOfReading', () => {
+  it('maps each phase of a known agent to a readiness state', () => {
+    const reading = (phase: 'composer' | 'busy' | 'dialog' | 'permission' | 'exited' | 'unknown') => readinessOfReading({ phase, rule: 'x', detail: '', composer: null, completion: false, question: null });
+    assert.deepEqual(reading('composer'), { state: 'ready', reason: 'agent_composer' });
+    assert.deepEqual(reading('busy'), { state: 'busy', reason: 'agent_busy' });
+    assert.deepEqual(reading('dialog'), { state: 'parked', reason: 'agent_dialog' });
+    assert.deepEqual(reading('permission'), { state: 'parked', reason: 'agent_permission' });
+    assert.deepEqual(reading('exited'), { state: 'exited', reason: 'agent_exited' });
+    assert.deepEqual(reading('unknown'), { state: 'booting', reason: 'agent_unrecognised' });
   });
 });
 
@@ -57,18 +58,39 @@ describe('probeReadiness', () => {
     const pane = new FakePane();
     const pacing = recordingPacing();
     const report = await probeReadiness(pane, { pacing });
-    assert.deepEqual(report, { state: 'ready', reason: 'probe_echoed', snippet: '' });
+    assert.deepEqual(report, { state: 'ready', reason: 'probe_echoed', agent: null, rule: null, detail: 'the probe text echoed', draft: null, snippet: '' });
     assert.deepEqual(pane.sends(), [`literal ${READY_PROBE}`, 'keys C-u']);
     assert.equal(pane.model.input, '', 'the probe is cleared');
-    assert.deepEqual(pacing.waits, [300], 'one settle; no stability wait after an echo');
+    assert.deepEqual(pacing.waits, [300, 300], 'one settle, no stability wait after an echo, one settle to see the clear');
     assert.ok(pane.calls.every((call) => !call.startsWith('capture') || call === `capture ${CAPTURE_LINES}`));
+  });
+
+  it('erases the probe key by key when C-u does not clear it, so no text is left behind', async () => {
+    const pane = new FakePane();
+    // A program whose input line has no C-u binding: only Backspace erases.
+    pane.sendKeys = async (keys) => {
+      pane.calls.push(`keys ${keys.join(' ')}`);
+      if (keys.every((key) => key === 'BSpace')) pane.model.input = pane.model.input.slice(0, -keys.length);
+    };
+    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    assert.equal(report.state, 'ready');
+    assert.equal(pane.model.input, '');
+    assert.ok(pane.sends().some((send) => send === `keys ${Array(READY_PROBE.length).fill('BSpace').join(' ')}`));
+  });
+
+  it('reports a dead pane as exited and types nothing', async () => {
+    const pane = new FakePane();
+    pane.dead = true;
+    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    assert.deepEqual([report.state, report.reason], ['exited', 'pane_dead']);
+    assert.deepEqual(pane.sends(), []);
   });
 
   it('reads a shell pane without typing into it', async () => {
     const pane = new FakePane();
     pane.behaviour = 'shell';
     const report = await probeReadiness(pane, { pacing: recordingPacing() });
-    assert.equal(report.state, 'booting');
+    assert.equal(report.state, 'shell');
     assert.equal(report.reason, 'shell_foreground');
     assert.equal(report.snippet, '$ \n');
     assert.deepEqual(pane.sends(), []);
@@ -81,10 +103,10 @@ describe('probeReadiness', () => {
     const report = await probeReadiness(pane, { pacing });
     assert.equal(report.state, 'parked');
     assert.equal(report.snippet, `${TRUST_DIALOG.join('\n')}\n`);
-    assert.deepEqual(pacing.waits, [300, 500]);
+    assert.deepEqual(pacing.waits, [300, 500, 300]);
     const clear = pane.calls.indexOf('keys C-u');
-    assert.equal(pane.calls.slice(clear).filter((call) => call.startsWith('capture')).length, 0, 'no capture after C-u');
-    assert.equal(pane.calls.filter((call) => call.startsWith('capture')).length, 3);
+    assert.equal(pane.calls.slice(clear).filter((call) => call.startsWith('capture')).length, 1, 'after C-u only the check that the probe is gone');
+    assert.equal(pane.calls.filter((call) => call.startsWith('capture')).length, 4);
   });
 
   it('reports a screen that keeps changing as booting', async () => {
@@ -99,7 +121,8 @@ describe('probeReadiness', () => {
   it('reports a blank screen as booting with an empty snippet', async () => {
     const pane = new FakePane();
     pane.behaviour = 'blank';
-    assert.deepEqual(await probeReadiness(pane, { pacing: recordingPacing() }), { state: 'booting', reason: 'blank_screen', snippet: '' });
+    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    assert.deepEqual([report.state, report.reason, report.snippet], ['booting', 'blank_screen', '']);
   });
 
   it('leaves copy-mode before typing, so the probe reaches the agent', async () => {

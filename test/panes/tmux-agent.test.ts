@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { before, describe, it } from 'node:test';
 import {
   AGENT_STATE_OPTION,
-  DeliveryError,
   LEGACY_AGENT_STATE_OPTION,
   READY_PROBE,
   paneDeliver,
@@ -57,9 +56,9 @@ describe('readiness against real panes', () => {
     ]);
   });
 
-  it('reads a shell pane as booting and types nothing into it', async () => {
+  it('reads a shell pane as a shell and types nothing into it', async () => {
     const report = await paneReady(live.server, shell.id);
-    assert.equal(report.state, 'booting');
+    assert.equal(report.state, 'shell');
     assert.equal(report.reason, 'shell_foreground');
     assert.equal(report.snippet, 'shell$\n');
     assert.ok(!(await screenOf(shell)).includes(READY_PROBE));
@@ -70,11 +69,12 @@ describe('readiness against real panes', () => {
     assert.equal(report.state, 'booting');
     assert.equal(report.reason, 'screen_changing');
     assert.match(report.snippet, /Starting fake agent… \d+\n$/);
-    assert.equal(renderReadiness(report, booting.id, 'work'), `booting\npane: ${booting.id}\nserver: work\n--- last 20 lines ---\n${report.snippet}`);
+    assert.equal(renderReadiness(report, booting.id, 'work'), `booting\npane: ${booting.id}\nwhy: the screen is still changing\nserver: work\n--- last 20 lines ---\n${report.snippet}`);
   });
 
   it('reads a composer as ready and leaves it empty', async () => {
-    assert.deepEqual(await paneReady(live.server, composer.id), { state: 'ready', reason: 'probe_echoed', snippet: '' });
+    const report = await paneReady(live.server, composer.id);
+    assert.deepEqual([report.state, report.reason, report.snippet], ['ready', 'probe_echoed', '']);
     await eventually('the probe to be cleared', async () => ((await screenOf(composer)).includes(READY_PROBE) ? undefined : true));
   });
 
@@ -95,7 +95,8 @@ describe('delivery into the fake agent', () => {
     await pane.copyMode();
     assert.equal(await pane.inMode(), true);
     const warnings: string[] = [];
-    assert.deepEqual(await paneDeliver(live.server, pane.id, prompt, { onWarning: (message) => warnings.push(message) }), { attempts: 1 });
+    const receipt = await paneDeliver(live.server, pane.id, prompt, { onWarning: (message) => warnings.push(message) });
+    assert.deepEqual([receipt.status, receipt.evidence, receipt.attempts], ['submitted', 'composer_cleared', 1], receipt.reason);
     assert.deepEqual(warnings, []);
     assert.equal(await pane.inMode(), false);
     // The agent's own hooks report the turn: active while busy, idle once it replied.
@@ -105,16 +106,15 @@ describe('delivery into the fake agent', () => {
     await stateBecomes(pane, 'idle');
   });
 
-  it('fails after one retry on a parked pane, with the screen, having typed nothing', async () => {
+  it('fails on a parked pane, with the screen, having typed nothing and without retrying', async () => {
     const pane = await startFakeAgent(live.server, ['--trust-dialog'], { waitFor: 'Do you trust' });
     const warnings: string[] = [];
-    await assert.rejects(paneDeliver(live.server, pane.id, prompt, { onWarning: (message) => warnings.push(message) }), (error) => {
-      assert.ok(error instanceof DeliveryError);
-      assert.equal(error.delivery, 'not_sent');
-      assert.match(error.snippet, /Do you trust the files/);
-      return true;
-    });
-    assert.deepEqual(warnings, ['delivery attempt 1 failed (the pane is parked, not ready); retrying']);
+    const receipt = await paneDeliver(live.server, pane.id, prompt, { onWarning: (message) => warnings.push(message) });
+    assert.equal(receipt.status, 'failed');
+    assert.equal(receipt.typed, false);
+    assert.match(receipt.snippet, /Do you trust the files/);
+    assert.deepEqual(warnings, []);
+    assert.ok(!(await screenOf(pane)).includes(READY_PROBE), 'the probe was erased');
   });
 });
 

@@ -65,19 +65,19 @@ describe('pane map against real tmux and git', () => {
     assert.deepEqual(byPane.get(panes.alpha!.id), {
       session: 'work', window_index: 0, window_id: await windowOf(panes.alpha!), pane: panes.alpha!.id, tab: 'alpha', worktree: '(main)', repo: alpha,
       change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2m',
-      pr_url: 'https://github.com/acme/alpha/pull/31', pr_number: 31,
+      pr_url: 'https://github.com/acme/alpha/pull/31', pr_number: 31, agent: null, agent_state_source: 'hook',
     } satisfies MapRowJson);
     assert.deepEqual(byPane.get(panes.feature!.id), {
       session: 'work', window_index: 0, window_id: await windowOf(panes.feature!), pane: panes.feature!.id, tab: 'alpha', worktree: 'alpha-feature/', repo: alpha,
-      change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null,
+      change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: 'hook',
     } satisfies MapRowJson);
     assert.deepEqual(byPane.get(panes.notes!.id), {
       session: 'work', window_index: 1, window_id: await windowOf(panes.notes!), pane: panes.notes!.id, tab: 'notes', worktree: 'notes/', repo: null,
-      change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null,
+      change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: null,
     } satisfies MapRowJson, 'a state whose agent pid is gone is unknown');
     assert.deepEqual(byPane.get(panes.beta!.id), {
       session: 'other', window_index: 0, window_id: await windowOf(panes.beta!), pane: panes.beta!.id, tab: 'beta', worktree: '(main)', repo: beta,
-      change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null,
+      change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: null,
     } satisfies MapRowJson);
 
     const table = renderMapTable(rows, { allSessions: true });

@@ -2,12 +2,15 @@ import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  DeliveryError,
+  AgentExitedError,
+  BUILTIN_PROVIDERS,
   NotInTmuxError,
   PaneNotFoundError,
   SNIPPET_LINES,
   capturePaneTail,
+  deliveryReceiptJson,
   ensureWindowPrefix,
+  explainPane,
   insideTmux,
   mapRowJson,
   openAgentPane,
@@ -21,6 +24,8 @@ import {
   paneReady,
   promptFilePointer,
   renderCaptureHeader,
+  renderDeliveryReceipt,
+  renderExplanation,
   renderMapTable,
   renderProcessTree,
   renderQuestionSweep,
@@ -36,8 +41,12 @@ import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 
-/** The pane family's exit codes beyond DESIGN.md's 0/1/2/130, shared by every verb aimed at one pane. */
-export const PANE_EXIT = Object.freeze({ notFound: 2, tmuxFailure: 3 });
+/**
+ * The pane family's exit codes beyond DESIGN.md's 0/1/2/130, shared by every verb aimed at
+ * one pane; `deliver` adds 4 for text typed and submitted with Enter whose arrival nothing
+ * on screen confirmed.
+ */
+export const PANE_EXIT = Object.freeze({ notFound: 2, tmuxFailure: 3, unconfirmed: 4 });
 
 /**
  * How a verb's failures become exit codes. `pane` (the verbs aimed at one pane): a missing
@@ -65,7 +74,7 @@ function messageOf(error: unknown): string {
  */
 function failureOf(error: unknown, scheme: Scheme): { code: number; line: string } {
   if (error instanceof ExitError) return { code: error.exitCode, line: error.message };
-  if (error instanceof UsageError) return { code: EXIT.usage, line: `drover: ${error.message}` };
+  if (error instanceof ArgumentError) return { code: EXIT.usage, line: `drover: ${error.message}` };
   if (error instanceof AbortedError) return { code: EXIT.interrupted, line: 'drover: interrupted' };
   if (scheme === 'pane') {
     if (error instanceof PaneNotFoundError) return { code: PANE_EXIT.notFound, line: `Error: ${error.message}` };
@@ -219,21 +228,35 @@ function existingDirectory(path: string): string {
   return path;
 }
 
-async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<void> {
+async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<number | void> {
   const cwd = existingDirectory(resolve(io.cwd, options.cwd ?? '.'));
   const server = serverLabel(options, io);
-  const opened = await withServer(options, io, (bound) => openAgentPane(bound, { provider: options.provider, role: options.role, cwd, env: io.env }));
-  if (options.json) writeJson(io, { pane: opened.pane, provider: opened.provider, server });
-  else io.stdout.write(`opened pane ${opened.pane} (provider ${opened.provider})\n${serverLine(server)}`);
+  let opened;
+  try {
+    opened = await withServer(options, io, (bound) => openAgentPane(bound, { provider: options.provider, role: options.role, cwd, env: io.env }));
+  } catch (error) {
+    if (!(error instanceof AgentExitedError)) throw error;
+    if (options.json) writeJson(io, { error: { type: 'AgentExited', message: error.message, exit_status: error.exitStatus, last_lines: error.lastLines } });
+    writeLine(io.stderr, `ERROR: ${error.message}`);
+    if (error.lastLines !== '') io.stderr.write(`--- last ${SNIPPET_LINES} lines ---\n${error.lastLines}`);
+    return EXIT.failure;
+  }
+  if (options.json) {
+    writeJson(io, { pane: opened.pane, provider: opened.provider, server, command: opened.command, bypasses_permissions: opened.bypassesPermissions });
+    return;
+  }
+  io.stdout.write(`opened pane ${opened.pane} (provider ${opened.provider})\n${serverLine(server)}`);
+  if (opened.bypassesPermissions) writeLine(io.stderr, `drover: ${opened.provider} runs with its permission checks off (bypass_permissions in drover.yaml)`);
 }
 
 // ---- ready ------------------------------------------------------------------------------------
 
 async function ready(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
   const server = serverLabel(options, io);
-  const report = await withServer(options, io, (bound) => paneReady(bound, pane, { signal: io.signal }));
-  if (options.json) writeJson(io, { state: report.state, pane, server, snippet: report.snippet });
-  else io.stdout.write(renderReadiness(report, pane, server ?? undefined));
+  const report = await withServer(options, io, (bound) => paneReady(bound, pane, { signal: io.signal, cwd: io.cwd }));
+  if (options.json) {
+    writeJson(io, { state: report.state, pane, server, snippet: report.snippet, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft });
+  } else io.stdout.write(renderReadiness(report, pane, server ?? undefined));
 }
 
 // ---- deliver ----------------------------------------------------------------------------------
@@ -241,26 +264,37 @@ async function ready(options: JsonFlag & SocketFlags, io: CliIO, pane: string): 
 interface DeliverOptions extends JsonFlag {
   promptFile?: string;
   text?: string;
+  stdin?: boolean;
+  wait: string;
+}
+
+async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function parseSeconds(flag: string, value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`${flag} takes a number of seconds, got ${JSON.stringify(value)}`);
+  return Math.round(Number(value) * 1000);
 }
 
 async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, pane: string): Promise<number | void> {
-  if (options.promptFile === undefined && options.text === undefined) throw new UsageError('give --prompt-file PATH or --text STRING');
-  const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.text!;
-  try {
-    await withServer(options, io, (server) =>
-      paneDeliver(server, pane, text, { signal: io.signal, onWarning: (message) => writeLine(io.stderr, `Warning: ${message}`) }),
-    );
-  } catch (error) {
-    if (!(error instanceof DeliveryError)) throw error;
-    writeLine(io.stderr, `ERROR: ${error.message}`);
-    if (error.snippet !== '') io.stderr.write(`--- last ${SNIPPET_LINES} lines ---\n${error.snippet}`);
-    return EXIT.failure;
-  }
+  const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
+  if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
+  const composerWaitMs = parseSeconds('--wait', options.wait);
+  const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.stdin ? await readAll(io.stdin) : options.text!;
+  const receipt = await withServer(options, io, (server) =>
+    paneDeliver(server, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeLine(io.stderr, `Warning: ${message}`) }),
+  );
   if (options.json) {
-    writeJson(io, options.promptFile !== undefined ? { pane, source: 'prompt', path: options.promptFile } : { pane, source: 'text' });
+    const source = options.promptFile !== undefined ? { source: 'prompt', path: options.promptFile } : { source: options.stdin ? 'stdin' : 'text' };
+    writeJson(io, { ...deliveryReceiptJson(pane, receipt), ...source });
   } else {
-    writeLine(io.stdout, `delivered ${pane} (${options.promptFile !== undefined ? `prompt ${options.promptFile}` : 'text'})`);
+    (receipt.status === 'submitted' ? io.stdout : io.stderr).write(renderDeliveryReceipt(pane, receipt));
   }
+  if (receipt.status === 'failed') return EXIT.failure;
+  if (receipt.status === 'staged_unconfirmed') return PANE_EXIT.unconfirmed;
 }
 
 // ---- kill -------------------------------------------------------------------------------------
@@ -293,6 +327,14 @@ async function questions(options: QuestionsOptions & SocketFlags, io: CliIO): Pr
   else io.stdout.write(renderQuestionSweep(sweep));
 }
 
+// ---- explain ----------------------------------------------------------------------------------
+
+async function explain(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
+  const explanation = await withServer(options, io, (server) => explainPane(server, pane, { cwd: io.cwd }));
+  if (options.json) writeJson(io, explanation);
+  else io.stdout.write(renderExplanation(explanation));
+}
+
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
@@ -308,6 +350,43 @@ Exit codes: 0 (also when no pane matches), 1 failure (e.g. not inside tmux witho
 const PANE_VERB_HELP = `
 Exit codes: 0 success, 1 failure, 2 pane not found (or usage error), 3 any other tmux failure.`;
 
+/** The open help lists each built-in's command line and the flag that bypass_permissions would add. */
+function openHelp(): string {
+  const rows = Object.values(BUILTIN_PROVIDERS).map(
+    (provider) => `  ${provider.name.padEnd(9)} ${provider.interactiveCommand ?? ''}${provider.bypassFlag === undefined ? '' : `   (bypass: ${provider.bypassFlag})`}`,
+  );
+  return `
+Built-in providers start the agent with its own permission checks on:
+${rows.join('\n')}
+A project opts in to the bypass flag with "providers.<name>.bypass_permissions: true" in
+drover.yaml (or .drover/config.yaml); drover then warns on every open.
+
+The agent runs as the pane's own program (no shell in between) unless its command line needs
+a shell. drover watches it for 2 s: an agent that exits at once is reported with its last
+lines, exit 1, and its pane is closed.
+
+Exit codes: 0 opened, 1 the agent exited at once (or another failure), 2 usage error (unknown
+provider, program not on the server's PATH), 3 any other tmux failure.`;
+}
+
+const READY_HELP = `
+Agents drover knows (claude, codex, gemini, opencode) are read off their screen and nothing is
+typed. Any other program gets a probe word typed (never submitted) and erased again.
+
+Exit codes: 0 for every classification (the state is the answer), 2 pane not found (or usage
+error), 3 any other tmux failure.`;
+
+const DELIVER_HELP = `
+To an agent drover knows, the text is pasted (bracketed paste), checked in the composer
+(as typed or as the agent's paste placeholder), completion menus are closed, Enter is
+pressed, and success needs evidence: the agent turned busy, asks permission, or the composer
+emptied. A draft already in the composer is cleared first and reported. Dialogs, questions and
+busy turns are never typed into. Other programs get the text typed as keys (one line only).
+
+Exit codes: 0 submitted, 1 failed (nothing or not all of it was taken; the reason says which),
+2 pane not found (or usage error), 3 any other tmux failure, 4 staged_unconfirmed (typed and
+Enter pressed, but nothing on screen confirmed the agent took it).`;
+
 const WINDOW_NAME_HELP = `
 Exit codes: 0 renamed or nothing to do, 2 pane not found (or usage error), 3 any other
 failure (tmux unreachable, rename refused, empty prefix).`;
@@ -315,7 +394,7 @@ failure (tmux unreachable, rename refused, empty prefix).`;
 export function registerPaneCommands(program: Command, context: CommandContext): void {
   const pane = program
     .command('pane')
-    .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, kill, questions')
+    .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, kill, questions, explain')
     // Every verb takes -L/-S; say so in each one's help (subcommands inherit this setting).
     .configureHelp({ showGlobalOptions: true });
 
@@ -372,25 +451,27 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--role <role>', 'whose model/effort fills apply', 'default')
     .option('-c, --cwd <dir>', 'where the agent starts (and where drover.yaml is looked up)')
     .option('--json', JSON_HELP)
-    .addHelpText('after', PANE_VERB_HELP)
+    .addHelpText('after', openHelp())
     .action(paneVerb(context, 'pane', open));
 
   pane
     .command('ready')
-    .description('classify a pane as ready, booting or parked (types a probe, never submits it)')
+    .description('classify a pane: ready, busy, booting, parked (a dialog or question holds it), shell or exited')
     .argument('<pane>', 'pane id, e.g. %5')
     .option('--json', JSON_HELP)
-    .addHelpText('after', PANE_VERB_HELP)
+    .addHelpText('after', READY_HELP)
     .action(paneVerb(context, 'pane', ready));
 
   pane
     .command('deliver')
-    .description('type a prompt into an agent pane and verify it arrived (one retry)')
+    .description('deliver a prompt to an agent pane and report what was seen: submitted, staged_unconfirmed or failed')
     .argument('<pane>', 'pane id, e.g. %5')
-    .option('--prompt-file <path>', 'types "Read <path> and execute it."')
-    .addOption(new Option('--text <string>', 'types this text literally').conflicts('promptFile'))
+    .option('--prompt-file <path>', 'delivers "Read <path> and execute it."')
+    .addOption(new Option('--text <string>', 'delivers this text (line breaks included)').conflicts('promptFile'))
+    .addOption(new Option('--stdin', 'delivers the text read from standard input').conflicts(['promptFile', 'text']))
+    .option('--wait <seconds>', 'how long a busy or starting agent may take to reach its composer', '0')
     .option('--json', JSON_HELP)
-    .addHelpText('after', PANE_VERB_HELP)
+    .addHelpText('after', DELIVER_HELP)
     .action(paneVerb(context, 'pane', deliver));
 
   pane
@@ -400,6 +481,14 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--json', JSON_HELP)
     .addHelpText('after', PANE_VERB_HELP)
     .action(paneVerb(context, 'pane', kill));
+
+  pane
+    .command('explain')
+    .description('what drover reads off a pane and which rule decided: agent, hook state, screen phase, readiness, question')
+    .argument('<pane>', 'pane id, e.g. %5')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', `\nTypes nothing. Example: drover pane explain %3\n${PANE_VERB_HELP}`)
+    .action(paneVerb(context, 'pane', explain));
 
   pane
     .command('questions')

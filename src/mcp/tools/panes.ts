@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { mapRowJson, paneDeliver, paneMap, paneQuestions, paneReady, type QuestionScope, type SessionScope } from '../../panes/index.js';
+import { READINESS_STATES, deliveryReceiptJson, mapRowJson, paneDeliver, paneMap, paneQuestions, paneReady, type QuestionScope, type SessionScope } from '../../panes/index.js';
 import { defineTool, type ToolDefinition } from '../tool.js';
 import { force, guardSelf, paneId } from './tmux.js';
 
@@ -59,29 +59,52 @@ export const paneTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'ready',
     tier: 'mutating',
-    title: 'Probe whether an agent pane is ready for input',
-    description: 'Classifies a pane as ready, booting or parked. It types a probe word into the composer (never submitted) and clears it again, so it counts as mutating.',
+    title: 'Classify an agent pane: ready, busy, booting, parked, shell or exited',
+    description:
+      'For claude, codex, gemini and opencode the screen decides and nothing is typed; any other program gets a probe word typed into its input (never submitted) and erased again, so the tool counts as mutating. parked means a dialog or question holds the input.',
     input: z.object({ pane_id: paneId, force }),
-    output: z.object({ pane_id: z.string(), state: z.enum(['ready', 'booting', 'parked']), reason: z.string(), snippet: z.string() }),
+    output: z.object({
+      pane_id: z.string(),
+      state: z.enum(READINESS_STATES),
+      reason: z.string(),
+      agent: z.string().nullable(),
+      rule: z.string().nullable(),
+      detail: z.string(),
+      draft: z.string().nullable(),
+      snippet: z.string(),
+    }),
     async run(context, input) {
       guardSelf(context, input.pane_id, 'probe', input.force);
       const report = await paneReady(context.server, input.pane_id, { signal: context.signal });
-      return { pane_id: input.pane_id, state: report.state, reason: report.reason, snippet: report.snippet };
+      return { pane_id: input.pane_id, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
     },
   }),
   defineTool({
     name: 'deliver',
     tier: 'mutating',
-    title: 'Deliver a prompt to an agent and verify it arrived',
+    title: 'Deliver a prompt to an agent and report whether it was submitted',
     description:
-      'Types a one-line prompt into an agent pane only once it is ready, checks the text echoed in the composer, presses Enter and checks the screen moved on; retries once. Fails instead of claiming success.',
-    input: z.object({ pane_id: paneId, text: z.string().min(1).max(64 * 1024), force }),
-    output: z.object({ pane_id: z.string(), delivered: z.literal(true), attempts: z.number().int(), warnings: z.array(z.string()) }),
+      'Pastes the text (line breaks kept) into an agent that is at its composer, checks the composer shows it, closes completion menus, presses Enter and reports submitted only on evidence (the agent turned busy, asks permission, or the composer emptied); otherwise failed or staged_unconfirmed with the reason and the screen. Never types into dialogs, questions or busy turns.',
+    input: z.object({ pane_id: paneId, text: z.string().min(1).max(256 * 1024), force }),
+    output: z.object({
+      pane: z.string(),
+      status: z.enum(['submitted', 'staged_unconfirmed', 'failed']),
+      reason: z.string(),
+      evidence: z.string().nullable(),
+      agent: z.string().nullable(),
+      method: z.enum(['paste', 'keys']),
+      attempts: z.number().int(),
+      chars: z.number().int(),
+      draft_cleared: z.string().nullable(),
+      typed: z.boolean(),
+      snippet: z.string(),
+      warnings: z.array(z.string()),
+    }),
     async run(context, input) {
       guardSelf(context, input.pane_id, 'deliver to', input.force);
       const warnings: string[] = [];
-      const result = await paneDeliver(context.server, input.pane_id, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
-      return { pane_id: input.pane_id, delivered: true as const, attempts: result.attempts, warnings };
+      const receipt = await paneDeliver(context.server, input.pane_id, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
+      return { ...deliveryReceiptJson(input.pane_id, receipt), warnings };
     },
   }),
 ];

@@ -1,0 +1,17 @@
+import type { AgentState } from '../agent-state.js';
+import type { AgentKind } from '../screens/types.js';
+import type { AgentHookInstaller } from './types.js';
+
+export * from './types.js';
+
+/** Each known agent's hook installer. */
+const INSTALLERS: Partial<Record<AgentKind, AgentHookInstaller>> = {};
+
+export function hookInstallerFor(kind: AgentKind): AgentHookInstaller | undefined {
+  return INSTALLERS[kind];
+}
+
+/** The states an agent's own hooks report once `drover agent setup` installed them. */
+export function hookReports(kind: AgentKind): readonly AgentState[] {
+  return INSTALLERS[kind]?.reports ?? [];
+}

@@ -1,0 +1,184 @@
+import { AbortedError } from '../process/index.js';
+import type { AgentScreen, AgentScreenRules, ScreenReading } from './screens/types.js';
+
+/** What the choreography needs from one agent pane; tmux panes and fleet backends provide it. */
+export interface AgentInputPort {
+  /** The visible screen, styled, with the cursor. */
+  read(): Promise<AgentScreen>;
+  /** Bracketed paste: the agent receives the text as one paste, line breaks included. */
+  paste(text: string): Promise<void>;
+  /** tmux key names (`Enter`, `C-u`, `Escape`…). */
+  keys(keys: readonly string[]): Promise<void>;
+}
+
+/** Monotonic time and waiting; injectable so deadlines are testable without real time. */
+export interface SubmitClock {
+  now(): number;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export type SubmitStatus = 'submitted' | 'staged_unconfirmed' | 'failed';
+
+/**
+ * The positive evidence that a prompt left the composer: the agent turned busy, it asks
+ * permission for a tool its turn wants to run, or the composer emptied without a completion
+ * menu having taken the Enter.
+ */
+export type SubmitEvidence = 'agent_busy' | 'agent_asking' | 'composer_cleared';
+
+/** How far a submission got: nothing typed, text in the composer, or Enter pressed. */
+export type SubmitStage = 'not_typed' | 'typed' | 'entered';
+
+export interface SubmitOutcome {
+  status: SubmitStatus;
+  evidence: SubmitEvidence | null;
+  /** One sentence: why this status. */
+  reason: string;
+  stage: SubmitStage;
+  /** A draft that was in the composer and was cleared first (never lost silently). */
+  draftCleared: string | null;
+  /** The last reading, and the screen it came from. */
+  reading: ScreenReading;
+  screen: AgentScreen;
+}
+
+export interface SubmitOptions {
+  rules: AgentScreenRules;
+  /** Monotonic deadline (clock units) for the whole submission. */
+  deadline: number;
+  clock: SubmitClock;
+  signal?: AbortSignal;
+  /**
+   * How long a busy or still-starting agent may take to show its composer before the
+   * submission gives up without typing. 0: it must be at the composer now.
+   */
+  composerWaitMs?: number;
+  /** Between two screen reads while waiting for something. */
+  pollMs?: number;
+}
+
+/** How long a screen read takes to show a paste of this size: agents echo large pastes slowly. */
+export function echoTimeoutMs(text: string): number {
+  return 3000 + Math.ceil(text.length / 10);
+}
+
+/** How long after Enter the agent gets to show that it took the prompt. */
+export const SUBMIT_TIMEOUT_MS = 8000;
+/** How long clearing a draft may take to show. */
+export const CLEAR_TIMEOUT_MS = 1500;
+export const POLL_MS = 100;
+
+/** The remaining budget of a whole `deliver`: waiting for the composer, echo, and the reaction to Enter. */
+export function submissionBudgetMs(text: string, composerWaitMs: number): number {
+  return composerWaitMs + CLEAR_TIMEOUT_MS + echoTimeoutMs(text) + SUBMIT_TIMEOUT_MS;
+}
+
+function why(reading: ScreenReading): string {
+  switch (reading.phase) {
+    case 'dialog':
+      return `the agent shows a dialog (${reading.detail}); drover does not type into dialogs`;
+    case 'permission':
+      return `the agent is asking a question (${reading.question?.snippet ?? reading.detail}); answer it first`;
+    case 'exited':
+      return `the agent has exited (${reading.detail})`;
+    case 'busy':
+      return `the agent is busy with a turn (${reading.detail})`;
+    case 'unknown':
+      return `the agent's screen is not one drover recognises (${reading.detail})`;
+    case 'composer':
+      return 'the agent is at its composer';
+  }
+}
+
+/**
+ * Types `text` into an agent's composer and presses Enter, trusting nothing it has not seen:
+ * it types only at the composer (never into a dialog, a question or a busy turn); clears a
+ * draft first so the prompt is not glued to it; pastes (so line breaks stay line breaks and
+ * nothing is read as a key binding); waits until the composer shows the text, as typed or as
+ * the agent's paste placeholder; closes an `@`/`/` completion menu, which would otherwise take
+ * the Enter; and after Enter reports `submitted` only on evidence that the prompt left the
+ * composer. A composer still holding the text is `failed` (and the text is cleared again);
+ * anything else it cannot tell is `staged_unconfirmed`.
+ */
+export async function submitToAgent(port: AgentInputPort, text: string, options: SubmitOptions): Promise<SubmitOutcome> {
+  const { rules, clock, signal, deadline } = options;
+  const pollMs = options.pollMs ?? POLL_MS;
+  let draftCleared: string | null = null;
+  let screen = await port.read();
+  let reading = rules.read(screen);
+  const outcome = (status: SubmitStatus, stage: SubmitStage, reason: string, evidence: SubmitEvidence | null = null): SubmitOutcome => ({
+    status,
+    evidence,
+    reason,
+    stage,
+    draftCleared,
+    reading,
+    screen,
+  });
+  /** Reads until `done` holds or `until` passes; true when it held. */
+  const poll = async (until: number, done: (reading: ScreenReading) => boolean): Promise<boolean> => {
+    for (;;) {
+      if (done(reading)) return true;
+      if (signal?.aborted) throw new AbortedError();
+      if (clock.now() >= until) return false;
+      await clock.sleep(Math.max(1, Math.min(pollMs, until - clock.now())), signal);
+      screen = await port.read();
+      reading = rules.read(screen);
+    }
+  };
+
+  const composerBy = Math.min(deadline, clock.now() + (options.composerWaitMs ?? 0));
+  const waitable = (current: ScreenReading): boolean => current.phase === 'busy' || current.phase === 'unknown';
+  await poll(composerBy, (current) => current.phase === 'composer' || !waitable(current));
+  if (reading.phase !== 'composer') return outcome('failed', 'not_typed', why(reading));
+
+  if (reading.composer !== null && reading.composer.text !== '') {
+    const draft = reading.composer.text;
+    await port.keys(rules.clearKeys);
+    if (!(await poll(Math.min(deadline, clock.now() + CLEAR_TIMEOUT_MS), (current) => current.composer?.text === ''))) {
+      return outcome('failed', 'not_typed', `a draft in the composer could not be cleared (${JSON.stringify(clip(draft))}); nothing was typed`);
+    }
+    draftCleared = draft;
+  }
+
+  await port.paste(text);
+  const shown = (current: ScreenReading): boolean => current.phase === 'composer' && current.composer !== null && rules.composerShows(current.composer.text, text);
+  const echoBy = Math.min(deadline, clock.now() + echoTimeoutMs(text));
+  await poll(echoBy, (current) => current.completion || shown(current));
+  if (reading.completion) {
+    await port.keys(rules.dismissCompletionKeys);
+    await poll(echoBy, (current) => !current.completion && shown(current));
+  }
+  if (!shown(reading) || reading.completion) {
+    const seen = reading.composer?.text;
+    await port.keys(rules.clearKeys);
+    return outcome(
+      'failed',
+      'typed',
+      seen === undefined
+        ? `the composer was not on screen after the paste (${reading.detail}); the text was cleared`
+        : `the composer did not show the text after the paste (it showed ${JSON.stringify(clip(seen))}); the text was cleared`,
+    );
+  }
+
+  await port.keys(['Enter']);
+  const left = (current: ScreenReading): boolean =>
+    current.phase === 'busy' || current.phase === 'permission' || (current.phase === 'composer' && !current.completion && current.composer?.text === '');
+  const settled = (current: ScreenReading): boolean => left(current) || current.phase === 'dialog' || current.phase === 'exited';
+  await poll(Math.min(deadline, clock.now() + SUBMIT_TIMEOUT_MS), settled);
+  // Read through a fresh binding: the poll above replaced `reading` behind the compiler's back.
+  const after: ScreenReading = reading;
+  if (after.phase === 'busy') return outcome('submitted', 'entered', 'the agent turned busy after Enter', 'agent_busy');
+  if (after.phase === 'permission') return outcome('submitted', 'entered', 'the agent asks permission for a tool of the new turn', 'agent_asking');
+  if (left(after)) return outcome('submitted', 'entered', 'the composer emptied after Enter', 'composer_cleared');
+  if (shown(after)) {
+    await port.keys(rules.clearKeys);
+    return outcome('failed', 'entered', after.completion ? 'Enter went to a completion menu; the text was cleared' : 'the composer still held the text after Enter; the text was cleared');
+  }
+  return outcome('staged_unconfirmed', 'entered', `after Enter ${why(after)}; whether the prompt was submitted is not known`);
+}
+
+function clip(text: string, max = 80): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, max).join('')}…`;
+}

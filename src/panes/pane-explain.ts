@@ -1,0 +1,75 @@
+import type { Server } from '../tmux/index.js';
+import { hookReports } from './agent-hooks/index.js';
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentStatus } from './agent-state.js';
+import { NO_AGENT, type PaneAgent } from './pane-io.js';
+import { readProcessTree, renderProcessTree } from './process-tree.js';
+import { judgeAgentReading, type QuestionMatch, type QuestionSkip } from './questions.js';
+import { readinessOfReading, type ReadinessVerdict } from './readiness.js';
+import { captureAgentScreen, rulesFor, type ScreenReading } from './screens/index.js';
+import { agentNamerFor, paneAgent, requirePane } from './tmux-pane.js';
+
+/** Everything drover concludes about one pane, and from what: `drover pane explain`. */
+export interface PaneExplanation {
+  pane: string;
+  foreground: string;
+  dead: boolean;
+  /** The process tree under the pane, as `drover pane process` prints it. */
+  processes: string;
+  agent: PaneAgent;
+  /** The raw option value the agent's hooks wrote ("" when none) and what it means now. */
+  hook: { raw: string; status: AgentStatus; reports: readonly string[] };
+  /** The screen rules' reading, for an agent drover knows; null otherwise. */
+  screen: ScreenReading | null;
+  /** Readiness as the screen gives it (null for programs that need the typed probe, which explain never types). */
+  readiness: ReadinessVerdict | null;
+  question: QuestionMatch | QuestionSkip | null;
+}
+
+/**
+ * Reads a pane the way ready, questions and map do, without typing anything, and says which
+ * rule decided what. For a program drover has no screen rules for, readiness needs the probe
+ * (`drover pane ready`), so it is left out here.
+ */
+export async function explainPane(server: Server, paneId: string, options: { cwd?: string } = {}): Promise<PaneExplanation> {
+  const fields = ['pane_current_command', 'pane_dead', 'pane_pid', AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION];
+  const { pane, values } = await requirePane(server, paneId, fields);
+  const [foreground, dead, pid, option, legacy] = values as [string, string, string, string, string];
+  const nameAgent = agentNamerFor(options.cwd);
+  const tree = readProcessTree(Number(pid), nameAgent);
+  const agent = dead === '1' ? NO_AGENT : paneAgent(Number(pid), nameAgent);
+  const raw = pickAgentStateOption(option, legacy);
+  const status = resolveAgentStatus(raw, defaultAgentStatusContext());
+  const rules = agent.kind === null ? undefined : rulesFor(agent.kind);
+  const screen = rules === undefined ? null : rules.read((await captureAgentScreen(pane)).screen);
+  const candidate = { pane: paneId, agentState: status.state, agent: agent.name, agentKind: agent.kind, dead: dead === '1' };
+  return {
+    pane: paneId,
+    foreground,
+    dead: dead === '1',
+    processes: tree === undefined ? '' : renderProcessTree(tree),
+    agent,
+    hook: { raw, status, reports: agent.kind === null ? [] : hookReports(agent.kind) },
+    screen,
+    readiness: screen === null ? null : readinessOfReading(screen),
+    question: screen === null ? null : judgeAgentReading(paneId, candidate, screen),
+  };
+}
+
+/** The text report: one section per source, each saying what it concluded. */
+export function renderExplanation(explanation: PaneExplanation): string {
+  const { agent, hook, screen, readiness, question } = explanation;
+  const lines = [
+    `pane ${explanation.pane}: foreground ${explanation.foreground}${explanation.dead ? ' (dead)' : ''}`,
+    `agent: ${agent.name === null ? 'none found in the process tree' : `${agent.name} (pid ${agent.pid})${agent.kind === null ? ', no screen rules' : ''}`}`,
+    `hook state: ${hook.raw === '' ? 'none' : `${hook.raw} → ${agentStatusLabel(hook.status)}`}${hook.reports.length > 0 ? ` (its hooks report ${hook.reports.join(', ')})` : ''}`,
+  ];
+  if (screen === null) lines.push('screen: no rules for this program; `drover pane ready` probes it by typing');
+  else {
+    lines.push(`screen: ${screen.phase} by rule ${screen.rule}: ${screen.detail}`);
+    if (screen.composer !== null) lines.push(`composer: ${JSON.stringify(screen.composer.text)}${screen.completion ? ' (a completion menu is open)' : ''}`);
+    if (screen.question !== null) lines.push(`asks: ${screen.question.snippet}`);
+  }
+  if (readiness !== null) lines.push(`ready: ${readiness.state} (${readiness.reason})`);
+  if (question !== null) lines.push('reason' in question ? `question: none (${question.reason})` : `question: ${question.indicator}: ${question.snippet}`);
+  return `${lines.join('\n')}\n--- processes ---\n${explanation.processes}`;
+}
