@@ -5,6 +5,7 @@ import type { CodingAgent } from './model.js';
 export const EFFORT_LEVELS: Readonly<Record<CodingAgent, readonly string[]>> = Object.freeze({
   claude: Object.freeze(['low', 'medium', 'high', 'xhigh', 'max']),
   codex: Object.freeze(['minimal', 'low', 'medium', 'high', 'xhigh']),
+  gemini: Object.freeze([]),
   opencode: Object.freeze([]),
   shell: Object.freeze([]),
 });
@@ -164,6 +165,9 @@ export function agentArgv(request: LaunchRequest): string[] {
         ...(effort === undefined ? [] : [`--config=model_reasoning_effort=${effort}`]),
         prompt,
       ];
+    case 'gemini':
+      // Only the fleet's own message commands run without asking; everything else asks as usual.
+      return ['gemini', '--allowed-tools', 'run_shell_command(drover message)', ...(model === undefined ? [] : ['--model', model]), '--prompt-interactive', prompt];
     case 'opencode':
       return ['opencode', '--agent', 'drover', ...(model === undefined ? [] : ['--model', model]), '--prompt', prompt];
   }

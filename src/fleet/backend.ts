@@ -83,6 +83,8 @@ export interface FleetBackend {
   capture(pane: string, request: CaptureRequest): Promise<string>;
   /** Every pane in the window (tmux) or tab (herdr) holding `pane`; empty when it is gone. */
   neighbours(pane: string, timeoutMs: number): Promise<string[]>;
+  /** The ids of every pane that exists now, in one request. */
+  livePanes(timeoutMs: number): Promise<Set<string>>;
   close(): Promise<void>;
 }
 

@@ -43,6 +43,7 @@ interface MemberRow {
   p_window: string | null;
   p_pane: string | null;
   p_created_at: string | null;
+  p_gone_at: string | null;
 }
 
 interface MessageRow {
@@ -61,7 +62,7 @@ interface MessageRow {
 
 const MEMBER_SELECT = `
   SELECT m.*, (f.director_member_id = m.member_id) AS is_director,
-         p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at
+         p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at
   FROM members m
   JOIN fleets f ON f.fleet_id = m.fleet_id
   LEFT JOIN placements p ON p.member_id = m.member_id`;
@@ -80,7 +81,15 @@ function toMember(row: MemberRow): Member {
   const placement: Placement | null =
     row.p_backend === null
       ? null
-      : { memberId: row.member_id, backend: row.p_backend, session: row.p_session!, window: row.p_window!, pane: row.p_pane, createdAt: row.p_created_at! };
+      : {
+          memberId: row.member_id,
+          backend: row.p_backend,
+          session: row.p_session!,
+          window: row.p_window!,
+          pane: row.p_pane,
+          createdAt: row.p_created_at!,
+          goneAt: row.p_gone_at,
+        };
   return {
     memberId: row.member_id,
     fleetId: row.fleet_id,
@@ -139,16 +148,18 @@ function validatePlacement(input: PlacementInput, allowPending: boolean): void {
 }
 
 /** Why a recipient can or cannot receive pane notifications right now. */
-export type Eligibility = 'eligible' | 'inactive' | 'director' | 'fleet_mismatch' | 'no_placement' | 'pending_placement';
+export type Eligibility = 'eligible' | 'inactive' | 'director' | 'fleet_mismatch' | 'no_placement' | 'pending_placement' | 'pane_gone';
 
 /** One short consistent read of a recipient's notification eligibility. */
 export interface DeliverySnapshot {
   recipientId: number;
   eligibility: Eligibility;
-  /** The concrete placement when eligible. */
+  /** The concrete placement when eligible, or when its pane was found gone. */
   placement: ConcretePlacement | null;
   /** The oldest message awaiting notification, by (created_at, message_id), not in `exclude`. */
   next: Message | null;
+  /** The recipient's coding agent (null when the recipient is unknown). */
+  codingAgent: CodingAgent | null;
 }
 
 export type StampOutcome = 'stamped' | 'acked' | 'already_notified' | 'missing';
@@ -292,7 +303,7 @@ export class Broker {
     this.getFleet(fleetId);
     const rows = this.sql(`
       SELECT m.*, (f.director_member_id = m.member_id) AS is_director,
-             p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at,
+             p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at,
              (SELECT max(status_timestamp) FROM messages WHERE from_member_id = m.member_id AND type != 'broadcast_summary') AS last_sent,
              (SELECT max(status_timestamp) FROM messages WHERE owner_member_id = m.member_id AND type != 'broadcast_summary') AS last_recv,
              (SELECT max(status_timestamp) FROM messages WHERE owner_member_id = m.member_id AND type != 'broadcast_summary'
@@ -460,16 +471,28 @@ export class Broker {
       const verdict = (eligibility: Eligibility, next: Message | null = null): DeliverySnapshot => ({
         recipientId,
         eligibility,
-        placement: eligibility === 'eligible' ? (member!.placement as ConcretePlacement) : null,
+        placement: eligibility === 'eligible' || eligibility === 'pane_gone' ? (member!.placement as ConcretePlacement) : null,
         next,
+        codingAgent: member?.codingAgent ?? null,
       });
       if (member?.status !== 'active') return verdict('inactive');
       if (member.fleetId !== fleetId) return verdict('fleet_mismatch');
       if (member.kind === 'director') return verdict('director');
       if (member.placement === null) return verdict('no_placement');
       const next = this.oldestAwaitingNotification(recipientId, exclude);
+      if (member.placement.goneAt !== null) return verdict('pane_gone', next);
       return verdict(member.placement.pane === null ? 'pending_placement' : 'eligible', next);
     });
+  }
+
+  /**
+   * Records that a member's pane was found gone, once: only while the placement still names
+   * that pane (a re-placed member is not marked). Its messages stay pending.
+   */
+  markPaneGone(memberId: number, pane: string): boolean {
+    return this.store.write(
+      () => this.sql('UPDATE placements SET gone_at = ? WHERE member_id = ? AND pane = ? AND gone_at IS NULL').run(this.store.timestamp(), memberId, pane).changes > 0,
+    );
   }
 
   /**
@@ -495,7 +518,7 @@ export class Broker {
     const rows = this.sql(`
       SELECT m.member_id, min(msg.created_at) AS oldest FROM members m
       JOIN fleets f ON f.fleet_id = m.fleet_id
-      JOIN placements p ON p.member_id = m.member_id AND p.pane IS NOT NULL
+      JOIN placements p ON p.member_id = m.member_id AND p.pane IS NOT NULL AND p.gone_at IS NULL
       JOIN messages msg ON msg.owner_member_id = m.member_id AND ${awaitingNotification('msg')}
       WHERE m.fleet_id = ? AND m.status = 'active' AND m.member_id != f.director_member_id
         AND m.member_id NOT IN (SELECT value FROM json_each(?))

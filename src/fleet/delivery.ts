@@ -1,9 +1,20 @@
+import { isAgentKind, rulesFor, type AgentScreenRules } from '../panes/index.js';
 import type { Broker, DeliverySnapshot } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
-import { INPUT_RESERVATION_MS, MIN_LITERAL_MS, TRANSPORT_BUDGET_MS, INSUFFICIENT_BUDGET_MESSAGE, leadReservation, submitLine, type Lead, type PaneInputPort } from './dispatch.js';
-import { errorMessage, isDatabaseBusy, PaneLockError } from './errors.js';
+import {
+  INPUT_RESERVATION_MS,
+  MIN_LITERAL_MS,
+  TRANSPORT_BUDGET_MS,
+  INSUFFICIENT_BUDGET_MESSAGE,
+  leadReservation,
+  submitAgentLine,
+  submitLine,
+  type Lead,
+  type PaneInputPort,
+} from './dispatch.js';
+import { errorMessage, isDatabaseBusy, PaneGoneError, PaneLockError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
-import { samePlacement, type BroadcastResult, type ConcretePlacement, type Message } from './model.js';
+import { samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
 import { terminationSpans, type TerminationSpans } from './signals.js';
 
@@ -28,6 +39,15 @@ export interface DeliveryOptions {
    * one invocation so that each pending message is attempted at most once.
    */
   attempted?: Set<number>;
+  /** Told about a draft that sat in a member's composer and was cleared before a line was typed. */
+  onDraftCleared?: (memberId: number, draft: string) => void;
+  /** The screen rules of a member's coding agent (default: drover's own; undefined for a plain shell). */
+  agentRules?: (agent: CodingAgent) => AgentScreenRules | undefined;
+}
+
+/** The warning for a cleared draft: the text is shown, so nothing a person typed is lost unseen. */
+export function draftClearedWarning(memberId: number, draft: string): string {
+  return `cleared a draft from member ${memberId}'s composer before typing the message: ${JSON.stringify(draft)}`;
 }
 
 /** One message left pending, and the diagnostic that says so. */
@@ -47,6 +67,21 @@ export interface DeliveryAttempt {
   /** Set when delivery waits for a placement; the messages stay pending without a diagnostic. */
   held: HoldReason | null;
   diagnostic: NotNotified | null;
+}
+
+/** The screen rules drover has for a coding agent; undefined for a plain shell. */
+export function codingAgentRules(agent: CodingAgent): AgentScreenRules | undefined {
+  return isAgentKind(agent) ? rulesFor(agent) : undefined;
+}
+
+/** Whether a failure comes from the pane being gone (through any wrapping). */
+function paneWasGone(error: unknown): boolean {
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) if (cause instanceof PaneGoneError) return true;
+  return false;
+}
+
+export function paneGoneReason(pane: string): string {
+  return `its pane ${pane} no longer exists (the member is marked gone; its messages stay stored)`;
 }
 
 export function notNotifiedDiagnostic(messageId: number, memberId: number, reason: string): string {
@@ -105,6 +140,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
   const initial = broker.deliverySnapshot(recipientId, fleetId, attempted);
   if (initial.next === null) return result;
   if (initial.eligibility === 'pending_placement') return hold('pending_placement');
+  if (initial.eligibility === 'pane_gone') return fail(initial.next, paneGoneReason(initial.placement!.pane));
   if (initial.eligibility !== 'eligible') return result;
   const placement = initial.placement!;
 
@@ -148,15 +184,33 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       if (message === null) return result;
 
       // 5. Enough budget left for this lead's reservation plus a minimal literal?
-      if (deadline - clock.now() < leadReservation(lead) + MIN_LITERAL_MS) {
+      const rules = read.value.codingAgent === null ? undefined : (options.agentRules ?? codingAgentRules)(read.value.codingAgent);
+      if (deadline - clock.now() < (rules === undefined ? leadReservation(lead) : 0) + MIN_LITERAL_MS) {
         return result.notified.length === 0 ? fail(message, INSUFFICIENT_BUDGET_MESSAGE) : result;
       }
       attempted.add(message.messageId);
 
-      // 6. Submit its line.
+      // 6. Submit its line: to a coding agent on its screen's evidence, to a shell as keystrokes.
       try {
-        await submitLine({ port, pane: placement.pane, line: formatNotificationLine(message), lead, deadline, clock });
+        if (rules === undefined) {
+          await submitLine({ port, pane: placement.pane, line: formatNotificationLine(message), lead, deadline, clock });
+        } else {
+          const outcome = await submitAgentLine({ port, pane: placement.pane, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
+          if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
+          if (outcome.status !== 'submitted') {
+            // A later line that finds the agent still busy with the earlier one waits for the next hold.
+            if (result.notified.length > 0 && outcome.stage === 'not_typed' && outcome.reading.phase === 'busy') {
+              attempted.delete(message.messageId);
+              return result;
+            }
+            return fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
+          }
+        }
       } catch (error) {
+        if (paneWasGone(error)) {
+          broker.markPaneGone(recipientId, placement.pane);
+          return fail(message, paneGoneReason(placement.pane));
+        }
         return fail(message, errorMessage(error));
       }
 

@@ -1,3 +1,4 @@
+import { submitToAgent, type AgentScreen, type AgentScreenRules, type SubmitOutcome } from '../panes/index.js';
 import { DroverError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { errorMessage, PaneInputError } from './errors.js';
@@ -28,6 +29,12 @@ export interface PaneInputPort {
   sendEscape(pane: string, timeoutMs: number): Promise<void>;
   sendLiteral(pane: string, text: string, timeoutMs: number): Promise<void>;
   sendEnter(pane: string, timeoutMs: number): Promise<void>;
+  /** The pane's visible screen; a pane that no longer exists is a PaneGoneError. */
+  readScreen(pane: string, timeoutMs: number): Promise<AgentScreen>;
+  /** The text into the pane's input as one paste (bracketed where the multiplexer can). */
+  paste(pane: string, text: string, timeoutMs: number): Promise<void>;
+  /** Keys in the neutral spelling (`ctrl+u`, `Escape`, `Enter`, `Backspace`…). */
+  sendKeys(pane: string, keys: readonly string[], timeoutMs: number): Promise<void>;
 }
 
 /** Escape first (to interrupt a turn or close a prompt), or the line directly. */
@@ -97,4 +104,40 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
       cause,
     });
   }
+}
+
+/** What an agent submission keeps back from the budget for the paste and its echo: the rest may wait for the composer. */
+export const AGENT_INPUT_RESERVE_MS = 2000;
+
+export interface AgentLineOptions {
+  port: PaneInputPort;
+  pane: string;
+  line: string;
+  rules: AgentScreenRules;
+  /** Monotonic deadline of the transport budget: waiting for the composer, clearing and the paste end by then. */
+  deadline: number;
+  clock?: Clock;
+}
+
+/**
+ * Submits one line to a coding agent on the screen's evidence (see submitToAgent): it waits
+ * within the budget for a busy or starting agent to reach its composer and never types into
+ * a dialog or question; after Enter it may watch past the budget for the evidence, because
+ * stamping without it, or retyping a prompt the agent took, would both break the contract.
+ */
+export async function submitAgentLine(options: AgentLineOptions): Promise<SubmitOutcome> {
+  const { port, pane, deadline } = options;
+  const clock = options.clock ?? systemClock;
+  validateLiteralLine(options.line, 'the pane input line');
+  // Each call gets what is left of the budget, and at least the post-Enter watch's share.
+  const timeout = (): number => Math.max(ENTER_MS, deadline - clock.now());
+  return submitToAgent(
+    {
+      read: () => port.readScreen(pane, timeout()),
+      paste: (text) => port.paste(pane, text, timeout()),
+      keys: (keys) => port.sendKeys(pane, keys, timeout()),
+    },
+    options.line,
+    { rules: options.rules, deadline, clock, composerWaitMs: Math.max(0, deadline - clock.now() - AGENT_INPUT_RESERVE_MS) },
+  );
 }

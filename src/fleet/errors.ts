@@ -75,3 +75,12 @@ export function isDatabaseBusy(error: unknown): boolean {
 export function errorMessage(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
+
+/** A member's pane no longer exists in its multiplexer: nothing was typed. */
+export class PaneGoneError extends DroverError {
+  readonly pane: string;
+  constructor(pane: string, context: ErrorContext = {}) {
+    super(`pane ${pane} no longer exists`, { phase: 'input', delivery: 'not_sent', ...context });
+    this.pane = pane;
+  }
+}

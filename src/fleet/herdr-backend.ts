@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { HerdrClient, HerdrError } from '../mux/index.js';
-import { tailLines } from '../panes/index.js';
+import { HerdrClient, HerdrError, parseStyledText, rowText, toHerdrKey, translateKeys } from '../mux/index.js';
+import { agentScreen, tailLines, type AgentScreen } from '../panes/index.js';
 import { DroverError } from '../process/index.js';
 import { shellCommandLine } from './agents.js';
 import {
@@ -16,7 +16,7 @@ import {
   type SpawnedPane,
 } from './backend.js';
 import type { PaneInputPort } from './dispatch.js';
-import { errorMessage } from './errors.js';
+import { PaneGoneError, errorMessage } from './errors.js';
 import { columnRatioPlan, directorRestorePlan, ratioColumn, type RatioResize } from './layout.js';
 
 /** A herdr client whose every request is bounded by `timeoutMs`. Injectable for tests. */
@@ -58,10 +58,25 @@ export class HerdrFleetBackend implements FleetBackend {
         throw inputFailure(error, isGone(error) || (error instanceof DroverError && error.delivery === 'not_sent'));
       }
     };
+    const reading = async (pane: string, timeoutMs: number): Promise<AgentScreen> => {
+      try {
+        const read = await this.connect(timeoutMs).paneRead(pane, { source: 'visible', format: 'ansi' });
+        // herdr reports neither the size nor the cursor: the visible rows are the screen.
+        const rows = parseStyledText(read.text.replace(/\n$/, '')).map(rowText);
+        return agentScreen(read.text, { width: Math.max(0, ...rows.map((row) => Array.from(row).length)), height: rows.length, cursor: null });
+      } catch (error) {
+        if (isGone(error)) throw new PaneGoneError(pane, { cause: error });
+        throw error;
+      }
+    };
     this.input = {
       sendEscape: (pane, timeoutMs) => keystroke((client) => client.paneSendKeys(pane, ['escape']), timeoutMs),
       sendLiteral: (pane, text, timeoutMs) => keystroke((client) => client.paneSendText(pane, text), timeoutMs),
       sendEnter: (pane, timeoutMs) => keystroke((client) => client.paneSendKeys(pane, ['enter']), timeoutMs),
+      readScreen: reading,
+      // herdr types text as it arrives; a notification line has no line breaks, so typing is a paste.
+      paste: (pane, text, timeoutMs) => keystroke((client) => client.paneSendText(pane, text), timeoutMs),
+      sendKeys: (pane, keys, timeoutMs) => keystroke((client) => client.paneSendKeys(pane, translateKeys(keys, toHerdrKey)), timeoutMs),
     };
   }
 
@@ -172,6 +187,10 @@ export class HerdrFleetBackend implements FleetBackend {
       throw error;
     }
     return (await this.connect(timeoutMs).paneList()).filter((info) => info.tab_id === tab).map((info) => info.pane_id);
+  }
+
+  async livePanes(timeoutMs: number): Promise<Set<string>> {
+    return new Set((await this.connect(timeoutMs).paneList()).map((info) => info.pane_id));
   }
 
   async close(): Promise<void> {

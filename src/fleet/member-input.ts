@@ -1,8 +1,8 @@
 import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
-import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, submitLine } from './dispatch.js';
-import type { PortOpener } from './delivery.js';
-import { PaneInputBusyError, PlacementError } from './errors.js';
+import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, submitAgentLine, submitLine } from './dispatch.js';
+import { codingAgentRules, paneGoneReason, type PortOpener } from './delivery.js';
+import { PaneGoneError, PaneInputBusyError, PaneInputError, PlacementError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement } from './model.js';
 import { validateLiteralLine } from './notification.js';
@@ -24,13 +24,19 @@ export interface MemberDispatch {
   line: string;
 }
 
-/** Types a prompt into a member's pane as a submitted user turn (Escape lead). */
+/**
+ * Submits a prompt to a member as a user turn: to a coding agent on its screen's evidence
+ * (never into a busy turn or a dialog), to a plain shell as a line after Escape.
+ */
 export async function promptMember(options: MemberInputOptions & { text: string }): Promise<MemberDispatch> {
   validateLiteralLine(options.text, 'text');
   return dispatchLine(options, options.text, 'prompt');
 }
 
-/** Types `! COMMAND` so the member's coding agent runs the command natively (Escape lead). */
+/**
+ * Types `! COMMAND` as keys (so the agent's `!` shell mode catches it) and Enter, only once the
+ * agent's screen shows its composer; a plain shell gets the Escape lead.
+ */
 export async function execInMember(options: MemberInputOptions & { command: string }): Promise<MemberDispatch> {
   validateLiteralLine(options.command, 'command');
   return dispatchLine(options, `! ${options.command}`, 'native command');
@@ -43,7 +49,9 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
   const deadline = clock.now() + TRANSPORT_BUDGET_MS;
   const verb = what === 'prompt' ? 'prompt' : 'exec';
 
-  const placement = broker.getMember(memberId).placement;
+  const member = broker.getMember(memberId);
+  const placement = member.placement;
+  const rules = codingAgentRules(member.codingAgent);
   if (placement === null) throw new PlacementError(`member ${memberId} has no placement row; it was not spawned via \`drover member create\`.`);
   if (!isConcrete(placement)) throw new PlacementError(`member ${memberId} has no pane yet (pending placement) — nothing to ${verb}.`);
 
@@ -55,8 +63,29 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
     if (!samePlacement(current, placement)) {
       throw new PlacementError(`member ${memberId}'s placement changed while waiting for its pane input; ${what} was not dispatched.`);
     }
+    if (placement.goneAt !== null) throw new PaneGoneError(placement.pane, { cause: new Error(paneGoneReason(placement.pane)) });
     const port = await options.openPort(placement);
-    await submitLine({ port, pane: placement.pane, line, lead: 'escape', deadline, clock });
+    try {
+      if (rules === undefined) {
+        await submitLine({ port, pane: placement.pane, line, lead: 'escape', deadline, clock });
+      } else if (what === 'prompt') {
+        const outcome = await submitAgentLine({ port, pane: placement.pane, line, rules, deadline, clock });
+        if (outcome.status !== 'submitted') {
+          throw new PaneInputError(`the ${what} to member ${memberId} was ${outcome.status.replace('_', ' ')}: ${outcome.reason}`, 'enter', {
+            delivery: outcome.stage === 'not_typed' ? 'not_sent' : 'possibly_sent',
+          });
+        }
+      } else {
+        const reading = rules.read(await port.readScreen(placement.pane, Math.max(1, deadline - clock.now())));
+        if (reading.phase !== 'composer' || reading.composer?.text !== '') {
+          throw new PaneInputError(`member ${memberId}'s agent is not at an empty composer (${reading.detail}); the ${what} was not typed`, 'literal', { delivery: 'not_sent' });
+        }
+        await submitLine({ port, pane: placement.pane, line, lead: 'direct', deadline, clock });
+      }
+    } catch (error) {
+      if (error instanceof PaneGoneError) broker.markPaneGone(memberId, placement.pane);
+      throw error;
+    }
     return { memberId, placement, line };
   } finally {
     guard.release();

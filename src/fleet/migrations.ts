@@ -60,6 +60,11 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
         WHERE status_state = 'input_required' AND notified_at IS NULL;
     `,
   },
+  {
+    version: 2,
+    name: 'placements remember when their pane was found gone',
+    sql: `ALTER TABLE placements ADD COLUMN gone_at TEXT;`,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

@@ -1,6 +1,6 @@
 /** The records the broker returns. Library fields are camelCase; the CLI renders snake_case JSON. */
 
-export const CODING_AGENTS = Object.freeze(['claude', 'codex', 'opencode', 'shell'] as const);
+export const CODING_AGENTS = Object.freeze(['claude', 'codex', 'gemini', 'opencode', 'shell'] as const);
 export type CodingAgent = (typeof CODING_AGENTS)[number];
 
 /** The multiplexers a placement can name. */
@@ -32,6 +32,8 @@ export interface Placement {
   window: string;
   pane: string | null;
   createdAt: string;
+  /** When delivery found the pane gone from its multiplexer; null while it exists (or was never checked). */
+  goneAt: string | null;
 }
 
 export interface ConcretePlacement extends Placement {

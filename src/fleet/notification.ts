@@ -32,15 +32,18 @@ function scalarLength(text: string): number {
 
 /**
  * The one literal line a pane receives for a message: the `[drover msg …]` prefix, the folded
- * body (or a pointer when it is too long) and both trailing clauses.
+ * body (or a pointer when it is too long) and the trailing clauses. The clause about a
+ * dismissed prompt goes only with deliveries that lead with Escape (plain-shell members);
+ * coding agents are never sent Escape.
  */
-export function formatNotificationLine(message: Pick<Message, 'messageId' | 'fromMemberId' | 'createdAt' | 'text'>): string {
+export function formatNotificationLine(message: Pick<Message, 'messageId' | 'fromMemberId' | 'createdAt' | 'text'>, options: { escapeLead?: boolean } = {}): string {
   const folded = foldBody(message.text);
   const body =
     scalarLength(folded) <= INLINE_BODY_LIMIT
       ? folded
       : `Body is ${scalarLength(message.text)} characters; run drover message show ${message.messageId} --json to read it.`;
-  return `[drover msg ${message.messageId} from ${message.fromMemberId} ${message.createdAt}] ${body} ${RESUME_CLAUSE} ${DISMISSED_PROMPT_CLAUSE}`;
+  const clauses = options.escapeLead === false ? RESUME_CLAUSE : `${RESUME_CLAUSE} ${DISMISSED_PROMPT_CLAUSE}`;
+  return `[drover msg ${message.messageId} from ${message.fromMemberId} ${message.createdAt}] ${body} ${clauses}`;
 }
 
 /**

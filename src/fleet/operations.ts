@@ -27,6 +27,33 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
   return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location } });
 }
 
+/** How long a roster waits for each multiplexer's pane list. */
+const LIVENESS_TIMEOUT_MS = 2000;
+
+/**
+ * Marks members whose pane is gone, from one pane listing per multiplexer the roster names,
+ * and returns the members re-read. Best effort: a multiplexer that cannot be asked leaves its
+ * members as stored (an unreachable server is not proof that a pane is gone).
+ */
+export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, members: readonly M[], reread: () => M[]): Promise<M[]> {
+  const backends = new Set(members.filter((m) => m.kind === 'member' && isConcrete(m.placement) && m.placement.goneAt === null).map((m) => m.placement!.backend));
+  let marked = false;
+  for (const name of backends) {
+    let live: Set<string>;
+    try {
+      live = await (await runtime.openBackend(name)).livePanes(LIVENESS_TIMEOUT_MS);
+    } catch {
+      continue;
+    }
+    for (const member of members) {
+      const placement = member.placement;
+      if (member.kind !== 'member' || !isConcrete(placement) || placement.backend !== name || placement.goneAt !== null || live.has(placement.pane)) continue;
+      marked = runtime.broker.markPaneGone(member.memberId, placement.pane) || marked;
+    }
+  }
+  return marked ? reread() : [...members];
+}
+
 function remainingUntil(runtime: FleetRuntime, deadline: number): number {
   const left = deadline - runtime.clock.now();
   if (left <= 0) throw new DroverError('the operation deadline passed before the layout could be restored', { phase: 'layout' });

@@ -1,4 +1,5 @@
-import { tailLines } from '../panes/index.js';
+import { toTmuxKey, translateKeys } from '../mux/index.js';
+import { captureAgentScreen, pasteText, tailLines } from '../panes/index.js';
 import { CommandError, DroverError, Server, TargetNotFoundError, checkId, type Pane, type Snapshot } from '../tmux/index.js';
 import {
   PaneSpawnError,
@@ -12,7 +13,7 @@ import {
   type SpawnedPane,
 } from './backend.js';
 import type { PaneInputPort } from './dispatch.js';
-import { errorMessage } from './errors.js';
+import { PaneGoneError, errorMessage } from './errors.js';
 import { columnHeightPlan, memberColumn, type PaneBox } from './layout.js';
 
 /** A keystroke failed before anything could reach the pane: missing pane, no client, no server. */
@@ -54,17 +55,21 @@ export class TmuxFleetBackend implements FleetBackend {
   readonly input: PaneInputPort;
 
   constructor(readonly server: Server) {
-    const keystroke = async (send: () => Promise<unknown>): Promise<void> => {
+    const keystroke = async <T>(pane: string, send: () => Promise<T>): Promise<T> => {
       try {
-        await send();
+        return await send();
       } catch (error) {
+        if (error instanceof TargetNotFoundError) throw new PaneGoneError(pane, { cause: error });
         throw inputFailure(error, tmuxInputNotSent(error));
       }
     };
     this.input = {
-      sendEscape: (pane, timeoutMs) => keystroke(() => server.pane(pane).sendKeys(['Escape'], { timeoutMs })),
-      sendLiteral: (pane, text, timeoutMs) => keystroke(() => server.pane(pane).sendText(text, { timeoutMs })),
-      sendEnter: (pane, timeoutMs) => keystroke(() => server.pane(pane).sendKeys(['Enter'], { timeoutMs })),
+      sendEscape: (pane, timeoutMs) => keystroke(pane, () => server.pane(pane).sendKeys(['Escape'], { timeoutMs })).then(() => undefined),
+      sendLiteral: (pane, text, timeoutMs) => keystroke(pane, () => server.pane(pane).sendText(text, { timeoutMs })).then(() => undefined),
+      sendEnter: (pane, timeoutMs) => keystroke(pane, () => server.pane(pane).sendKeys(['Enter'], { timeoutMs })).then(() => undefined),
+      readScreen: (pane, timeoutMs) => keystroke(pane, async () => (await captureAgentScreen(server.pane(pane), { timeoutMs })).screen),
+      paste: (pane, text) => keystroke(pane, () => pasteText(server.pane(pane), text)),
+      sendKeys: (pane, keys, timeoutMs) => keystroke(pane, () => server.pane(pane).sendKeys(translateKeys(keys, toTmuxKey), { timeoutMs })).then(() => undefined),
     };
   }
 
@@ -138,6 +143,10 @@ export class TmuxFleetBackend implements FleetBackend {
   async neighbours(pane: string, timeoutMs: number): Promise<string[]> {
     const record = (await this.server.snapshot({ timeoutMs })).pane(checkId('pane', pane));
     return record ? record.window().panes().toArray().map((p) => p.paneId as string) : [];
+  }
+
+  async livePanes(timeoutMs: number): Promise<Set<string>> {
+    return new Set((await this.server.snapshot({ timeoutMs })).panes.toArray().map((pane) => pane.paneId as string));
   }
 
   close(): Promise<void> {

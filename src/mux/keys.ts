@@ -260,3 +260,15 @@ export function toZellijKey(key: MuxKey): KeyTranslation {
   const base = key.named && key.key === 'Escape' ? 'Esc' : key.key;
   return { ok: true, key: [...key.modifiers.map((modifier) => ZELLIJ_MODIFIERS[modifier as Exclude<MuxModifier, 'meta'>]), base].join(' ') };
 }
+
+/**
+ * Neutral key spellings in one multiplexer's spelling, all checked before any is used: a
+ * spelling outside the grammar or a key the multiplexer cannot send is an ArgumentError.
+ */
+export function translateKeys(spellings: readonly string[], translate: (key: MuxKey) => KeyTranslation): string[] {
+  return spellings.map((spelling) => {
+    const translation = translate(parseMuxKey(spelling));
+    if (!translation.ok) throw new ArgumentError(`cannot send ${spelling}: ${translation.detail}`);
+    return translation.key;
+  });
+}

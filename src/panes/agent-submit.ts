@@ -7,7 +7,7 @@ export interface AgentInputPort {
   read(): Promise<AgentScreen>;
   /** Bracketed paste: the agent receives the text as one paste, line breaks included. */
   paste(text: string): Promise<void>;
-  /** tmux key names (`Enter`, `C-u`, `Escape`…). */
+  /** Keys in the neutral spelling (`Enter`, `ctrl+u`, `Escape`…). */
   keys(keys: readonly string[]): Promise<void>;
 }
 
@@ -44,7 +44,10 @@ export interface SubmitOutcome {
 
 export interface SubmitOptions {
   rules: AgentScreenRules;
-  /** Monotonic deadline (clock units) for the whole submission. */
+  /**
+   * Monotonic deadline (clock units) for waiting for the composer, clearing a draft and the
+   * paste's echo. The watch after Enter always gets SUBMIT_TIMEOUT_MS.
+   */
   deadline: number;
   clock: SubmitClock;
   signal?: AbortSignal;
@@ -151,13 +154,14 @@ export async function submitToAgent(port: AgentInputPort, text: string, options:
   }
   if (!shown(reading) || reading.completion) {
     const seen = reading.composer?.text;
-    await port.keys(rules.clearKeys);
+    // Clear only what landed: on an empty composer some agents' clear keys open a menu.
+    if (seen !== undefined && seen !== '') await port.keys(rules.clearKeys);
     return outcome(
       'failed',
       'typed',
       seen === undefined
-        ? `the composer was not on screen after the paste (${reading.detail}); the text was cleared`
-        : `the composer did not show the text after the paste (it showed ${JSON.stringify(clip(seen))}); the text was cleared`,
+        ? `the composer was not on screen after the paste (${reading.detail})`
+        : `the composer did not show the text after the paste (it showed ${JSON.stringify(clip(seen))})${seen === '' ? '' : '; what landed was cleared'}`,
     );
   }
 
@@ -165,7 +169,8 @@ export async function submitToAgent(port: AgentInputPort, text: string, options:
   const left = (current: ScreenReading): boolean =>
     current.phase === 'busy' || current.phase === 'permission' || (current.phase === 'composer' && !current.completion && current.composer?.text === '');
   const settled = (current: ScreenReading): boolean => left(current) || current.phase === 'dialog' || current.phase === 'exited';
-  await poll(Math.min(deadline, clock.now() + SUBMIT_TIMEOUT_MS), settled);
+  // Not capped by the deadline: once Enter went in, only evidence (or its absence) may decide.
+  await poll(clock.now() + SUBMIT_TIMEOUT_MS, settled);
   // Read through a fresh binding: the poll above replaced `reading` behind the compiler's back.
   const after: ScreenReading = reading;
   if (after.phase === 'busy') return outcome('submitted', 'entered', 'the agent turned busy after Enter', 'agent_busy');

@@ -1,4 +1,5 @@
 import { performance } from 'node:perf_hooks';
+import { toTmuxKey, translateKeys } from '../mux/index.js';
 import { AbortedError } from '../process/index.js';
 import type { AgentInputPort } from './agent-submit.js';
 import type { AgentKind, AgentScreen } from './screens/types.js';
@@ -68,7 +69,10 @@ export async function sendKeysGuarded(io: PaneIO, keys: readonly string[]): Prom
   await io.sendKeys(keys);
 }
 
-/** The pane as an agent input port: every keystroke and paste first leaves a tmux mode. */
+/**
+ * The pane as an agent input port: every keystroke and paste first leaves a tmux mode, and
+ * the agent rules' neutral key names (`ctrl+u`, `Escape`) become tmux's (`C-u`, `Escape`).
+ */
 export function agentInputPort(io: PaneIO): AgentInputPort {
   return {
     read: () => io.screen(),
@@ -76,7 +80,7 @@ export function agentInputPort(io: PaneIO): AgentInputPort {
       await leaveMode(io);
       await io.paste(text);
     },
-    keys: (keys) => sendKeysGuarded(io, keys),
+    keys: (keys) => sendKeysGuarded(io, translateKeys(keys, toTmuxKey)),
   };
 }
 

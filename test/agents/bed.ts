@@ -112,7 +112,8 @@ export async function startAgentBed(name: AgentName, options: BedOptions = {}): 
       async close() {
         await server!.close().catch(() => undefined);
         await mock!.close().catch(() => undefined);
-        rmSync(root, { recursive: true, force: true });
+        // An agent killed with its tmux server may still be writing its files under HOME.
+        rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
       },
     };
   } catch (error) {

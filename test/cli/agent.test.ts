@@ -80,8 +80,8 @@ describe('drover agent setup', () => {
     assert.match(dryRun.text(), /\n {2}waiting +Notification \(permission_prompt\|elicitation_dialog\|agent_needs_input\)\n/);
     const planned = JSON.parse(dryJson.text()) as { path: string; changed: boolean; written: boolean; dry_run: boolean; hooks: { event: string; state: string }[]; settings: Settings };
     assert.deepEqual([planned.path, planned.changed, planned.written, planned.dry_run], [path, true, false, true]);
-    assert.deepEqual(planned.hooks.map((hook) => `${hook.event}=${hook.state}`), ['UserPromptSubmit=active', 'PreToolUse=active', 'Notification=waiting', 'Notification=idle', 'Stop=idle']);
-    assert.deepEqual(Object.keys(planned.settings.hooks), ['UserPromptSubmit', 'PreToolUse', 'Notification', 'Stop']);
+    assert.deepEqual(planned.hooks.map((hook) => `${hook.event}=${hook.state}`), ['UserPromptSubmit=active', 'PreToolUse=active', 'PermissionRequest=waiting', 'PostToolUse=active', 'Notification=waiting', 'Notification=idle', 'Stop=idle']);
+    assert.deepEqual(Object.keys(planned.settings.hooks), ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Notification', 'Stop']);
     assert.equal(both.exitCode, 2);
     assert.equal(existsSync(path), false);
   });
@@ -161,7 +161,7 @@ describe('drover agent setup', () => {
       const accepted = await answer('y\n', home);
       assert.equal(accepted.code, 0, accepted.stderr);
       assert.match(accepted.stdout, /^installed drover's agent hooks\n/);
-      assert.deepEqual(Object.keys(readSettings(path).hooks), ['UserPromptSubmit', 'PreToolUse', 'Notification', 'Stop']);
+      assert.deepEqual(Object.keys(readSettings(path).hooks), ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Notification', 'Stop']);
     });
   });
 });

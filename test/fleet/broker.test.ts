@@ -20,7 +20,7 @@ describe('fleets', () => {
     assert.equal(director.status, 'active');
     assert.deepEqual(
       { ...director.placement, createdAt: undefined },
-      { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined },
+      { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null },
     );
   });
 
@@ -28,7 +28,7 @@ describe('fleets', () => {
     const { broker, store } = openFixture(t);
     const placement = { backend: 'tmux', session: 's', window: '@1', pane: '%1' } as const;
     assert.throws(() => broker.createFleet({ name: ' ', codingAgent: 'claude', directorPlacement: placement }), { message: 'fleet name may not be empty.' });
-    assert.throws(() => broker.createFleet({ name: 'x', codingAgent: 'vim' as 'claude', directorPlacement: placement }), /coding agent must be one of claude, codex, opencode, shell \(got 'vim'\)/);
+    assert.throws(() => broker.createFleet({ name: 'x', codingAgent: 'vim' as 'claude', directorPlacement: placement }), /coding agent must be one of claude, codex, gemini, opencode, shell \(got 'vim'\)/);
     assert.throws(() => broker.createFleet({ name: 'x', codingAgent: 'claude', directorPlacement: { ...placement, backend: 'screen' as 'tmux' } }), ArgumentError);
     assert.throws(() => broker.createFleet({ name: 'x', codingAgent: 'claude', directorPlacement: { ...placement, pane: null } }), /pane may not be empty/);
     assert.deepEqual(store.db.prepare('SELECT count(*) AS n FROM fleets').get(), { n: 0 });

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/panes/index.js';
 import { DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
@@ -12,6 +13,7 @@ import {
   TerminationSpans,
   createFleetHere,
   type Clock,
+  type CodingAgent,
   type PaneInputPort,
   type SignalHost,
 } from '../../src/fleet/index.js';
@@ -44,12 +46,16 @@ export function openFixture(t: { after(fn: () => void): void }): Fixture {
   return { dir, store, broker: new Broker(store), locks: new PaneLocks(store.lockDirectory) };
 }
 
-/** A fleet with its director in %0 and two ordinary members in %1 and %2. */
-export function seedFleet(broker: Broker, session = 's1') {
+/**
+ * A fleet with its director in %0 and two ordinary members in %1 and %2. The members run plain
+ * shells unless `agent` says otherwise: a shell gets the keystroke choreography, a coding
+ * agent the screen-evidence one.
+ */
+export function seedFleet(broker: Broker, session = 's1', agent: CodingAgent = 'shell') {
   const { fleet, director } = broker.createFleet({ name: 'team', codingAgent: 'claude', directorPlacement: { backend: 'tmux', session, window: '@1', pane: '%0' } });
-  const alice = broker.registerMember({ fleetId: fleet.fleetId, name: 'alice', codingAgent: 'codex', placement: { backend: 'tmux', session, window: '@1' } });
+  const alice = broker.registerMember({ fleetId: fleet.fleetId, name: 'alice', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
   broker.recordPane(alice.memberId, '%1');
-  const bob = broker.registerMember({ fleetId: fleet.fleetId, name: 'bob', codingAgent: 'claude', placement: { backend: 'tmux', session, window: '@1' } });
+  const bob = broker.registerMember({ fleetId: fleet.fleetId, name: 'bob', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
   broker.recordPane(bob.memberId, '%2');
   return { fleet, director, alice: broker.getMember(alice.memberId), bob: broker.getMember(bob.memberId) };
 }
@@ -75,7 +81,7 @@ export class FakeClock implements Clock {
 }
 
 export interface PortCall {
-  op: 'escape' | 'literal' | 'enter';
+  op: 'escape' | 'literal' | 'enter' | 'read' | 'paste' | 'keys';
   pane: string;
   text?: string;
   timeoutMs: number;
@@ -92,7 +98,12 @@ export class FakePort implements PaneInputPort {
   readonly calls: PortCall[] = [];
   costMs = 10;
   private readonly failures: { op: Step; nth: number; error: Error }[] = [];
-  private readonly counts: Record<Step, number> = { escape: 0, literal: 0, enter: 0 };
+  private readonly counts: Record<Step, number> = { escape: 0, literal: 0, enter: 0, read: 0, paste: 0, keys: 0 };
+  /**
+   * The agent behind the pane, for members whose coding agent is read off its screen: it
+   * shows its composer, takes pastes and turns busy on Enter for `busyReads` reads.
+   */
+  readonly agent = new ScreenAgent();
   /** Runs (and is awaited) as each call starts, before the call succeeds or fails. */
   onCall: ((call: PortCall) => void | Promise<void>) | undefined;
 
@@ -127,9 +138,93 @@ export class FakePort implements PaneInputPort {
     return this.record('enter', pane, timeoutMs);
   }
 
+  async readScreen(pane: string, timeoutMs: number): Promise<AgentScreen> {
+    await this.record('read', pane, timeoutMs);
+    return this.agent.screen();
+  }
+
+  async paste(pane: string, text: string, timeoutMs: number): Promise<void> {
+    await this.record('paste', pane, timeoutMs, text);
+    this.agent.paste(text);
+  }
+
+  async sendKeys(pane: string, keys: readonly string[], timeoutMs: number): Promise<void> {
+    await this.record('keys', pane, timeoutMs, keys.join(' '));
+    this.agent.keys(keys);
+  }
+
+  /** The calls that put something into the pane (screen reads left out). */
+  get inputs(): PortCall[] {
+    return this.calls.filter((call) => call.op !== 'read');
+  }
+
+  get pasted(): string[] {
+    return this.calls.filter((call) => call.op === 'paste').map((call) => call.text!);
+  }
+
   get literals(): string[] {
     return this.calls.filter((call) => call.op === 'literal').map((call) => call.text!);
   }
+}
+
+/**
+ * A coding agent as its screen shows it: the state is drawn on three lines that the
+ * `screenAgentRules` read back, so fleet tests exercise the choreography's decisions only.
+ */
+export class ScreenAgent {
+  phase: ScreenPhase = 'composer';
+  composer = '';
+  /** Reads a turn stays busy after Enter (0: the turn never ends). */
+  busyReads = 3;
+  /** Pastes never reach the composer (keys lost on the way). */
+  ignorePaste = false;
+  private busyLeft = 0;
+  readonly submitted: string[] = [];
+
+  screen(): AgentScreen {
+    if (this.phase === 'busy' && this.busyLeft > 0 && --this.busyLeft === 0) this.phase = 'composer';
+    return agentScreen(`phase ${this.phase}\ncomposer ${JSON.stringify(this.composer)}`, { width: 80, height: 2, cursor: null });
+  }
+
+  paste(text: string): void {
+    if (this.phase === 'composer' && !this.ignorePaste) this.composer += text;
+  }
+
+  keys(keys: readonly string[]): void {
+    for (const key of keys) {
+      if (key === 'ctrl+u') this.composer = '';
+      if (key === 'Enter' && this.phase === 'composer' && this.composer !== '') {
+        this.submitted.push(this.composer);
+        this.composer = '';
+        this.phase = 'busy';
+        this.busyLeft = this.busyReads;
+      }
+    }
+  }
+}
+
+export const screenAgentRules: AgentScreenRules = {
+  agent: 'claude',
+  read(screen) {
+    const phase = screen.lines[0]!.slice('phase '.length) as ScreenPhase;
+    return {
+      phase,
+      rule: `test.${phase}`,
+      detail: `the test agent is ${phase}`,
+      composer: phase === 'composer' || phase === 'busy' ? { text: JSON.parse(screen.lines[1]!.slice('composer '.length)) as string } : null,
+      completion: false,
+      question: null,
+    };
+  },
+  composerShows: (shown, typed) => shown === typed,
+  clearKeys: ['ctrl+u'],
+  dismissCompletionKeys: ['Escape'],
+};
+
+/** A keystroke-only port, for plain-shell members: their screens are never read or pasted into. */
+export function keystrokePort(keystrokes: Pick<PaneInputPort, 'sendEscape' | 'sendLiteral' | 'sendEnter'>): PaneInputPort {
+  const unused = (what: string) => () => Promise.reject(new Error(`a shell member's pane is never ${what}`));
+  return { ...keystrokes, readScreen: unused('read'), paste: unused('pasted into'), sendKeys: unused('sent named keys') };
 }
 
 /** A port error that says nothing was typed (launch failure, pane gone). */

@@ -20,12 +20,12 @@ describe('agentHookCommand', () => {
 describe('mergeClaudeHooks', () => {
   it('maps each Claude Code event to its state', () => {
     const merged = mergeClaudeHooks({}, drover) as { hooks: Record<string, { matcher?: string; hooks: { type: string; command: string }[] }[]> };
-    assert.deepEqual(Object.keys(merged.hooks), ['UserPromptSubmit', 'PreToolUse', 'Notification', 'Stop']);
+    assert.deepEqual(Object.keys(merged.hooks), ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Notification', 'Stop']);
     assert.deepEqual(merged.hooks.Notification!.map((group) => group.matcher), ['permission_prompt|elicitation_dialog|agent_needs_input', 'idle_prompt']);
     assert.match(merged.hooks.Notification![0]!.hooks[0]!.command, / agent hook waiting /);
     assert.match(merged.hooks.Stop![0]!.hooks[0]!.command, / agent hook idle /);
     assert.match(merged.hooks.PreToolUse![0]!.hooks[0]!.command, / agent hook active /);
-    assert.equal(CLAUDE_HOOK_EVENTS.length, 5);
+    assert.equal(CLAUDE_HOOK_EVENTS.length, 7);
   });
 
   it('keeps every other setting and hook, replaces its own, and is idempotent', () => {

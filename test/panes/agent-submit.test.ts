@@ -35,8 +35,9 @@ class ScriptedAgent implements AgentInputPort {
     return agentScreen([`phase ${this.phase}`, `composer ${JSON.stringify(this.composer)}`, `completion ${this.completion}`].join('\n'), { width: 80, height: 3, cursor: null });
   }
 
-  async paste(text: string): Promise<void> {
-    this.calls.push(`paste ${text}`);
+  /** `sent` is what the caller pasted, when only part of it lands. */
+  async paste(text: string, sent = text): Promise<void> {
+    this.calls.push(`paste ${sent}`);
     if (this.pasteShows === 'nothing') return;
     this.composer += this.pasteShows === 'text' ? text : `[Pasted ${text.length} chars]`;
     if (/@\S+$/.test(text)) this.completion = true;
@@ -153,12 +154,23 @@ describe('submitToAgent', () => {
     assert.deepEqual(waiting.submitted, ['hello']);
   });
 
-  it('fails before Enter when the paste never shows, and clears whatever landed', async () => {
+  it('fails before Enter when the paste never shows, and sends no clear keys to an empty composer', async () => {
     const agent = new ScriptedAgent();
     agent.pasteShows = 'nothing';
     const outcome = await submit(agent, 'hello');
     assert.deepEqual([outcome.status, outcome.stage], ['failed', 'typed']);
+    assert.deepEqual(typing(agent), ['paste hello'], 'on an empty composer clear keys can open a menu (Claude Code: Rewind)');
+  });
+
+  it('clears a paste that landed only in part', async () => {
+    const agent = new ScriptedAgent();
+    const paste = agent.paste.bind(agent);
+    agent.paste = async (text) => paste(text.slice(0, 3), text);
+    const outcome = await submit(agent, 'hello');
+    assert.deepEqual([outcome.status, outcome.stage], ['failed', 'typed']);
+    assert.match(outcome.reason, /it showed "hel"\); what landed was cleared/);
     assert.deepEqual(typing(agent), ['paste hello', 'keys C-u']);
+    assert.equal(agent.composer, '');
   });
 
   it('fails when the composer still holds the text after Enter, and clears it', async () => {

@@ -8,10 +8,12 @@ import {
   broadcastAndNotify,
   captureFleet,
   captureMember,
+  checkMemberPanes,
   createFleetHere,
   createMember,
   deleteFleet,
   deleteMember,
+  draftClearedWarning,
   execInMember,
   listenForMessages,
   messageJson,
@@ -78,7 +80,14 @@ async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: Fle
 
 function placementJson(placement: Placement | null): Record<string, unknown> | null {
   if (placement === null) return null;
-  return { backend: placement.backend, session: placement.session, window: placement.window, pane: placement.pane, created_at: placement.createdAt };
+  return {
+    backend: placement.backend,
+    session: placement.session,
+    window: placement.window,
+    pane: placement.pane,
+    created_at: placement.createdAt,
+    gone_at: placement.goneAt,
+  };
 }
 
 function memberJson(member: Member | RosterEntry): Record<string, unknown> {
@@ -147,13 +156,19 @@ function table(io: CliIO, rows: readonly (readonly string[])[]): void {
 
 function paneLabel(placement: Placement | null): string {
   if (placement === null) return '-';
-  return placement.pane ?? '(pending)';
+  if (placement.pane === null) return '(pending)';
+  return placement.goneAt === null ? placement.pane : `${placement.pane} (gone)`;
 }
 
 function messageLine(message: Message, limit: number): string {
   const to = message.toMemberId === null ? 'all' : String(message.toMemberId);
   const notified = message.notifiedAt === null ? '' : ' notified';
   return `${message.messageId} from=${message.fromMemberId} to=${to} ${message.createdAt} ${message.statusState}${notified} ${truncateForText(message.text, limit)}`;
+}
+
+/** Drafts cleared from members' composers are said on stderr as they happen. */
+function draftWarnings(io: CliIO): { onDraftCleared: (memberId: number, draft: string) => void } {
+  return { onDraftCleared: (memberId, draft) => writeLine(io.stderr, `drover: ${draftClearedWarning(memberId, draft)}`) };
 }
 
 function reportDiagnostics(io: CliIO, diagnostics: readonly (NotNotified | string)[]): void {
@@ -214,7 +229,7 @@ function registerFleet(program: Command, context: CommandContext): void {
         const fleetId = parseId(id, 'fleet id');
         await withRuntime(options, io, async (runtime) => {
           const shown = runtime.broker.getFleet(fleetId);
-          const members = shown.deletedAt === null ? runtime.broker.listMembers(fleetId) : [];
+          const members = shown.deletedAt === null ? await checkMemberPanes(runtime, runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId)) : [];
           if (options.json) {
             writeJson(io, { fleet: fleetJson(shown), members: members.map(memberJson) });
             return;
@@ -332,7 +347,7 @@ function registerMember(program: Command, context: CommandContext): void {
       context.action(async (options: SocketFlags & JsonFlag & { fleet?: string }, io) => {
         const fleetId = parseId(options.fleet, '--fleet');
         await withRuntime(options, io, async (runtime) => {
-          const members = runtime.broker.listMembers(fleetId);
+          const members = await checkMemberPanes(runtime, runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId));
           if (options.json) writeJson(io, members.map(memberJson));
           else table(io, memberRows(members));
         });
@@ -347,7 +362,8 @@ function registerMember(program: Command, context: CommandContext): void {
       context.action(async (options: SocketFlags & JsonFlag, io, id) => {
         const memberId = parseId(id, 'member id');
         await withRuntime(options, io, async (runtime) => {
-          const shown = runtime.broker.getMember(memberId);
+          const [shown] = await checkMemberPanes(runtime, [runtime.broker.getMember(memberId)], () => [runtime.broker.getMember(memberId)]);
+          if (shown === undefined) return;
           if (options.json) writeJson(io, memberJson(shown));
           else {
             writeLine(io.stdout, `member ${shown.memberId} '${shown.name}' ${shown.kind} fleet=${shown.fleetId} agent=${shown.codingAgent} pane=${paneLabel(shown.placement)}`);
@@ -432,14 +448,14 @@ function registerMessage(program: Command, context: CommandContext): void {
         const limit = maxTextLength(io.env);
         return withRuntime(options, io, async (runtime) => {
           if (options.broadcast) {
-            const result = await broadcastAndNotify({ ...runtime.notify, from, text: text! });
+            const result = await broadcastAndNotify({ ...runtime.notify, ...draftWarnings(io), from, text: text! });
             reportDiagnostics(io, [...result.diagnostics, ...(result.failure ? [result.failure.diagnostic] : [])]);
             if (options.json) {
               writeJson(io, { summary: messageJson(result.summary), deliveries: result.deliveries.map(messageJson), recipients: result.recipients, delivered: result.delivered });
             } else writeLine(io.stdout, `broadcast id=${result.summary.messageId} recipients=${result.recipients} delivered=${result.delivered}`);
             return result.failure ? 1 : 0;
           }
-          const result = await sendAndNotify({ ...runtime.notify, from, to: parseId(options.to, '--to'), text: text! });
+          const result = await sendAndNotify({ ...runtime.notify, ...draftWarnings(io), from, to: parseId(options.to, '--to'), text: text! });
           reportDiagnostics(io, [...(result.diagnostic ? [result.diagnostic] : []), ...(result.failure ? [result.failure.diagnostic] : [])]);
           if (options.json) writeJson(io, { message: messageJson(result.message), notification_sent: result.notificationSent });
           else writeLine(io.stdout, `sent ${messageLine(result.message, limit)}${result.notificationSent ? ' (notified)' : ''}`);
@@ -514,7 +530,7 @@ function registerMessage(program: Command, context: CommandContext): void {
         await withRuntime(options, io, async (runtime) => {
           let result;
           try {
-            result = await waitForMessages({ ...runtime.notify, memberId, timeoutMs: seconds * 1000, signal: io.signal });
+            result = await waitForMessages({ ...runtime.notify, ...draftWarnings(io), memberId, timeoutMs: seconds * 1000, signal: io.signal });
           } catch (error) {
             if (error instanceof WaitError) reportDiagnostics(io, error.diagnostics);
             throw error;

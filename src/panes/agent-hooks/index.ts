@@ -1,11 +1,12 @@
 import type { AgentState } from '../agent-state.js';
 import type { AgentKind } from '../screens/types.js';
+import { claudeHookInstaller } from './claude.js';
 import type { AgentHookInstaller } from './types.js';
 
 export * from './types.js';
 
 /** Each known agent's hook installer. */
-const INSTALLERS: Partial<Record<AgentKind, AgentHookInstaller>> = {};
+const INSTALLERS: Partial<Record<AgentKind, AgentHookInstaller>> = { claude: claudeHookInstaller };
 
 export function hookInstallerFor(kind: AgentKind): AgentHookInstaller | undefined {
   return INSTALLERS[kind];

@@ -59,8 +59,8 @@ export interface AgentScreenRules {
    * wraps and trims it), or the agent's placeholder for a paste of that size.
    */
   composerShows(composerText: string, typed: string): boolean;
-  /** tmux key names that empty a filled composer, multi-line drafts included. */
+  /** Keys (neutral spelling: `ctrl+u`, `Escape`, `Backspace`) that empty a filled composer, multi-line drafts included. */
   readonly clearKeys: readonly string[];
-  /** tmux key names that close an open completion menu and keep the composer's text. */
+  /** Keys (neutral spelling) that close an open completion menu and keep the composer's text. */
   readonly dismissCompletionKeys: readonly string[];
 }
