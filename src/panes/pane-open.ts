@@ -33,6 +33,8 @@ export interface OpenedAgentPane {
 }
 
 export const DEFAULT_STARTUP_CHECK_MS = 2000;
+/** How far back an exited agent's last words are looked for. */
+const EXIT_HISTORY_LINES = 500;
 
 /** The agent exited while drover watched it start; the pane is gone, its last lines are kept here. */
 export class AgentExitedError extends DroverError {
@@ -143,7 +145,15 @@ async function watchStart(pane: Pane, command: string, options: OpenAgentOptions
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
   const checkMs = options.startupCheckMs ?? DEFAULT_STARTUP_CHECK_MS;
   const exited = async (status: number | null): Promise<never> => {
-    const lastLines = snippet((await pane.capture()).toString('utf8'));
+    // Agents print their error and then clear the screen they drew, so the words are in the
+    // history; blank rows and tmux's own "Pane is dead" line say nothing the status does not.
+    const history = (await pane.capture({ start: -EXIT_HISTORY_LINES })).toString('utf8');
+    const lastLines = snippet(
+      history
+        .split('\n')
+        .filter((line) => line.trim() !== '' && !/^Pane is dead \(/.test(line))
+        .join('\n'),
+    );
     await pane.kill().catch(() => undefined);
     throw new AgentExitedError(command, status, lastLines);
   };

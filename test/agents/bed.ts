@@ -4,6 +4,9 @@ import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
+import { setTimeout as delay } from 'node:timers/promises';
+import { readProcessTree, type ProcessNode } from '../../src/panes/index.js';
+import { isProcessAlive } from '../../src/process/index.js';
 import { Server } from '../../src/tmux/index.js';
 import { git } from '../support/git.js';
 import { startModelMock, type ModelMock } from './mock/server.js';
@@ -110,16 +113,43 @@ export async function startAgentBed(name: AgentName, options: BedOptions = {}): 
     return {
       ...started,
       async close() {
-        await server!.close().catch(() => undefined);
-        await mock!.close().catch(() => undefined);
-        // An agent killed with its tmux server may still be writing its files under HOME.
-        rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+        await retire(server!, mock!, root);
       },
     };
   } catch (error) {
-    await server?.close().catch(() => undefined);
-    await mock?.close().catch(() => undefined);
-    rmSync(root, { recursive: true, force: true });
+    if (server !== undefined && mock !== undefined) await retire(server, mock, root);
+    else {
+      await mock?.close().catch(() => undefined);
+      rmSync(root, { recursive: true, force: true });
+    }
     throw error;
   }
+}
+
+/** Every process running in the server's panes, agents' children included. */
+async function paneProcesses(server: Server): Promise<number[]> {
+  const pids = (await server.snapshot()).panes.toArray().map((pane) => pane.panePid as number);
+  const flatten = (node: ProcessNode | undefined): number[] => (node === undefined ? [] : [node.pid, ...node.children.flatMap(flatten)]);
+  return pids.flatMap((pid) => flatten(readProcessTree(pid, () => undefined)));
+}
+
+/**
+ * Stops the tmux server and waits for the agents it ran to exit (they get SIGHUP with their
+ * terminal, and some keep writing their files for a moment); a straggler is killed after 3 s.
+ * Only then is the bed's directory removed.
+ */
+async function retire(server: Server, mock: ModelMock, root: string): Promise<void> {
+  const pids = await paneProcesses(server).catch(() => []);
+  await server.close().catch(() => undefined);
+  const deadline = Date.now() + 3000;
+  while (pids.some(isProcessAlive) && Date.now() < deadline) await delay(50);
+  for (const pid of pids.filter(isProcessAlive)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // It exited in between.
+    }
+  }
+  await mock.close().catch(() => undefined);
+  rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
 }

@@ -14,7 +14,8 @@ import type { AgentScreen, AgentScreenRules, ScreenPhase, ScreenReading } from '
  * transcript, so nothing a reply prints can pass for the agent's own UI.
  */
 
-const RULE = /^─+(?: [↑↓] \d+ more ─+)?$/u;
+/** A full-width rule; the composer's top one may carry the scroll count or the session name (`claude --name`). */
+const RULE = /^─+(?: [^─]+ ─+)?$/u;
 /** The Rewind menu draws its top edge with upper-eighth blocks instead of a rule. */
 const PANEL_EDGE = /^▔+$/u;
 const MODE_GLYPH = /^[❯!](?:\u00a0|$)/u;

@@ -23,6 +23,7 @@ const SCROLLED_DRAFT = Array.from({ length: 900 }, (_, index) => `word${index}`)
 const EXPECTED: Readonly<Record<string, Expected>> = {
   'idle-empty': { phase: 'composer', rule: 'claude.composer', composer: '' },
   'idle-after-reply': { phase: 'composer', rule: 'claude.composer', composer: '' },
+  'idle-named-session': { phase: 'composer', rule: 'claude.composer', composer: '' },
   interrupted: { phase: 'composer', rule: 'claude.composer', composer: '' },
   'not-logged-in': { phase: 'composer', rule: 'claude.composer', composer: '' },
   'shortcuts-help': { phase: 'composer', rule: 'claude.composer', composer: '' },
