@@ -135,11 +135,24 @@ export interface LaunchRequest extends AgentOptions {
   env: NodeJS.ProcessEnv;
 }
 
-/** The argv that starts the member's coding agent with its rendered spawn prompt. */
+/**
+ * Whether the agent runs a prompt given on its command line as its first turn. opencode's
+ * `--prompt` only fills the composer, so its spawn prompt goes as the member's first message.
+ */
+export function takesPromptOnCommandLine(agent: CodingAgent): boolean {
+  return agent === 'claude' || agent === 'codex' || agent === 'gemini';
+}
+
+/** The member's rendered spawn prompt (the default template when none was given). */
+export function spawnPrompt(request: Pick<LaunchRequest, 'prompt' | 'values'>): string {
+  return renderPromptTemplate(request.prompt ?? DEFAULT_PROMPT_TEMPLATE, request.values);
+}
+
+/** The argv that starts the member's coding agent, with its spawn prompt where the agent takes one. */
 export function agentArgv(request: LaunchRequest): string[] {
   const { agent, model, effort } = request;
   if (agent === 'shell') return [agentProgram('shell', request.env)];
-  const prompt = renderPromptTemplate(request.prompt ?? DEFAULT_PROMPT_TEMPLATE, request.values);
+  const prompt = spawnPrompt(request);
   switch (agent) {
     case 'claude':
       return [
@@ -157,6 +170,8 @@ export function agentArgv(request: LaunchRequest): string[] {
     case 'codex':
       return [
         'codex',
+        // Each member its own codex: a shared daemon would report every member's state on one pane.
+        '--no-daemon',
         '--ask-for-approval',
         'never',
         '--sandbox',
@@ -169,7 +184,7 @@ export function agentArgv(request: LaunchRequest): string[] {
       // Only the fleet's own message commands run without asking; everything else asks as usual.
       return ['gemini', '--allowed-tools', 'run_shell_command(drover message)', ...(model === undefined ? [] : ['--model', model]), '--prompt-interactive', prompt];
     case 'opencode':
-      return ['opencode', '--agent', 'drover', ...(model === undefined ? [] : ['--model', model]), '--prompt', prompt];
+      return ['opencode', ...(model === undefined ? [] : ['--model', model])];
   }
 }
 

@@ -1,8 +1,9 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { ArgumentError, DroverError } from '../process/index.js';
-import { agentArgv, requireAgentProgram, validateAgentOptions } from './agents.js';
+import { agentArgv, requireAgentProgram, spawnPrompt, takesPromptOnCommandLine, validateAgentOptions } from './agents.js';
 import { COMPENSATION_BUDGET_MS, PaneSpawnError, SPAWN_DEADLINE_MS, type FleetBackend } from './backend.js';
+import { sendAndNotify } from './delivery.js';
 import { PlacementError, RegistryNotFoundError, RegistryStateError, errorMessage } from './errors.js';
 import { isConcrete, type CodingAgent, type Member } from './model.js';
 import type { FleetRuntime } from './runtime.js';
@@ -90,12 +91,13 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
     codingAgent: agent,
     placement: { backend: directorPlacement.backend, session: directorPlacement.session, window: directorPlacement.window },
   });
-  const command = agentArgv({
+  const launch = {
     ...agentOptions,
     memberName: request.name,
     env,
     values: { fleet_id: fleet.fleetId, member_id: member.memberId, director_member_id: director.memberId, coding_agent: agent },
-  });
+  };
+  const command = agentArgv(launch);
 
   spans.enter();
   try {
@@ -117,10 +119,23 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
     } catch (error) {
       throw await compensate(runtime, backend, member.memberId, error, spawned.pane);
     }
-    return { member: broker.getMember(member.memberId), pane: spawned.pane, warnings: spawned.warnings };
+    const warnings = [...spawned.warnings];
+    if (agent !== 'shell' && !takesPromptOnCommandLine(agent)) warnings.push(...(await sendSpawnPrompt(runtime, director.memberId, member.memberId, spawnPrompt(launch))));
+    return { member: broker.getMember(member.memberId), pane: spawned.pane, warnings };
   } finally {
     spans.exit();
   }
+}
+
+/**
+ * The spawn prompt of an agent that takes none on its command line, as the member's first
+ * message from the Director: stored first, so it is delivered at least once like any other
+ * (now, if the agent reaches its composer within the budget, else by the next send or wait).
+ */
+async function sendSpawnPrompt(runtime: FleetRuntime, directorId: number, memberId: number, prompt: string): Promise<string[]> {
+  const sent = await sendAndNotify({ ...runtime.notify, from: directorId, to: memberId, text: prompt });
+  if (sent.failure !== null) return [sent.failure.diagnostic];
+  return sent.diagnostic === null ? [] : [sent.diagnostic.diagnostic];
 }
 
 /**

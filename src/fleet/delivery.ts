@@ -197,14 +197,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         } else {
           const outcome = await submitAgentLine({ port, pane: placement.pane, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
           if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
-          if (outcome.status !== 'submitted') {
-            // A later line that finds the agent still busy with the earlier one waits for the next hold.
-            if (result.notified.length > 0 && outcome.stage === 'not_typed' && outcome.reading.phase === 'busy') {
-              attempted.delete(message.messageId);
-              return result;
-            }
-            return fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
-          }
+          if (outcome.status !== 'submitted') return fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
         }
       } catch (error) {
         if (paneWasGone(error)) {
@@ -219,6 +212,10 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       const stamp = budgeted(broker, finalDeadline - clock.now(), () => broker.stampNotified(message.messageId));
       if ('failure' in stamp) return fail(message, stamp.failure);
       if (stamp.value !== 'missing') result.notified.push(message.messageId);
+      // One line per hold for a coding agent: its turn on that line runs now, and between Enter
+      // and the busy screen some agents briefly draw an idle composer that would take, and lose,
+      // a second paste. The next line goes in the next hold, once the turn is over.
+      if (rules !== undefined) return result;
       lead = 'direct';
     }
   } finally {

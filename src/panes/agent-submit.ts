@@ -70,6 +70,10 @@ export const SUBMIT_TIMEOUT_MS = 8000;
 /** How long clearing a draft may take to show. */
 export const CLEAR_TIMEOUT_MS = 1500;
 export const POLL_MS = 100;
+/** Between the look that found the text in the composer and the confirming look before Enter. */
+export const ENTER_SETTLE_MS = 150;
+/** Completion menus closed before the text counts as not deliverable (a menu that keeps reopening). */
+const MAX_DISMISSALS = 3;
 
 /** The remaining budget of a whole `deliver`: waiting for the composer, echo, and the reaction to Enter. */
 export function submissionBudgetMs(text: string, composerWaitMs: number): number {
@@ -147,22 +151,42 @@ export async function submitToAgent(port: AgentInputPort, text: string, options:
   await port.paste(text);
   const shown = (current: ScreenReading): boolean => current.phase === 'composer' && current.composer !== null && rules.composerShows(current.composer.text, text);
   const echoBy = Math.min(deadline, clock.now() + echoTimeoutMs(text));
-  await poll(echoBy, (current) => current.completion || shown(current));
-  if (reading.completion) {
-    await port.keys(rules.dismissCompletionKeys);
-    await poll(echoBy, (current) => !current.completion && shown(current));
-  }
-  if (!shown(reading) || reading.completion) {
-    const seen = reading.composer?.text;
-    // Clear only what landed: on an empty composer some agents' clear keys open a menu.
-    if (seen !== undefined && seen !== '') await port.keys(rules.clearKeys);
-    return outcome(
-      'failed',
-      'typed',
-      seen === undefined
-        ? `the composer was not on screen after the paste (${reading.detail})`
-        : `the composer did not show the text after the paste (it showed ${JSON.stringify(clip(seen))})${seen === '' ? '' : '; what landed was cleared'}`,
-    );
+  let fixed = false;
+  for (let dismissals = 0; ; ) {
+    await poll(echoBy, (current) => current.completion || shown(current));
+    if (reading.completion && dismissals < MAX_DISMISSALS) {
+      dismissals += 1;
+      await port.keys(rules.dismissCompletionKeys);
+      await poll(echoBy, (current) => !current.completion);
+      continue;
+    }
+    if (!shown(reading) || reading.completion) {
+      const seen = reading.composer?.text;
+      // Clear only what landed: on an empty composer some agents' clear keys open a menu.
+      if (seen !== undefined && seen !== '') await port.keys(rules.clearKeys);
+      return outcome(
+        'failed',
+        'typed',
+        seen === undefined
+          ? `the composer was not on screen after the paste (${reading.detail})`
+          : `the composer did not show the text after the paste (it showed ${JSON.stringify(clip(seen))})${seen === '' ? '' : '; what landed was cleared'}`,
+      );
+    }
+    if (!fixed) {
+      fixed = true;
+      const fixups = rules.keysAfterPaste?.(text) ?? [];
+      if (fixups.length > 0) {
+        await port.keys(fixups);
+        continue;
+      }
+    }
+    // Agents take a paste in over several frames, and some open a completion menu a moment
+    // after the text shows (or read an Enter right behind a paste as a line break): Enter
+    // goes only after a second look a little later still shows the text and no menu.
+    await clock.sleep(ENTER_SETTLE_MS, signal);
+    screen = await port.read();
+    reading = rules.read(screen);
+    if (shown(reading) && !reading.completion) break;
   }
 
   await port.keys(['Enter']);

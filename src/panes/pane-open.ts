@@ -6,7 +6,8 @@ import { providersFor } from './project-config.js';
 import { DEFAULT_ROLE, resolveLaunchCommand, type Provider } from './providers.js';
 import { isAssignmentWord, splitShellWords, unquoteWord } from './shell-words.js';
 import { snippet } from './tail.js';
-import { textRowFormat, parseTextRows } from './tmux-pane.js';
+import { rulesFor, type AgentScreenRules } from './screens/index.js';
+import { agentNamerFor, parseTextRows, textRowFormat, tmuxPaneIO } from './tmux-pane.js';
 
 export interface OpenAgentOptions {
   provider: string;
@@ -16,7 +17,10 @@ export interface OpenAgentOptions {
   /** Default: the built-ins merged with the project config found from `cwd`. */
   providers?: Readonly<Record<string, Provider>>;
   env?: NodeJS.ProcessEnv;
-  /** How long the agent must stay up before the pane counts as opened (default 2 s). */
+  /**
+   * How long a program drover has no screen rules for must stay up before the pane counts as
+   * opened (default 2 s). An agent drover knows is watched until it draws a screen it knows.
+   */
   startupCheckMs?: number;
   pacing?: Partial<Pick<Pacing, 'sleep' | 'pollMs'>>;
 }
@@ -33,6 +37,8 @@ export interface OpenedAgentPane {
 }
 
 export const DEFAULT_STARTUP_CHECK_MS = 2000;
+/** The longest `pane open` waits for an agent it knows to draw its first recognisable screen. */
+export const AGENT_START_LIMIT_MS = 30_000;
 /** How far back an exited agent's last words are looked for. */
 const EXIT_HISTORY_LINES = 500;
 
@@ -141,6 +147,12 @@ async function deadStatus(pane: Pane): Promise<{ dead: boolean; status: number |
   return { dead: dead === '1', status: status === undefined || status === '' ? null : Number(status) };
 }
 
+/**
+ * Watches the agent start. An agent drover knows is watched until its screen shows something
+ * the rules recognise (composer, dialog…), up to AGENT_START_LIMIT_MS: a slow start is not an
+ * error, and `ready` tells the rest. Any other program is watched for `startupCheckMs`. Either
+ * way a program that exits meanwhile is an AgentExitedError.
+ */
 async function watchStart(pane: Pane, command: string, options: OpenAgentOptions): Promise<void> {
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
   const checkMs = options.startupCheckMs ?? DEFAULT_STARTUP_CHECK_MS;
@@ -157,10 +169,17 @@ async function watchStart(pane: Pane, command: string, options: OpenAgentOptions
     await pane.kill().catch(() => undefined);
     throw new AgentExitedError(command, status, lastLines);
   };
-  for (let waited = 0; waited < checkMs; waited += pacing.pollMs) {
+  const io = tmuxPaneIO(pane, agentNamerFor(options.cwd));
+  let rules: AgentScreenRules | undefined;
+  for (let waited = 0; waited < (rules === undefined ? checkMs : AGENT_START_LIMIT_MS); waited += pacing.pollMs) {
     await pacing.sleep(pacing.pollMs);
     const state = await deadStatus(pane);
     if (state.dead) await exited(state.status);
+    if (rules === undefined) {
+      const kind = (await io.describe()).agent.kind;
+      rules = kind === null ? undefined : rulesFor(kind);
+    }
+    if (rules !== undefined && rules.read(await io.screen()).phase !== 'unknown') break;
   }
   await pane.server.command(unsetOptionArgs({ kind: 'pane', id: checkId('pane', pane.id) }, 'remain-on-exit'));
   // It may have exited between the last look and the unset, which tmux does not undo.

@@ -47,7 +47,9 @@ export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.free
   },
   codex: {
     name: 'codex',
-    interactiveCommand: 'codex -m {model} -c model_reasoning_effort={effort}',
+    // Without --no-daemon, codex runs turns in one background server shared by every pane, and
+    // its hooks report each pane's state on the pane that started that server.
+    interactiveCommand: 'codex --no-daemon -m {model} -c model_reasoning_effort={effort}',
     bypassFlag: '--dangerously-bypass-approvals-and-sandbox',
     profiles: {
       default: { effort: 'high' },
@@ -60,6 +62,7 @@ export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.free
   opencode: {
     name: 'opencode',
     interactiveCommand: 'opencode --model {model}',
+    bypassFlag: '--auto',
     profiles: {},
   },
   gemini: {

@@ -8,6 +8,7 @@ import {
   checkMemberPanes,
   createFleetHere,
   createMember,
+  deliverPending,
   formatNotificationLine,
   promptMember,
   sendAndNotify,
@@ -178,9 +179,11 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
       try {
         const fleet = await createFleetHere(runtime, { name: 'bed', agent: 'shell' });
         const created = await createMember(runtime, { fleetId: fleet.fleet.fleetId, name: 'worker', agent: name, prompt: 'You are a test member; reply briefly.', cwd: bed.workdir });
-        await readyBecomes(bed, created.pane, ['ready']);
         const from = fleet.director.memberId;
         const to = created.member.memberId;
+        // An agent that takes no prompt on its command line gets it as its first message.
+        await drain(runtime, to);
+        await readyBecomes(bed, created.pane, ['ready']);
 
         const idle = await sendAndNotify({ ...runtime.notify, from, to, text: 'first message: status please' });
         assert.equal(idle.notificationSent, true, idle.diagnostic?.diagnostic);
@@ -239,6 +242,17 @@ async function mapState(bed: AgentBed, pane: string): Promise<string | null> {
 async function skipReason(bed: AgentBed, pane: string): Promise<string | undefined> {
   const sweep = await paneQuestions(bed.server, { kind: 'panes', panes: [pane] }, { cwd: bed.workdir });
   return sweep.skipped.find((row) => row.pane === pane)?.reason ?? sweep.matches.find((row) => row.pane === pane)?.indicator;
+}
+
+/** Retries a member's held deliveries, as `message wait` does, until none is left (or 60 s pass). */
+async function drain(runtime: FleetRuntime, memberId: number): Promise<void> {
+  const { fleetId } = runtime.broker.getMember(memberId);
+  const deadline = Date.now() + 60_000;
+  while (runtime.broker.deliverySnapshot(memberId, fleetId).next !== null) {
+    if (Date.now() > deadline) assert.fail(`member ${memberId} still has messages awaiting delivery`);
+    await deliverPending({ ...runtime.notify, recipientId: memberId, fleetId });
+    await delay(500);
+  }
 }
 
 /** Waits until the mock received `line` as a user turn, and checks it came once. */

@@ -77,13 +77,42 @@ describe('drover agent setup', () => {
     assert.equal(dryRun.exitCode, 0, dryRun.stderrText());
     assert.match(dryRun.text(), new RegExp(`^would write ${path}\\n`));
     assert.ok(dryRun.text().includes(`each runs: ${process.execPath} ${CLI_PATH} agent hook <state>\n`), dryRun.text());
-    assert.match(dryRun.text(), /\n {2}waiting +Notification \(permission_prompt\|elicitation_dialog\|agent_needs_input\)\n/);
-    const planned = JSON.parse(dryJson.text()) as { path: string; changed: boolean; written: boolean; dry_run: boolean; hooks: { event: string; state: string }[]; settings: Settings };
-    assert.deepEqual([planned.path, planned.changed, planned.written, planned.dry_run], [path, true, false, true]);
-    assert.deepEqual(planned.hooks.map((hook) => `${hook.event}=${hook.state}`), ['UserPromptSubmit=active', 'PreToolUse=active', 'PermissionRequest=waiting', 'PostToolUse=active', 'Notification=waiting', 'Notification=idle', 'Stop=idle']);
-    assert.deepEqual(Object.keys(planned.settings.hooks), ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Notification', 'Stop']);
+    assert.match(dryRun.text(), /\n {2}Notification \(permission_prompt\|elicitation_dialog\|agent_needs_input\) → waiting\n/);
+    const planned = JSON.parse(dryJson.text()) as { agent: string; path: string; changed: boolean; written: boolean; dry_run: boolean; hooks: string[]; text: string };
+    assert.deepEqual([planned.agent, planned.path, planned.changed, planned.written, planned.dry_run], ['claude', path, true, false, true]);
+    assert.deepEqual(planned.hooks, [
+      'UserPromptSubmit → active',
+      'PreToolUse → active',
+      'PermissionRequest → waiting',
+      'PostToolUse → active',
+      'Notification (permission_prompt|elicitation_dialog|agent_needs_input) → waiting',
+      'Notification (idle_prompt) → idle',
+      'Stop → idle',
+    ]);
+    assert.deepEqual(Object.keys((JSON.parse(planned.text) as Settings).hooks), ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Notification', 'Stop']);
     assert.equal(both.exitCode, 2);
     assert.equal(existsSync(path), false);
+  });
+
+  it('installs each agent’s hooks where that agent reads them, and refuses an agent it does not know', async () => {
+    const home = join(sandbox.dir, 'each');
+    mkdirSync(home);
+    const setups = await Promise.all(
+      ['codex', 'gemini', 'opencode'].map((agent) => sandbox.drover(['agent', 'setup', '--agent', agent, '--yes', '--json'], { env: { HOME: home } })),
+    );
+    const written = setups.map((result) => JSON.parse(result.text()) as { agent: string; path: string; written: boolean });
+    assert.deepEqual(
+      written.map((plan) => [plan.agent, plan.path, plan.written]),
+      [
+        ['codex', join(home, '.codex', 'config.toml'), true],
+        ['gemini', join(home, '.gemini', 'settings.json'), true],
+        ['opencode', join(home, '.config', 'opencode', 'plugins', 'drover-agent-state.js'), true],
+      ],
+    );
+    for (const plan of written) assert.match(readFileSync(plan.path, 'utf8'), /agent.{0,4}hook/, plan.path);
+    const unknown = await sandbox.drover(['agent', 'setup', '--agent', 'aider', '--yes'], { env: { HOME: home } });
+    assert.equal(unknown.exitCode, 2);
+    assert.match(unknown.stderrText(), /aider/);
   });
 
   it('merges the hooks with --yes keeping every other setting, then finds nothing to change', async () => {
@@ -156,7 +185,7 @@ describe('drover agent setup', () => {
       const path = join(home, '.claude', 'settings.json');
       const declined = await answer('n\n', home);
       assert.equal(declined.code, 1);
-      assert.match(declined.stderr, /hooks \(agent state, Claude Code event\):\n {2}active +UserPromptSubmit\n[\s\S]*Write these hooks to .*settings\.json\? \[y\/N\] drover: left .* unchanged\n$/);
+      assert.match(declined.stderr, /hooks \(agent event → state\):\n {2}UserPromptSubmit → active\n[\s\S]*Write these hooks to .*settings\.json\? \[y\/N\] drover: left .* unchanged\n$/);
       assert.equal(existsSync(path), false);
       const accepted = await answer('y\n', home);
       assert.equal(accepted.code, 0, accepted.stderr);

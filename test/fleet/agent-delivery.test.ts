@@ -33,12 +33,13 @@ function setup(t: { after(fn: () => void): void }) {
 }
 
 describe('fleet delivery to a coding agent', () => {
-  it('pastes each line at the composer, never sends Escape, and stamps only on evidence', async (t) => {
+  it('pastes one line per hold at the composer, never sends Escape, and stamps only on evidence', async (t) => {
     const s = setup(t);
     const first = s.send(s.alice, s.bob, 'first update');
     const second = s.send(s.alice, s.bob, 'second update');
-    const attempt = await deliverPending(s.options(s.bob));
-    assert.deepEqual(attempt, { notified: [first.messageId, second.messageId], held: null, diagnostic: null });
+    assert.deepEqual(await deliverPending(s.options(s.bob)), { notified: [first.messageId], held: null, diagnostic: null });
+    assert.equal(s.broker.showMessage(second.messageId).notifiedAt, null, 'the next line waits for the next hold, without a diagnostic');
+    assert.deepEqual(await deliverPending(s.options(s.bob)), { notified: [second.messageId], held: null, diagnostic: null });
     assert.deepEqual(s.port.agent.submitted, [formatNotificationLine(first, { escapeLead: false }), formatNotificationLine(second, { escapeLead: false })]);
     assert.ok(s.port.agent.submitted.every((line) => !line.includes('Escape')), 'no clause about an Escape that was never sent');
     assert.deepEqual(s.port.inputs.map((call) => call.op), ['paste', 'keys', 'paste', 'keys'], 'the second line waited for the first turn to end');

@@ -84,6 +84,7 @@ describe('agentArgv', () => {
     ]);
     assert.deepEqual(agentArgv(request({ agent: 'codex', prompt: 'go', effort: 'low' })), [
       'codex',
+      '--no-daemon',
       '--ask-for-approval',
       'never',
       '--sandbox',
@@ -91,7 +92,8 @@ describe('agentArgv', () => {
       '--config=model_reasoning_effort=low',
       'go',
     ]);
-    assert.deepEqual(agentArgv(request({ agent: 'opencode', prompt: 'go', model: 'a/b' })), ['opencode', '--agent', 'drover', '--model', 'a/b', '--prompt', 'go']);
+    assert.deepEqual(agentArgv(request({ agent: 'opencode', prompt: 'go', model: 'a/b' })), ['opencode', '--model', 'a/b'], 'opencode gets its prompt as the first message');
+    assert.deepEqual(agentArgv(request({ agent: 'gemini', prompt: 'go' })), ['gemini', '--allowed-tools', 'run_shell_command(drover message)', '--prompt-interactive', 'go']);
     assert.deepEqual(agentArgv(request({ agent: 'shell' })), ['/bin/zsh']);
     assert.deepEqual(agentArgv(request({ agent: 'shell', env: {} })), ['/bin/sh']);
     assert.match(agentArgv(request({})).at(-1)!, /^You are a member of a drover fleet/);

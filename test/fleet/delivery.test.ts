@@ -91,7 +91,7 @@ describe('deliverPending', () => {
 
   it('holds delivery for a pending placement, then delivers once the pane is recorded', async (t) => {
     const s = setup(t);
-    const carol = s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'carol', codingAgent: 'claude', placement: { backend: 'tmux', session: 's1', window: '@1' } });
+    const carol = s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'carol', codingAgent: 'shell', placement: { backend: 'tmux', session: 's1', window: '@1' } });
     const message = s.send(s.alice, carol, 'welcome');
     assert.deepEqual(await deliverPending(s.options(carol)), { notified: [], held: 'pending_placement', diagnostic: null });
     assert.equal(s.port.calls.length, 0);

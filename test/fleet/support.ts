@@ -52,7 +52,7 @@ export function openFixture(t: { after(fn: () => void): void }): Fixture {
  * agent the screen-evidence one.
  */
 export function seedFleet(broker: Broker, session = 's1', agent: CodingAgent = 'shell') {
-  const { fleet, director } = broker.createFleet({ name: 'team', codingAgent: 'claude', directorPlacement: { backend: 'tmux', session, window: '@1', pane: '%0' } });
+  const { fleet, director } = broker.createFleet({ name: 'team', codingAgent: agent, directorPlacement: { backend: 'tmux', session, window: '@1', pane: '%0' } });
   const alice = broker.registerMember({ fleetId: fleet.fleetId, name: 'alice', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
   broker.recordPane(alice.memberId, '%1');
   const bob = broker.registerMember({ fleetId: fleet.fleetId, name: 'bob', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });

@@ -70,18 +70,18 @@ describe('planning and applying the setup', () => {
 
   it('creates the file, then finds nothing left to change', () => {
     const path = join(dir, '.claude', 'settings.json');
-    const plan = planAgentSetup(drover, path);
+    const plan = planAgentSetup(drover, { path });
     assert.equal(plan.changed, true);
     assert.equal(existsSync(path), false, 'planning writes nothing');
     applyAgentSetup(plan);
     assert.equal(readFileSync(path, 'utf8'), plan.text);
-    assert.equal(planAgentSetup(drover, path).changed, false);
+    assert.equal(planAgentSetup(drover, { path }).changed, false);
   });
 
   it('leaves a file that is not JSON alone, naming it', () => {
     const path = join(dir, 'settings.json');
     writeFileSync(path, '{ "model": ');
-    assert.throws(() => planAgentSetup(drover, path), (error) => error instanceof ArgumentError && error.message.startsWith(`${path} is not valid JSON`));
+    assert.throws(() => planAgentSetup(drover, { path }), (error) => error instanceof ArgumentError && error.message.startsWith(`${path} is not valid JSON`));
     assert.equal(readFileSync(path, 'utf8'), '{ "model": ');
   });
 });

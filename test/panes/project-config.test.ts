@@ -84,8 +84,8 @@ describe('mergeProviders', () => {
   it('lets a project opt in to an agent’s own permission bypass, and only that project', () => {
     const config = parseProjectConfig('providers:\n  codex:\n    bypass_permissions: true\n', 'drover.yaml');
     const merged = mergeProviders(config.providers);
-    assert.equal(resolveLaunchCommand(merged, 'codex', 'fast').command, 'codex --dangerously-bypass-approvals-and-sandbox -c model_reasoning_effort=low');
-    assert.equal(resolveLaunchCommand(mergeProviders({}), 'codex', 'fast').command, 'codex -c model_reasoning_effort=low');
+    assert.equal(resolveLaunchCommand(merged, 'codex', 'fast').command, 'codex --dangerously-bypass-approvals-and-sandbox --no-daemon -c model_reasoning_effort=low');
+    assert.equal(resolveLaunchCommand(mergeProviders({}), 'codex', 'fast').command, 'codex --no-daemon -c model_reasoning_effort=low');
   });
 });
 

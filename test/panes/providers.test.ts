@@ -45,8 +45,8 @@ describe('fillCommand', () => {
 
   it('drops an empty fill with the flag before it, whatever shape the word has', () => {
     const codex = BUILTIN_PROVIDERS.codex!.interactiveCommand!;
-    assert.equal(fillCommand(codex, { model: '', effort: 'low' }), 'codex -c model_reasoning_effort=low');
-    assert.equal(fillCommand(codex, { model: '', effort: '' }), 'codex');
+    assert.equal(fillCommand(codex, { model: '', effort: 'low' }), 'codex --no-daemon -c model_reasoning_effort=low');
+    assert.equal(fillCommand(codex, { model: '', effort: '' }), 'codex --no-daemon');
     assert.equal(fillCommand('kimi --auto -m{model} --x', { model: '', effort: '' }), 'kimi --auto --x');
     assert.equal(fillCommand('kimi --auto --model={model}', { model: '', effort: '' }), 'kimi --auto');
     assert.equal(fillCommand('agent {model} --go', { model: '', effort: '' }), 'agent --go');
@@ -81,7 +81,7 @@ describe('resolveLaunchCommand', () => {
     });
     assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'opencode').command, 'opencode');
     assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'gemini').command, 'gemini --model gemini-2.5-pro');
-    assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'codex', 'operator').command, 'codex -c model_reasoning_effort=medium');
+    assert.equal(resolveLaunchCommand(BUILTIN_PROVIDERS, 'codex', 'operator').command, 'codex --no-daemon -c model_reasoning_effort=medium');
   });
 
   it('names the available providers for an unknown one', () => {
@@ -101,7 +101,9 @@ describe('resolveLaunchCommand', () => {
     const wrapped = { env: { name: 'env', interactiveCommand: 'FOO=1 claude --model {model}', profiles: {}, bypassFlag: '--skip', bypassPermissions: true } };
     assert.equal(resolveLaunchCommand(wrapped, 'env').command, 'FOO=1 claude --skip');
     const opencode = { ...BUILTIN_PROVIDERS, opencode: { ...BUILTIN_PROVIDERS.opencode!, bypassPermissions: true } };
-    assert.throws(() => resolveLaunchCommand(opencode, 'opencode'), /provider opencode has no flag that turns its permission checks off/);
+    assert.equal(resolveLaunchCommand(opencode, 'opencode').command, 'opencode --auto');
+    const custom = { mine: { name: 'mine', interactiveCommand: 'mine', profiles: {}, bypassPermissions: true } };
+    assert.throws(() => resolveLaunchCommand(custom, 'mine'), /provider mine has no flag that turns its permission checks off/);
   });
 
   it('says how to configure a provider without an interactive command', () => {

@@ -2,14 +2,15 @@ import { Option, type Command } from 'commander';
 import { createInterface } from 'node:readline';
 import { realpathSync } from 'node:fs';
 import {
+  AGENT_KINDS,
   AGENT_STATES,
-  CLAUDE_HOOK_EVENTS,
-  agentHookCommand,
   applyAgentSetup,
-  claudeSettingsPath,
+  installerFor,
+  isAgentKind,
   isAgentState,
   planAgentSetup,
   writeAgentHookState,
+  type AgentKind,
   type AgentSetupPlan,
 } from '../../panes/index.js';
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
@@ -37,20 +38,27 @@ async function hook(_options: object, io: CliIO, state: string): Promise<number>
 }
 
 interface SetupOptions {
+  agent: string;
   yes?: boolean;
   dryRun?: boolean;
   json?: boolean;
 }
 
-function hookRows(drover: readonly string[]): { event: string; matcher: string | null; state: string; command: string }[] {
-  return CLAUDE_HOOK_EVENTS.map(({ event, matcher, state }) => ({ event, matcher: matcher ?? null, state, command: agentHookCommand(drover, state) }));
-}
+/** How each agent's hook configuration is called in what setup prints. */
+const CONFIG_NAMES: Readonly<Record<AgentKind, string>> = {
+  claude: 'Claude Code settings',
+  codex: 'Codex config',
+  gemini: 'Gemini CLI settings',
+  opencode: 'opencode plugin',
+};
 
 function describePlan(plan: AgentSetupPlan, drover: readonly string[]): string {
   const lines = [
-    `Claude Code settings: ${plan.path}`,
-    'hooks (agent state, Claude Code event):',
-    ...hookRows(drover).map((row) => `  ${row.state.padEnd(8)} ${row.event}${row.matcher === null ? '' : ` (${row.matcher})`}`),
+    `${CONFIG_NAMES[plan.agent]}: ${plan.path}`,
+    'hooks (agent event → state):',
+    ...installerFor(plan.agent)
+      .describe()
+      .map((line) => `  ${line}`),
     `each runs: ${[...drover, 'agent', 'hook'].map(shellQuote).join(' ')} <state>`,
   ];
   return lines.map((line) => `${line}\n`).join('');
@@ -77,8 +85,9 @@ async function confirm(io: CliIO, question: string): Promise<boolean> {
  * everything else. It writes only with --yes or after a yes typed at a terminal.
  */
 async function setup(options: SetupOptions, io: CliIO): Promise<number> {
+  if (!isAgentKind(options.agent)) throw new UsageError(`unknown agent ${JSON.stringify(options.agent)}; drover installs hooks for ${AGENT_KINDS.join(', ')}`);
   const drover = droverArgv();
-  const plan = planAgentSetup(drover, claudeSettingsPath(io.env));
+  const plan = planAgentSetup(drover, { agent: options.agent, env: io.env });
   let written = false;
   if (plan.changed && !options.dryRun) {
     if (!options.yes) {
@@ -95,8 +104,16 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
     written = true;
   }
   if (options.json) {
-    const document: Record<string, unknown> = { path: plan.path, changed: plan.changed, written, dry_run: options.dryRun === true, hooks: hookRows(drover) };
-    if (options.dryRun) document.settings = JSON.parse(plan.text) as unknown;
+    const document: Record<string, unknown> = {
+      agent: plan.agent,
+      path: plan.path,
+      changed: plan.changed,
+      written,
+      dry_run: options.dryRun === true,
+      hooks: installerFor(plan.agent).describe(),
+      command: `${[...drover, 'agent', 'hook'].map(shellQuote).join(' ')} <state>`,
+    };
+    if (options.dryRun) document.text = plan.text;
     writeJson(io, document);
     return EXIT.ok;
   }
@@ -107,7 +124,7 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
 }
 
 export function registerAgentCommands(program: Command, context: CommandContext): void {
-  const agent = program.command('agent').description("agent state: the hook agents run, and installing it in Claude Code's settings");
+  const agent = program.command('agent').description("agent state: the hook agents run, and installing it in each agent's own configuration");
 
   agent
     .command('hook')
@@ -117,9 +134,22 @@ export function registerAgentCommands(program: Command, context: CommandContext)
 
   agent
     .command('setup')
-    .description("merge drover's agent-state hooks into Claude Code's settings.json (honours CLAUDE_CONFIG_DIR)")
+    .description("install drover's agent-state hooks in an agent's own configuration, keeping everything else")
+    .addOption(new Option('--agent <name>', 'which agent').choices([...AGENT_KINDS]).default('claude'))
     .option('--yes', 'write without asking (needed when stdin is not a terminal)')
     .addOption(new Option('--dry-run', 'show the change, write nothing').conflicts('yes'))
     .option('--json', 'print one JSON document')
+    .addHelpText(
+      'after',
+      `
+Where each agent reports its state from:
+  claude    ~/.claude/settings.json hooks (CLAUDE_CONFIG_DIR honoured)
+  codex     ~/.codex/config.toml [[hooks.*]] with their trust hashes (CODEX_HOME honoured)
+  gemini    ~/.gemini/settings.json hooks (GEMINI_CLI_HOME honoured)
+  opencode  a plugin file in ~/.config/opencode/plugins (OPENCODE_CONFIG_DIR honoured)
+States an agent's hooks cannot report are read off its screen (drover pane map says which).
+
+Example: drover agent setup --agent codex --dry-run`,
+    )
     .action(context.action(setup));
 }

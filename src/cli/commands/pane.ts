@@ -362,8 +362,9 @@ A project opts in to the bypass flag with "providers.<name>.bypass_permissions: 
 drover.yaml (or .drover/config.yaml); drover then warns on every open.
 
 The agent runs as the pane's own program (no shell in between) unless its command line needs
-a shell. drover watches it for 2 s: an agent that exits at once is reported with its last
-lines, exit 1, and its pane is closed.
+a shell. drover watches it start (an agent it knows until it draws its composer or a dialog,
+up to 30 s; any other program for 2 s): an agent that exits meanwhile is reported with its
+last lines, exit 1, and its pane is closed.
 
 Exit codes: 0 opened, 1 the agent exited at once (or another failure), 2 usage error (unknown
 provider, program not on the server's PATH), 3 any other tmux failure.`;

@@ -63,4 +63,9 @@ export interface AgentScreenRules {
   readonly clearKeys: readonly string[];
   /** Keys (neutral spelling) that close an open completion menu and keep the composer's text. */
   readonly dismissCompletionKeys: readonly string[];
+  /**
+   * Keys that undo what the agent itself adds to a paste of `typed` (opencode appends a
+   * space to a paste it folds into a placeholder); empty for most agents.
+   */
+  keysAfterPaste?(typed: string): readonly string[];
 }

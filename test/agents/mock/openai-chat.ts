@@ -5,7 +5,11 @@ type Part = { type?: string; text?: string };
 type Message = { role?: string; content?: string | Part[] | null };
 type Body = { model?: string; stream?: boolean; tools?: unknown[]; messages?: Message[] };
 
-/** OpenAI Chat Completions (`POST /v1/chat/completions`), streamed as SSE: what opencode speaks to an OpenAI-compatible provider. */
+/**
+ * OpenAI Chat Completions (`POST /v1/chat/completions`), streamed as SSE: what opencode speaks
+ * to an OpenAI-compatible provider. opencode's main conversation offers tools; its title
+ * request (the first prompt of a session, under a title-generator system prompt) offers none.
+ */
 export const openAiChatHandler: ApiHandler = {
   api: 'openai-chat',
   owns: (method, path) => method === 'POST' && /\/chat\/completions$/.test(path),
@@ -14,11 +18,14 @@ export const openAiChatHandler: ApiHandler = {
     const last = body.messages?.at(-1);
     const afterToolResult = last?.role === 'tool';
     const parts: Part[] = typeof last?.content === 'string' ? [{ type: 'text', text: last.content }] : (last?.content ?? []);
-    const texts = parts.filter((part) => part.type === 'text').map((part) => part.text ?? '');
+    // The prompt is the first text part; opencode appends one part per attachment after it (an
+    // accepted @file completion adds "Called the Read tool with the following input: …" and the
+    // file's content), which the user did not type.
+    const prompt = parts.find((part) => part.type === 'text');
     return {
       model: body.model ?? null,
       main: Array.isArray(body.tools) && body.tools.length > 0,
-      userText: last?.role === 'user' && texts.length > 0 ? texts.join('\n') : null,
+      userText: last?.role === 'user' && prompt !== undefined ? (prompt.text ?? '') : null,
       afterToolResult,
       stream: body.stream === true,
     };
