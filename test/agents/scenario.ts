@@ -16,6 +16,7 @@ import {
 } from '../../src/fleet/index.js';
 import {
   AgentExitedError,
+  explainPane,
   openAgentPane,
   paneDeliver,
   paneMap,
@@ -98,6 +99,11 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         const [row] = (await paneMap(bed.server, { kind: 'all' }, { cwd: bed.workdir })).filter((candidate) => candidate.pane === pane);
         assert.equal(row?.agentName, name, 'the map names the agent from its process tree');
         assert.equal(row?.agent.state, 'idle');
+        const explained = await explainPane(bed.server, pane, { cwd: bed.workdir });
+        assert.equal(explained.agent.kind, name);
+        assert.equal(explained.screen?.phase, 'composer');
+        assert.match(explained.screen?.rule ?? '', new RegExp(`^${name}\\.`), 'explain names the rule that read the screen');
+        assert.deepEqual(explained.readiness, { state: 'ready', reason: 'agent_composer' });
         for (const shape of PROMPT_SHAPES) await t.test(shape.name, () => deliverAndCheck(bed, pane, shape.text).then(() => undefined));
         await readyBecomes(bed, pane, ['ready']);
         assert.deepEqual(await skipReason(bed, pane), 'agent_at_composer', 'an idle composer with a transcript is no question');
@@ -148,6 +154,34 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         await delay(500);
         assert.deepEqual(bed.mock.turns(), [], 'nothing reached the model');
         assert.equal((await paneReady(bed.server, opened.pane, { cwd: bed.workdir })).state, 'parked', 'the dialog is still there');
+      } finally {
+        await bed.close();
+      }
+    });
+
+    it('reads the pane an agent left: its shell as a shell, a kept dead pane as exited', async (t) => {
+      const binary = requireAgent(t, name);
+      if (binary === undefined) return;
+      const bed = await startAgentBed(name);
+      try {
+        const session = bed.server.session((await bed.server.snapshot()).sessions.toArray()[0]!.sessionId as string);
+        // The agent run from an interactive shell, as a person starts it.
+        const shell = (await session.newWindow({ cwd: bed.workdir, receipt: true })).pane;
+        await shell.sendText(binary);
+        await shell.sendKeys(['Enter']);
+        await readyBecomes(bed, shell.id, ['ready']);
+        // The whole process group: Codex and Gemini CLI run as a node launcher and a child.
+        process.kill(-(await explainPane(bed.server, shell.id, { cwd: bed.workdir })).agent.pid!, 'SIGKILL');
+        const left = await readyBecomes(bed, shell.id, ['shell']);
+        assert.equal(left.agent, null);
+        assert.equal(await skipReason(bed, shell.id), 'no_agent_state');
+        // A pane tmux keeps after its agent died.
+        const kept = (await session.newWindow({ cwd: bed.workdir, command: [binary], receipt: true })).pane;
+        await kept.options().set('remain-on-exit', 'on');
+        await readyBecomes(bed, kept.id, ['ready']);
+        process.kill(-(await explainPane(bed.server, kept.id, { cwd: bed.workdir })).agent.pid!, 'SIGKILL');
+        assert.equal((await readyBecomes(bed, kept.id, ['exited'])).reason, 'pane_dead');
+        assert.equal(await skipReason(bed, kept.id), 'pane_dead', 'its last lines are no question');
       } finally {
         await bed.close();
       }

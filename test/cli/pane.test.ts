@@ -366,6 +366,23 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assert.ok(!(await screenOf(dialog)).includes('hello'));
   });
 
+  it('explains a pane without typing into it: process, hook state, and that an unknown program has no screen rules', async () => {
+    const agent = await startFakeAgent(live.server, ['--busy-ms', '300'], { cwd: dir });
+    await agent.options().set(AGENT_STATE_OPTION, `waiting:${Math.floor(Date.now() / 1000)}:${process.pid}`);
+    const before = await screenOf(agent);
+    const [text, json, missing] = await Promise.all([
+      sandbox.drover(['pane', 'explain', agent.id, '-S', socket]),
+      sandbox.drover(['pane', 'explain', agent.id, '--json', '-S', socket]),
+      sandbox.drover(['pane', 'explain', '%999', '-S', socket]),
+    ]);
+    assert.match(ok(text), new RegExp(`^pane ${agent.id}: foreground node\nagent: none found in the process tree\nhook state: waiting:\\d+:\\d+ → waiting\n`));
+    assert.match(text.text(), /screen: no rules for this program; `drover pane ready` probes it by typing\n--- processes ---\n\d+ node \[node\]/);
+    const document = JSON.parse(ok(json)) as { pane: string; agent: { name: string | null }; screen: unknown; readiness: unknown; hook: { status: { state: string } } };
+    assert.deepEqual([document.pane, document.agent.name, document.screen, document.readiness, document.hook.status.state], [agent.id, null, null, null, 'waiting']);
+    assertFailure(missing, 2, 'Error: pane %999 not found\n');
+    assert.equal(await screenOf(agent), before, 'nothing was typed');
+  });
+
   it('checks its arguments before typing anything', async () => {
     const target = (await live.server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
     const [missingFile, bothSources, noSource, missingPane, controlText] = await Promise.all([

@@ -6,6 +6,7 @@ import {
   agentNames,
   fillCommand,
   fillForRole,
+  plainCommand,
   isAssignmentWord,
   resolveLaunchCommand,
   splitShellWords,
@@ -120,5 +121,17 @@ describe('agentNames', () => {
       bare: { name: 'bare', profiles: {} },
     });
     assert.deepEqual([...names].sort(), ['claude', 'claude-code', 'codex', 'gemini', 'my-agent', 'opencode']);
+  });
+});
+
+describe('plainCommand', () => {
+  it('runs a command line without a shell when none is needed: assignments become the environment', () => {
+    assert.deepEqual(plainCommand(`FOO=1 BAR="x y" claude --model 'opus 4' --name a\\ b`), { env: { FOO: '1', BAR: 'x y' }, argv: ['claude', '--model', 'opus 4', '--name', 'a b'] });
+  });
+
+  it('leaves every line that needs a shell to one', () => {
+    for (const line of ['cd app && claude', 'claude | tee log', 'claude $FLAGS', 'claude "$HOME/x"', 'claude `id -u`', 'claude *.md', 'claude > log', 'claude # comment', '~/bin/agent', 'FOO=1']) {
+      assert.equal(plainCommand(line), undefined, line);
+    }
   });
 });

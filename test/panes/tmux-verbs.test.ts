@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
+  AgentExitedError,
   AGENT_STATE_OPTION,
   PaneNotFoundError,
   capturePaneTail,
@@ -147,6 +148,37 @@ describe('pane verbs against real tmux', () => {
       assert.equal(opened.placement, 'split');
       const window = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
       assert.equal(await window(opened.pane), await window(printer.id));
+    });
+
+    it('runs a plain command as the pane’s own program, so tmux names the pane after it', async () => {
+      const env = { ...process.env };
+      delete env.TMUX;
+      delete env.TMUX_PANE;
+      const sleeper = { sleeper: { name: 'sleeper', interactiveCommand: 'NAP=1 sleep 600', profiles: {} } };
+      const opened = await openAgentPane(live.server, { provider: 'sleeper', providers: sleeper, cwd: dir, env, startupCheckMs: 300 });
+      assert.deepEqual(opened.argv, ['sleep', '600']);
+      assert.equal((await live.server.pane(opened.pane).display('#{pane_current_command}')).toString(), 'sleep');
+      const own = await live.server.pane(opened.pane).options().getOrUndefined('remain-on-exit', { inherited: false });
+      assert.equal(own, undefined, 'the pane is back to the server’s setting');
+    });
+
+    it('reports a program that exits at once with its status and last words, and removes its pane', async () => {
+      const before = (await live.server.snapshot()).panes.toArray().length;
+      const dying = { dying: { name: 'dying', interactiveCommand: `sh -c 'echo "error: no login found"; exit 3'`, profiles: {} } };
+      await assert.rejects(openAgentPane(live.server, { provider: 'dying', providers: dying, cwd: dir, env: {} }), (error) => {
+        assert.ok(error instanceof AgentExitedError);
+        assert.equal(error.exitStatus, 3);
+        assert.equal(error.lastLines, 'error: no login found\n');
+        return true;
+      });
+      assert.equal((await live.server.snapshot()).panes.toArray().length, before);
+    });
+
+    it('refuses a program the server’s panes cannot find, before making a pane', async () => {
+      const before = (await live.server.snapshot()).panes.toArray().length;
+      const missing = { ghost: { name: 'ghost', interactiveCommand: 'no-such-agent-xyz --go', profiles: {} } };
+      await assert.rejects(openAgentPane(live.server, { provider: 'ghost', providers: missing, cwd: dir, env: {} }), /no-such-agent-xyz is not on the PATH of the tmux server's panes/);
+      assert.equal((await live.server.snapshot()).panes.toArray().length, before);
     });
 
     it('names the providers when the provider is unknown, before spawning anything', async () => {
