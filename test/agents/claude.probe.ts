@@ -8,11 +8,11 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/panes/screens/capture.js';
 import type { Pane } from '../../src/tmux/index.js';
-import { AGENT_VERSIONS, findAgentBinary, startAgentBed, type AgentBed } from './bed.js';
+import { AGENT_VERSIONS, type AgentBed } from './bed.js';
 import { SLOW_MARKER, TOOL_MARKER } from './mock/server.js';
 import { PROFILES } from './profiles/index.js';
+import { count, has, paste, startFromShell, waitFor, withBed } from './probe.js';
 import { recordScreenFixture } from './record.js';
 
 const VERSION = AGENT_VERSIONS[PROFILES.claude.packageName]!;
@@ -23,22 +23,8 @@ const SPINNER = /^[·✢✳✶✻✽*] \S+… \(/;
 const TURN_DONE = /^✻ \S+ for \d+s · done /;
 const SHELL_PROMPT = /[#$]$/;
 
-async function screenLines(pane: Pane): Promise<readonly string[]> {
-  return (await captureAgentScreen(pane)).screen.lines;
-}
 
-async function waitFor(pane: Pane, what: string, done: (lines: readonly string[]) => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const lines = await screenLines(pane);
-    if (done(lines)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the screen:\n${lines.join('\n')}`);
-    await delay(150);
-  }
-}
 
-const has = (pattern: RegExp) => (lines: readonly string[]) => lines.some((line) => pattern.test(line));
-const count = (pattern: RegExp) => (lines: readonly string[]) => lines.filter((line) => pattern.test(line)).length;
 const emptyComposer = (lines: readonly string[]): boolean => has(EMPTY_COMPOSER)(lines) && !has(SPINNER)(lines);
 
 async function record(pane: Pane, name: string, phase: string, note: string, settleMs = 500): Promise<void> {
@@ -48,13 +34,6 @@ async function record(pane: Pane, name: string, phase: string, note: string, set
   process.stdout.write(`recorded ${name} (${phase})\n`);
 }
 
-/** Bracketed paste, as drover delivers: load-buffer from stdin, then paste-buffer -p -d. */
-async function paste(bed: AgentBed, pane: Pane, text: string): Promise<void> {
-  const name = `drover-probe-${process.pid}-${Date.now()}`;
-  await bed.server.buffers().write(name, text);
-  await pane.paste(name, { bracketed: true, delete: true });
-}
-
 /** Escape twice empties the composer (Escape twice on an empty one would open Rewind). */
 async function clear(pane: Pane): Promise<void> {
   await pane.sendKeys(['Escape', 'Escape']);
@@ -62,29 +41,12 @@ async function clear(pane: Pane): Promise<void> {
 }
 
 async function submit(bed: AgentBed, pane: Pane, text: string): Promise<void> {
-  await paste(bed, pane, text);
+  await paste(pane, text);
   const start = text.slice(0, 12).replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
   await waitFor(pane, 'the pasted prompt', has(new RegExp(`^❯\\s${start}`)));
   await pane.sendKeys(['Enter']);
 }
 
-async function firstPane(bed: AgentBed): Promise<Pane> {
-  const [session] = await bed.server.listSessions();
-  const [pane] = await session!.listPanes();
-  return pane!;
-}
-
-/**
- * Starts claude from the bed's shell (not exec'd, so the shell prompt stays for `exited`).
- * Bash's login profile resets PATH, so the agent is named by its full path.
- */
-async function startClaude(bed: AgentBed, prefix = ''): Promise<Pane> {
-  const pane = await firstPane(bed);
-  await waitFor(pane, 'the shell prompt', has(SHELL_PROMPT));
-  await pane.sendText(`clear; ${prefix}${findAgentBinary(bed.profile)!}`);
-  await pane.sendKeys(['Enter']);
-  return pane;
-}
 
 /** C-c twice: the first empties the composer and arms "Press Ctrl-C again to exit". */
 async function quit(pane: Pane): Promise<void> {
@@ -94,18 +56,10 @@ async function quit(pane: Pane): Promise<void> {
   await waitFor(pane, 'the shell', has(SHELL_PROMPT));
 }
 
-async function withBed(trusted: boolean, body: (bed: AgentBed) => Promise<void>): Promise<void> {
-  const bed = await startAgentBed('claude', { trusted });
-  try {
-    await body(bed);
-  } finally {
-    await bed.close();
-  }
-}
 
 async function untrustedScreens(): Promise<void> {
-  await withBed(false, async (bed) => {
-    const pane = await startClaude(bed);
+  await withBed('claude', false, async (bed) => {
+    const pane = await startFromShell(bed, SHELL_PROMPT);
     await waitFor(pane, 'the trust dialog', has(/^ Accessing workspace:$/));
     await record(pane, 'trust-dialog', 'dialog', "bed with trusted: false: the folder-trust dialog at start; its default choice is 'No, exit', and Escape exits");
     await pane.sendKeys(['Escape']);
@@ -114,35 +68,35 @@ async function untrustedScreens(): Promise<void> {
 }
 
 async function setupScreens(): Promise<void> {
-  await withBed(true, async (bed) => {
-    let pane = await startClaude(bed, 'env ANTHROPIC_API_KEY=sk-ant-drover-probe-unapproved-key-0000 ');
+  await withBed('claude', true, async (bed) => {
+    let pane = await startFromShell(bed, SHELL_PROMPT, 'env ANTHROPIC_API_KEY=sk-ant-drover-probe-unapproved-key-0000 ');
     await waitFor(pane, 'the API key question', has(/^ {2}Do you want to use this API key\?$/));
     await record(pane, 'key-dialog', 'dialog', 'ANTHROPIC_API_KEY set to a key ~/.claude.json has not approved: Claude Code asks whether to use it (default No; Escape answers No)');
     await pane.sendKeys(['Escape']);
     await waitFor(pane, 'the composer', emptyComposer);
     await quit(pane);
 
-    pane = await startClaude(bed, 'env -u ANTHROPIC_API_KEY ');
+    pane = await startFromShell(bed, SHELL_PROMPT, 'env -u ANTHROPIC_API_KEY ');
     await waitFor(pane, 'the composer', emptyComposer);
     await submit(bed, pane, 'hello without a key');
     await waitFor(pane, 'the login error', has(/Not logged in · Please run \/login$/));
     await record(pane, 'not-logged-in', 'composer', "onboarding done but no ANTHROPIC_API_KEY: no dialog at start; a prompt gets 'Not logged in · Please run /login' and a dim placeholder");
     await quit(pane);
 
-    pane = await startClaude(bed, `env HOME=${join(bed.home, 'fresh-home')} `);
+    pane = await startFromShell(bed, SHELL_PROMPT, `env HOME=${join(bed.home, 'fresh-home')} `);
     await waitFor(pane, 'the connectivity error and the shell', (lines) => has(/^ Unable to connect to Anthropic services$/)(lines) && SHELL_PROMPT.test(lines.findLast((line) => line !== '') ?? ''));
     await record(pane, 'first-start', 'exited', 'a HOME without ~/.claude.json, offline: the first-run welcome checks connectivity to api.anthropic.com, fails and claude exits 1 before any onboarding screen');
   });
 }
 
 async function composerScreens(): Promise<void> {
-  await withBed(true, async (bed) => {
+  await withBed('claude', true, async (bed) => {
     // Forget the answer the profile gives, to record the question once.
     const statePath = join(bed.home, '.claude.json');
     const state = JSON.parse(readFileSync(statePath, 'utf8')) as Record<string, unknown>;
     delete state.hasSeenAutoDefaultNudge;
     writeFileSync(statePath, JSON.stringify(state));
-    const pane = await startClaude(bed);
+    const pane = await startFromShell(bed, SHELL_PROMPT);
     await waitFor(pane, 'the auto-mode question', has(/^ {2}Make auto mode your default permission mode\?$/));
     await record(pane, 'auto-mode-nudge', 'dialog', 'asked once when settings.json sets permissions.defaultMode to default (manual); the profile sets hasSeenAutoDefaultNudge; Escape declines');
     await pane.sendKeys(['Escape']);
@@ -154,12 +108,12 @@ async function composerScreens(): Promise<void> {
     await record(pane, 'draft-single', 'composer', 'typed with send-keys -l, not submitted');
     await clear(pane);
 
-    await paste(bed, pane, 'first line of three\nsecond line\nthird line');
+    await paste(pane, 'first line of three\nsecond line\nthird line');
     await waitFor(pane, 'the three-line draft', has(/^ {2}third line$/));
     await record(pane, 'draft-multiline', 'composer', 'a 3-line bracketed paste, not submitted');
     await clear(pane);
 
-    await paste(bed, pane, 'p'.repeat(2000));
+    await paste(pane, 'p'.repeat(2000));
     await waitFor(pane, 'the paste placeholder', has(/^❯\s\[Pasted text #\d+\]$/));
     await record(pane, 'draft-paste-placeholder', 'composer', 'a 2000-character bracketed paste: pastes over 800 characters or 3 lines fold into a placeholder');
     await clear(pane);
@@ -191,7 +145,7 @@ async function composerScreens(): Promise<void> {
     await pane.sendKeys(['Escape']);
     await waitFor(pane, 'the mode line', has(/\? for shortcuts/));
 
-    await paste(bed, pane, '!echo not a shell');
+    await paste(pane, '!echo not a shell');
     await waitFor(pane, 'shell mode', has(/^!\secho not a shell$/));
     await record(pane, 'shell-mode', 'composer', "a bracketed paste of '!echo not a shell': the leading ! switches the composer to shell mode");
     await pane.sendKeys(['Escape', 'Escape']);

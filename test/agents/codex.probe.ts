@@ -8,11 +8,11 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/panes/screens/capture.js';
 import type { Pane } from '../../src/tmux/index.js';
-import { AGENT_VERSIONS, findAgentBinary, startAgentBed, type AgentBed } from './bed.js';
+import { AGENT_VERSIONS, type AgentBed } from './bed.js';
 import { SLOW_MARKER, TOOL_MARKER } from './mock/server.js';
 import { PROFILES } from './profiles/index.js';
+import { count, has, paste, startFromShell, waitFor, withBed } from './probe.js';
 import { recordScreenFixture } from './record.js';
 
 const VERSION = AGENT_VERSIONS[PROFILES.codex.packageName]!;
@@ -22,22 +22,8 @@ const EMPTY_COMPOSER = /^› Ask Codex to do anything$/;
 const TURN_DONE = /^ {2}Worked for .+ • \d\d:\d\d$/;
 const SHELL_PROMPT = /[#$]$/;
 
-async function screenLines(pane: Pane): Promise<readonly string[]> {
-  return (await captureAgentScreen(pane)).screen.lines;
-}
 
-async function waitFor(pane: Pane, what: string, done: (lines: readonly string[]) => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const lines = await screenLines(pane);
-    if (done(lines)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the screen:\n${lines.join('\n')}`);
-    await delay(150);
-  }
-}
 
-const has = (pattern: RegExp) => (lines: readonly string[]) => lines.some((line) => pattern.test(line));
-const count = (pattern: RegExp) => (lines: readonly string[]) => lines.filter((line) => pattern.test(line)).length;
 
 async function record(pane: Pane, name: string, phase: string, note: string, settleMs = 500): Promise<void> {
   // Codex redraws in bursts (typewriter text, cursor); let the frame settle before it is kept.
@@ -46,39 +32,7 @@ async function record(pane: Pane, name: string, phase: string, note: string, set
   process.stdout.write(`recorded ${name} (${phase})\n`);
 }
 
-/** Bracketed paste, as drover delivers: load-buffer from stdin, then paste-buffer -p -d. */
-async function paste(bed: AgentBed, pane: Pane, text: string): Promise<void> {
-  const name = `drover-probe-${process.pid}-${Date.now()}`;
-  await bed.server.buffers().write(name, text);
-  await pane.paste(name, { bracketed: true, delete: true });
-}
 
-async function firstPane(bed: AgentBed): Promise<Pane> {
-  const [session] = await bed.server.listSessions();
-  const [pane] = await session!.listPanes();
-  return pane!;
-}
-
-/**
- * Starts codex from the bed's shell (not exec'd, so the shell prompt stays for `exited`).
- * Bash's login profile resets PATH, so the agent is named by its full path.
- */
-async function startCodex(bed: AgentBed, prefix = '', args = ''): Promise<Pane> {
-  const pane = await firstPane(bed);
-  await waitFor(pane, 'the shell prompt', has(SHELL_PROMPT));
-  await pane.sendText(`clear; ${prefix}${findAgentBinary(bed.profile)!}${args}`);
-  await pane.sendKeys(['Enter']);
-  return pane;
-}
-
-async function withBed(trusted: boolean, body: (bed: AgentBed) => Promise<void>): Promise<void> {
-  const bed = await startAgentBed('codex', { trusted });
-  try {
-    await body(bed);
-  } finally {
-    await bed.close();
-  }
-}
 
 /**
  * A CODEX_HOME beside the bed's own, from its config with `edit` applied (or empty). Codex
@@ -93,8 +47,8 @@ function sideHome(bed: AgentBed, name: string, edit?: (config: string) => string
 }
 
 async function untrustedScreens(): Promise<void> {
-  await withBed(false, async (bed) => {
-    const pane = await startCodex(bed);
+  await withBed('codex', false, async (bed) => {
+    const pane = await startFromShell(bed, SHELL_PROMPT);
     await waitFor(pane, 'the trust dialog', has(/^ {2}Trust this folder\?/));
     await record(pane, 'trust-dialog', 'dialog', 'bed with trusted: false: the folder-trust dialog before the composer');
     await pane.sendKeys(['Escape']);
@@ -106,9 +60,9 @@ async function untrustedScreens(): Promise<void> {
 }
 
 async function unpreparedScreens(): Promise<void> {
-  await withBed(true, async (bed) => {
+  await withBed('codex', true, async (bed) => {
     const fresh = sideHome(bed, 'fresh-codex-home');
-    let pane = await startCodex(bed, `env CODEX_HOME=${fresh} `, ' --no-daemon');
+    let pane = await startFromShell(bed, SHELL_PROMPT, `env CODEX_HOME=${fresh} `, ' --no-daemon');
     await waitFor(pane, 'the sign-in choice', has(/^> 1\. Sign in with ChatGPT/));
     await record(pane, 'first-start', 'dialog', 'an empty CODEX_HOME: the welcome screen asks how to sign in');
     await pane.sendKeys(['Down', 'Down', 'Enter']);
@@ -123,7 +77,7 @@ async function unpreparedScreens(): Promise<void> {
     await waitFor(pane, 'the shell', has(SHELL_PROMPT));
 
     const legacy = sideHome(bed, 'legacy-model-home', (config) => config.replace(/^model = .*$/m, 'model = "gpt-5.5"'));
-    pane = await startCodex(bed, `env CODEX_HOME=${legacy} `, ' --no-daemon');
+    pane = await startFromShell(bed, SHELL_PROMPT, `env CODEX_HOME=${legacy} `, ' --no-daemon');
     await waitFor(pane, 'the model migration notice', has(/^› 1\. Try new model/));
     await record(pane, 'model-migration', 'dialog', 'config names gpt-5.5, which this version migrates: "Meet GPT-6 Sol" asks to switch');
     await pane.sendKeys(['C-c']);
@@ -132,8 +86,8 @@ async function unpreparedScreens(): Promise<void> {
 }
 
 async function composerScreens(): Promise<void> {
-  await withBed(true, async (bed) => {
-    const pane = await startCodex(bed);
+  await withBed('codex', true, async (bed) => {
+    const pane = await startFromShell(bed, SHELL_PROMPT);
     await waitFor(pane, 'the composer', has(EMPTY_COMPOSER));
     await record(pane, 'idle-empty', 'composer', 'a fresh start in a trusted project: the logo, the empty composer and its placeholder', 1500);
 
@@ -143,19 +97,19 @@ async function composerScreens(): Promise<void> {
     await pane.sendKeys(['C-c']);
     await waitFor(pane, 'the cleared composer', has(EMPTY_COMPOSER));
 
-    await paste(bed, pane, 'first line\nsecond line\nthird line');
+    await paste(pane, 'first line\nsecond line\nthird line');
     await waitFor(pane, 'the three-line draft', has(/^ {2}third line$/));
     await record(pane, 'draft-multiline', 'composer', 'a three-line bracketed paste, not submitted');
     await pane.sendKeys(['C-c']);
     await waitFor(pane, 'the cleared composer', has(EMPTY_COMPOSER));
 
-    await paste(bed, pane, 'p'.repeat(2000));
+    await paste(pane, 'p'.repeat(2000));
     await waitFor(pane, 'the paste placeholder', has(/^› \[Pasted Content 2000 chars\]$/));
     await record(pane, 'draft-paste-placeholder', 'composer', 'a 2000-character bracketed paste: pastes over 1000 characters fold into a placeholder');
     await pane.sendKeys(['C-c']);
     await waitFor(pane, 'the cleared composer', has(EMPTY_COMPOSER));
 
-    await paste(bed, pane, 'w'.repeat(300));
+    await paste(pane, 'w'.repeat(300));
     await waitFor(pane, 'the wrapped draft', has(/^ {2}w+$/));
     await record(pane, 'draft-wrapped', 'composer', 'a 300-character paste (under the placeholder size) wraps over three rows');
     await pane.sendKeys(['C-c']);
@@ -182,7 +136,7 @@ async function composerScreens(): Promise<void> {
     await pane.sendKeys(['Escape']);
     await waitFor(pane, 'the composer again', has(EMPTY_COMPOSER));
 
-    await paste(bed, pane, `a slow answer please ${SLOW_MARKER}`);
+    await paste(pane, `a slow answer please ${SLOW_MARKER}`);
     await waitFor(pane, 'the pasted prompt', has(/^› a slow answer please/));
     await pane.sendKeys(['Enter']);
     await waitFor(pane, 'the reply streaming', has(/^• Rec/));
@@ -195,7 +149,7 @@ async function composerScreens(): Promise<void> {
     await waitFor(pane, 'the turn to end', (lines) => count(TURN_DONE)(lines) === 1, 40_000);
     await record(pane, 'idle-after-reply', 'composer', 'after the slow reply (the typeahead cleared with C-c): the transcript and an empty composer');
 
-    await paste(bed, pane, `run the tool ${TOOL_MARKER}`);
+    await paste(pane, `run the tool ${TOOL_MARKER}`);
     await waitFor(pane, 'the pasted prompt', has(/^› run the tool/));
     await pane.sendKeys(['Enter']);
     await waitFor(pane, 'the approval prompt', has(/^ {2}Would you like to run the following command\?$/));
@@ -203,7 +157,7 @@ async function composerScreens(): Promise<void> {
     await pane.sendKeys(['y']);
     await waitFor(pane, 'the turn to end', (lines) => count(TURN_DONE)(lines) === 2, 30_000);
 
-    await paste(bed, pane, `think first ${SLOW_MARKER}`);
+    await paste(pane, `think first ${SLOW_MARKER}`);
     await pane.sendKeys(['Enter']);
     await waitFor(pane, 'the reply streaming', has(/^• Rec/));
     await pane.sendKeys(['Escape']);

@@ -5,37 +5,23 @@
  *   npx tsc -p tsconfig.json --outDir .build-gemini && node .build-gemini/test/agents/gemini.probe.js
  * Waits read plain screen text, not geminiRules, so a broken rule cannot shape the fixtures.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/panes/screens/capture.js';
 import type { Pane } from '../../src/tmux/index.js';
-import { AGENT_VERSIONS, findAgentBinary, startAgentBed, type AgentBed } from './bed.js';
+import { AGENT_VERSIONS } from './bed.js';
 import { SLOW_MARKER, TOOL_MARKER } from './mock/server.js';
 import { PROFILES } from './profiles/index.js';
+import { has, lacks, paste, startFromShell, waitFor, withBed } from './probe.js';
 import { recordScreenFixture } from './record.js';
 
 const VERSION = AGENT_VERSIONS[PROFILES.gemini.packageName]!;
 /** Gemini CLI's composer footer: present whenever the composer is. */
 const FOOTER = /^ workspace \(\/directory\)/;
 
-async function screenLines(pane: Pane): Promise<readonly string[]> {
-  return (await captureAgentScreen(pane)).screen.lines;
-}
 
-async function waitFor(pane: Pane, what: string, done: (lines: readonly string[]) => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const lines = await screenLines(pane);
-    if (done(lines)) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}; the screen:\n${lines.join('\n')}`);
-    await delay(200);
-  }
-}
 
-const has = (pattern: RegExp) => (lines: readonly string[]) => lines.some((line) => pattern.test(line));
-const lacks = (pattern: RegExp) => (lines: readonly string[]) => !lines.some((line) => pattern.test(line));
 
 async function record(pane: Pane, name: string, phase: string, note: string): Promise<void> {
   // The agent redraws in bursts (spinner, cursor); let the frame settle before it is kept.
@@ -44,76 +30,13 @@ async function record(pane: Pane, name: string, phase: string, note: string): Pr
   process.stdout.write(`recorded ${name} (${phase})\n`);
 }
 
-/** Bracketed paste, as drover delivers: load-buffer from stdin, then paste-buffer -p -d. */
-async function paste(bed: AgentBed, pane: Pane, text: string): Promise<void> {
-  const name = `drover-probe-${process.pid}-${Date.now()}`;
-  await bed.server.buffers().write(name, text);
-  await pane.paste(name, { bracketed: true, delete: true });
-}
 
-async function firstPane(bed: AgentBed): Promise<Pane> {
-  const [session] = await bed.server.listSessions();
-  const [pane] = await session!.listPanes();
-  return pane!;
-}
-
-/** Starts gemini from the bed's shell (not exec'd, so the shell prompt stays for `exited`). */
-async function startGemini(bed: AgentBed, prefix = ''): Promise<Pane> {
-  const binary = findAgentBinary(bed.profile)!;
-  const pane = await firstPane(bed);
-  await waitFor(pane, 'the shell prompt', has(/[#$]$/));
-  // Bash's login profile resets PATH, so the agent is named by its full path.
-  await pane.sendText(`clear; ${prefix}${binary}`);
-  await pane.sendKeys(['Enter']);
-  return pane;
-}
-
-/** The session id of every live process (Linux /proc). */
-function processSessions(): Map<number, number> {
-  const sessions = new Map<number, number>();
-  for (const entry of readdirSync('/proc').filter((name) => /^\d+$/.test(name))) {
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-      // Fields after the command's closing parenthesis: state, ppid, pgrp, session.
-      sessions.set(Number(entry), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[3]));
-    } catch {
-      // The process ended while the list was read.
-    }
-  }
-  return sessions;
-}
-
-/**
- * Kills what runs under the pane's shell. Gemini CLI ignores SIGHUP, so closing the bed's tmux
- * server alone would leave it running, orphaned and busy; the shell leads the pane's session.
- */
-async function killAgent(pane: Pane): Promise<void> {
-  const shell = Number((await pane.display('#{pane_pid}')).toString('latin1').trim());
-  for (const [pid, session] of processSessions()) {
-    if (session !== shell || pid === shell) continue;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-}
-
-async function withBed(trusted: boolean, body: (bed: AgentBed) => Promise<void>): Promise<void> {
-  const bed = await startAgentBed('gemini', { trusted });
-  try {
-    await body(bed);
-  } finally {
-    await killAgent(await firstPane(bed)).catch(() => undefined);
-    await bed.close();
-  }
-}
 
 const TRUST_QUESTION = /Do you trust the files in this folder\?/;
 
 async function untrustedScreens(): Promise<void> {
-  await withBed(false, async (bed) => {
-    const pane = await startGemini(bed);
+  await withBed('gemini', false, async (bed) => {
+    const pane = await startFromShell(bed, /[#$]$/);
     await waitFor(pane, 'the trust dialog', has(TRUST_QUESTION));
     await record(pane, 'trust-dialog', 'dialog', 'bed with trusted: false: the folder-trust dialog before the composer');
     await pane.sendKeys(['Escape']);
@@ -124,15 +47,15 @@ async function untrustedScreens(): Promise<void> {
 
 async function unpreparedScreens(): Promise<void> {
   const noKey = 'env -u GEMINI_API_KEY -u GOOGLE_GEMINI_BASE_URL ';
-  await withBed(true, async (bed) => {
-    const pane = await startGemini(bed, noKey);
+  await withBed('gemini', true, async (bed) => {
+    const pane = await startFromShell(bed, /[#$]$/, noKey);
     await waitFor(pane, 'the API key dialog', has(/Enter Gemini API Key/));
     await record(pane, 'key-dialog', 'dialog', 'settings select gemini-api-key but GEMINI_API_KEY is unset: the key entry dialog');
   });
   const freshHome = mkdtempSync(join(tmpdir(), 'drover-gemini-fresh-'));
   try {
-    await withBed(true, async (bed) => {
-      const pane = await startGemini(bed, `${noKey}HOME=${freshHome} `);
+    await withBed('gemini', true, async (bed) => {
+      const pane = await startFromShell(bed, /[#$]$/, `${noKey}HOME=${freshHome} `);
       await waitFor(pane, 'the trust dialog of a fresh HOME', has(TRUST_QUESTION));
       await record(pane, 'first-start-trust', 'dialog', 'an empty HOME: the big banner and the folder-trust dialog come first');
       await pane.sendKeys(['Enter']);
@@ -145,8 +68,8 @@ async function unpreparedScreens(): Promise<void> {
 }
 
 async function composerScreens(): Promise<void> {
-  await withBed(true, async (bed) => {
-    const pane = await startGemini(bed);
+  await withBed('gemini', true, async (bed) => {
+    const pane = await startFromShell(bed, /[#$]$/);
     await waitFor(pane, 'the composer', has(FOOTER));
     await record(pane, 'idle-empty', 'composer', 'trusted bed, fresh start: the empty composer with its placeholder under the tips');
 
@@ -161,12 +84,12 @@ async function composerScreens(): Promise<void> {
     await record(pane, 'draft-single', 'composer', 'typed "hello drover", not submitted');
     await clear();
 
-    await paste(bed, pane, 'first line\nsecond line\nthird line');
+    await paste(pane, 'first line\nsecond line\nthird line');
     await waitFor(pane, 'the 3-line draft', has(/^ {3}third line/));
     await record(pane, 'draft-multiline', 'composer', 'bracketed paste of "first line\\nsecond line\\nthird line"');
     await clear();
 
-    await paste(bed, pane, 'x'.repeat(2000));
+    await paste(pane, 'x'.repeat(2000));
     await waitFor(pane, 'the paste placeholder', has(/\[Pasted Text: 2000 chars\]/));
     await record(pane, 'draft-paste-placeholder', 'composer', 'bracketed paste of 2000 "x": folded into [Pasted Text: 2000 chars]');
     await clear();

@@ -2,25 +2,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { claudeRules } from '../../../src/panes/screens/claude.js';
 import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen, ScreenPhase } from '../../../src/panes/screens/types.js';
-import { screenFixtures } from './fixtures.js';
+import type { AgentScreen } from '../../../src/panes/screens/types.js';
+import { describeRecordedScreens, type ExpectedReading } from './fixtures.js';
 
-interface Expected {
-  phase: ScreenPhase;
-  rule: string;
-  /** The composer's text (or a pattern it matches); null when no composer is read. */
-  composer: string | RegExp | null;
-  completion?: boolean;
-  question?: string;
-  /** The text that was typed or pasted: composerShows must accept the composer as showing it. */
-  shows?: string;
-}
 
 /** What the probe typed for draft-scrolled, in pieces too small to count as a paste. */
 const SCROLLED_DRAFT = Array.from({ length: 900 }, (_, index) => `word${index}`).join(' ');
 
 /** What each recorded screen of Claude Code must read as. */
-const EXPECTED: Readonly<Record<string, Expected>> = {
+const EXPECTED: Readonly<Record<string, ExpectedReading>> = {
   'idle-empty': { phase: 'composer', rule: 'claude.composer', composer: '' },
   'idle-after-reply': { phase: 'composer', rule: 'claude.composer', composer: '' },
   'idle-named-session': { phase: 'composer', rule: 'claude.composer', composer: '' },
@@ -51,31 +41,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   'first-start': { phase: 'exited', rule: 'claude.exited', composer: null },
 };
 
-describe('claudeRules on recorded screens', () => {
-  const fixtures = screenFixtures('claude');
-
-  it('has recorded screens, each with an expectation', () => {
-    assert.ok(fixtures.length >= 20, `only ${fixtures.length} fixtures`);
-    for (const fixture of fixtures) assert.ok(EXPECTED[fixture.name] !== undefined, `no expectation for ${fixture.version}/${fixture.name}`);
-  });
-
-  for (const fixture of fixtures) {
-    it(`${fixture.version}/${fixture.name} reads as ${fixture.meta.phase}`, () => {
-      const expected = EXPECTED[fixture.name];
-      assert.ok(expected !== undefined);
-      const reading = claudeRules.read(fixture.screen);
-      assert.equal(reading.phase, fixture.meta.phase, 'the phase the fixture was recorded in');
-      assert.equal(reading.phase, expected.phase);
-      assert.equal(reading.rule, expected.rule);
-      if (expected.composer instanceof RegExp) assert.match(reading.composer?.text ?? '', expected.composer);
-      else assert.equal(reading.composer?.text ?? null, expected.composer);
-      assert.equal(reading.completion, expected.completion ?? false);
-      assert.equal(reading.question?.snippet ?? null, expected.question ?? null);
-      assert.ok(reading.detail !== '' && !reading.detail.includes('\n'));
-      if (expected.shows !== undefined) assert.ok(claudeRules.composerShows(reading.composer?.text ?? '', expected.shows), 'the composer shows what was typed');
-    });
-  }
-});
+describeRecordedScreens(claudeRules, EXPECTED, 20);
 
 const WIDTH = 120;
 const HEIGHT = 40;

@@ -3,20 +3,12 @@ import { describe, it } from 'node:test';
 import { parseMuxKey } from '../../../src/mux/index.js';
 import { codexRules } from '../../../src/panes/screens/codex.js';
 import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen, ScreenPhase } from '../../../src/panes/screens/types.js';
-import { loadScreenFixture, screenFixtures, type ScreenFixture } from './fixtures.js';
+import type { AgentScreen } from '../../../src/panes/screens/types.js';
+import { describeRecordedScreens, type ExpectedReading, loadScreenFixture, type ScreenFixture } from './fixtures.js';
 
-interface Expected {
-  phase: ScreenPhase;
-  rule: string;
-  /** The composer's text (or a pattern it matches); null when no composer is read. */
-  composer: string | RegExp | null;
-  completion?: boolean;
-  question?: string;
-}
 
 /** What each recorded screen of Codex must read as. */
-const EXPECTED: Readonly<Record<string, Expected>> = {
+const EXPECTED: Readonly<Record<string, ExpectedReading>> = {
   'idle-empty': { phase: 'composer', rule: 'codex.composer', composer: '' },
   'idle-after-reply': { phase: 'composer', rule: 'codex.composer', composer: '' },
   'idle-after-interrupt': { phase: 'composer', rule: 'codex.composer', composer: '' },
@@ -44,30 +36,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   exited: { phase: 'exited', rule: 'codex.shell', composer: null },
 };
 
-describe('codexRules on recorded screens', () => {
-  const fixtures = screenFixtures('codex');
-
-  it('has recorded screens, each with an expectation', () => {
-    assert.ok(fixtures.length >= 23, `only ${fixtures.length} fixtures`);
-    for (const fixture of fixtures) assert.ok(EXPECTED[fixture.name] !== undefined, `no expectation for ${fixture.version}/${fixture.name}`);
-  });
-
-  for (const fixture of fixtures) {
-    it(`${fixture.version}/${fixture.name} reads as ${fixture.meta.phase}`, () => {
-      const expected = EXPECTED[fixture.name];
-      assert.ok(expected !== undefined);
-      const reading = codexRules.read(fixture.screen);
-      assert.equal(reading.phase, fixture.meta.phase, 'the phase the fixture was recorded in');
-      assert.equal(reading.phase, expected.phase);
-      assert.equal(reading.rule, expected.rule);
-      if (expected.composer instanceof RegExp) assert.match(reading.composer?.text ?? '', expected.composer);
-      else assert.equal(reading.composer?.text ?? null, expected.composer);
-      assert.equal(reading.completion, expected.completion ?? false);
-      assert.equal(reading.question?.snippet ?? null, expected.question ?? null);
-      assert.match(reading.detail, /\S/);
-    });
-  }
-});
+describeRecordedScreens(codexRules, EXPECTED, 23);
 
 const VERSION = '0.171.0';
 

@@ -1,7 +1,9 @@
+import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { agentScreen, type ScreenGeometry } from '../../../src/panes/screens/screen.js';
-import type { AgentKind, AgentScreen } from '../../../src/panes/screens/types.js';
+import type { AgentKind, AgentScreen, AgentScreenRules, ScreenPhase } from '../../../src/panes/screens/types.js';
 
 /**
  * Recorded screens of the real agents, kept per agent and agent version so that a new
@@ -48,4 +50,49 @@ export function screenFixtures(agent: AgentKind): ScreenFixture[] {
       .sort()
       .map((file) => loadScreenFixture(agent, version, file.slice(0, -'.json'.length))),
   );
+}
+
+/** What an agent's rules must read on one recorded screen. */
+export interface ExpectedReading {
+  phase: ScreenPhase;
+  rule: string;
+  /** The composer's text (or a pattern it matches); null when no composer is read. */
+  composer: string | RegExp | null;
+  completion?: boolean;
+  question?: string;
+  /** The text that was typed or pasted: composerShows must accept the composer as showing it. */
+  shows?: string;
+}
+
+/**
+ * One test per recorded screen of `rules.agent`, all versions: the phase it was recorded in,
+ * the rule, the composer text, the completion menu and the asking line as `expected` says;
+ * every recorded screen must have an expectation.
+ */
+export function describeRecordedScreens(rules: AgentScreenRules, expected: Readonly<Record<string, ExpectedReading>>, minimum: number): void {
+  describe(`${rules.agent} rules on recorded screens`, () => {
+    const fixtures = screenFixtures(rules.agent);
+
+    it('has recorded screens, each with an expectation', () => {
+      assert.ok(fixtures.length >= minimum, `only ${fixtures.length} fixtures`);
+      for (const fixture of fixtures) assert.ok(expected[fixture.name] !== undefined, `no expectation for ${fixture.version}/${fixture.name}`);
+    });
+
+    for (const fixture of fixtures) {
+      it(`${fixture.version}/${fixture.name} reads as ${fixture.meta.phase}`, () => {
+        const wanted = expected[fixture.name];
+        assert.ok(wanted !== undefined);
+        const reading = rules.read(fixture.screen);
+        assert.equal(reading.phase, fixture.meta.phase, 'the phase the fixture was recorded in');
+        assert.equal(reading.phase, wanted.phase);
+        assert.equal(reading.rule, wanted.rule);
+        if (wanted.composer instanceof RegExp) assert.match(reading.composer?.text ?? '', wanted.composer);
+        else assert.equal(reading.composer?.text ?? null, wanted.composer);
+        assert.equal(reading.completion, wanted.completion ?? false);
+        assert.equal(reading.question?.snippet ?? null, wanted.question ?? null);
+        assert.ok(reading.detail !== '' && !reading.detail.includes('\n'), 'one line of detail');
+        if (wanted.shows !== undefined) assert.ok(rules.composerShows(reading.composer?.text ?? '', wanted.shows), 'the composer shows what was typed');
+      });
+    }
+  });
 }

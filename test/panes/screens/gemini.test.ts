@@ -2,20 +2,12 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { geminiRules } from '../../../src/panes/screens/gemini.js';
 import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen, ScreenPhase } from '../../../src/panes/screens/types.js';
-import { screenFixtures } from './fixtures.js';
+import type { AgentScreen } from '../../../src/panes/screens/types.js';
+import { describeRecordedScreens, type ExpectedReading, screenFixtures } from './fixtures.js';
 
-interface Expected {
-  phase: ScreenPhase;
-  rule: string;
-  /** The composer's text (or a pattern it matches); null when no composer is read. */
-  composer: string | RegExp | null;
-  completion?: boolean;
-  question?: string;
-}
 
 /** What each recorded screen of Gemini CLI must read as. */
-const EXPECTED: Readonly<Record<string, Expected>> = {
+const EXPECTED: Readonly<Record<string, ExpectedReading>> = {
   'idle-empty': { phase: 'composer', rule: 'gemini.composer', composer: '' },
   'idle-after-reply': { phase: 'composer', rule: 'gemini.composer', composer: '' },
   'draft-single': { phase: 'composer', rule: 'gemini.composer', composer: 'hello drover' },
@@ -39,30 +31,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   'exited-trust-escape': { phase: 'exited', rule: 'gemini.exited', composer: null },
 };
 
-describe('geminiRules on recorded screens', () => {
-  const fixtures = screenFixtures('gemini');
-
-  it('has recorded screens, each with an expectation', () => {
-    assert.ok(fixtures.length >= 20, `only ${fixtures.length} fixtures`);
-    for (const fixture of fixtures) assert.ok(EXPECTED[fixture.name] !== undefined, `no expectation for ${fixture.version}/${fixture.name}`);
-  });
-
-  for (const fixture of fixtures) {
-    it(`${fixture.version}/${fixture.name} reads as ${fixture.meta.phase}`, () => {
-      const expected = EXPECTED[fixture.name];
-      assert.ok(expected !== undefined);
-      const reading = geminiRules.read(fixture.screen);
-      assert.equal(reading.phase, fixture.meta.phase, 'the phase the fixture was recorded in');
-      assert.equal(reading.phase, expected.phase);
-      assert.equal(reading.rule, expected.rule);
-      if (expected.composer instanceof RegExp) assert.match(reading.composer?.text ?? '', expected.composer);
-      else assert.equal(reading.composer?.text ?? null, expected.composer);
-      assert.equal(reading.completion, expected.completion ?? false);
-      assert.equal(reading.question?.snippet ?? null, expected.question ?? null);
-      assert.ok(reading.detail !== '' && !reading.detail.includes('\n'));
-    });
-  }
-});
+describeRecordedScreens(geminiRules, EXPECTED, 20);
 
 const WIDTH = 120;
 const HEIGHT = 40;
