@@ -1,14 +1,18 @@
-// Bundles the compiled CLI (dist/src/cli/main.js) into dist/cli/drover.js, the `drover` bin.
+// Bundles the compiled CLI (dist/src/cli/main.js) into dist/cli/drover.js, the `drover` bin,
+// and the `drover web` page (src/bridge/page) into dist/cli/web/page.{js,css} beside it.
 // Why: Node resolves, reads and links every ES module of an unbundled tree one by one, and a
 // cold `drover pane map` spent a third of its time doing so; agents run `drover agent hook`
 // on every tool call. Each top-level command stays its own chunk, loaded only when run.
+// An optional argument names another build root than dist (a build tree of one's own).
 import { build } from 'esbuild';
 import { chmodSync, rmSync } from 'node:fs';
+import { argv } from 'node:process';
 
-const outdir = 'dist/cli';
+const root = argv[2] ?? 'dist';
+const outdir = `${root}/cli`;
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { drover: 'dist/src/cli/main.js' },
+  entryPoints: { drover: `${root}/src/cli/main.js` },
   outdir,
   bundle: true,
   splitting: true,
@@ -22,3 +26,19 @@ await build({
   logLevel: 'warning',
 });
 chmodSync(`${outdir}/drover.js`, 0o755);
+
+// The page is built from its TypeScript source (tsc checks it with its own DOM-typed config);
+// it bundles drover's SGR parser, so the mirror and the agent screen rules read text alike.
+await build({
+  entryPoints: [
+    { in: 'src/bridge/page/main.ts', out: 'page' },
+    { in: 'src/bridge/page/page.css', out: 'page' },
+  ],
+  outdir: `${outdir}/web`,
+  bundle: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  logLevel: 'warning',
+});

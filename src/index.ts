@@ -9,4 +9,5 @@ export * as panes from './panes/index.js';
 export * as workspace from './workspace/index.js';
 export * as fleet from './fleet/index.js';
 export * as mcp from './mcp/index.js';
+export * as bridge from './bridge/index.js';
 export { run, LongLivedChild, RunResult, processDiagnostics, isProcessAlive, shellQuote, DEFAULT_RUN_LIMITS, type RunOptions as ProcessRunOptions, type RunLimits } from './process/index.js';

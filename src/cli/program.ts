@@ -25,6 +25,7 @@ const MODULES: readonly { commands: readonly string[]; load: () => Promise<Regis
   { commands: ['mux'], load: async () => (await import('./commands/mux.js')).registerMuxCommands },
   { commands: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommands },
   { commands: ['workspace'], load: async () => (await import('./commands/workspace.js')).registerWorkspaceCommands },
+  { commands: ['web'], load: async () => (await import('./commands/web.js')).registerWebCommands },
 ];
 
 const GLOBAL_OPTIONS_WITH_VALUES = new Set(['-L', '--socket-name', '-S', '--socket-path']);

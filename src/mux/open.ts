@@ -2,7 +2,7 @@
  * The one place a selection becomes an adapter behind the gate. Only the adapter the selection
  * names is built, so a drover pointed at zellij never dials herdr's socket.
  */
-import { Endpoint } from '../tmux/index.js';
+import { Endpoint, type Server } from '../tmux/index.js';
 import { HerdrAdapter } from './adapters/herdr/adapter.js';
 import { TmuxAdapter } from './adapters/tmux/adapter.js';
 import { ZellijAdapter } from './adapters/zellij/adapter.js';
@@ -17,6 +17,8 @@ export interface OpenMuxOptions {
   readonly env?: NodeJS.ProcessEnv;
   /** A tmux server the caller already resolved (a CLI's -L/-S); used instead of the selection's endpoint. */
   readonly tmuxEndpoint?: Endpoint;
+  /** A tmux binding the caller opened (and closes), shared with its other reads: used instead of either endpoint. */
+  readonly tmuxServer?: Server;
 }
 
 /** The tmux server a tmux endpoint spec names. */
@@ -39,6 +41,7 @@ export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): 
     case 'zellij':
       return createMuxPort(new ZellijAdapter({ session: endpoint.session, env: options.env, timeoutMs: options.timeoutMs }));
     case 'tmux': {
+      if (options.tmuxServer !== undefined) return createMuxPort(new TmuxAdapter({ server: options.tmuxServer, timeoutMs: options.timeoutMs }));
       const tmux = options.tmuxEndpoint ?? tmuxEndpointOf(endpoint, options.env ?? process.env);
       return createMuxPort(new TmuxAdapter({ endpoint: tmux, timeoutMs: options.timeoutMs }));
     }

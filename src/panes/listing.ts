@@ -1,9 +1,11 @@
 import type { Server } from '../tmux/index.js';
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION } from './agent-state.js';
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, pickAgentStateOption, resolveAgentStatus, type AgentStatus, type AgentStatusContext } from './agent-state.js';
 import { callerPane, insideTmux } from './caller.js';
 import { NotInTmuxError } from './errors.js';
 import type { PaneListing } from './map-rows.js';
-import { parseTextRows, requirePane, textRowFormat } from './tmux-pane.js';
+import { NO_AGENT, type PaneAgent } from './pane-io.js';
+import type { AgentNamer } from './process-tree.js';
+import { paneAgent, parseTextRows, requirePane, textRowFormat } from './tmux-pane.js';
 
 const LISTING_FIELDS = [
   'session_name',
@@ -54,4 +56,22 @@ export async function listPanesIn(server: Server, scope: SessionScope, env: Node
   const wanted = scope.kind === 'all' ? undefined : scope.kind === 'session' ? scope.name : await currentSessionName(server, env);
   const panes = await listPanes(server);
   return wanted === undefined ? panes : panes.filter((pane) => pane.session === wanted);
+}
+
+/** One listed pane with what drover knows of its agent. */
+export interface CensusRow {
+  listing: PaneListing;
+  /** The agent by the pane's process tree (none for a dead pane). */
+  agent: PaneAgent;
+  /** The state the agent's hooks reported, as it stands now. */
+  status: AgentStatus;
+}
+
+/** Each listed pane's agent and hook state: read from /proc and the listing, no process started. */
+export function paneCensus(listings: readonly PaneListing[], nameAgent: AgentNamer, context: AgentStatusContext): CensusRow[] {
+  return listings.map((listing) => ({
+    listing,
+    agent: listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent),
+    status: resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), context),
+  }));
 }

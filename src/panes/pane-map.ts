@@ -2,11 +2,11 @@ import type { Server } from '../tmux/index.js';
 import { hookReports } from './agent-hooks/index.js';
 import { defaultAgentStatusContext, type AgentState, type AgentStatusContext } from './agent-state.js';
 import { readFabState, type FabState } from './fab-status.js';
-import { listPanesIn, type SessionScope } from './listing.js';
+import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
 import { buildMapRow, type MapRow } from './map-rows.js';
-import { NO_AGENT, type PaneAgent } from './pane-io.js';
+import type { PaneAgent } from './pane-io.js';
 import { captureAgentScreen, rulesFor, type ScreenPhase } from './screens/index.js';
-import { agentNamerFor, paneAgent } from './tmux-pane.js';
+import { agentNamerFor } from './tmux-pane.js';
 import { WorktreeResolver } from './worktrees.js';
 
 export interface PaneMapOptions {
@@ -63,12 +63,10 @@ export async function paneMap(server: Server, scope: SessionScope, options: Pane
     return fabByWorktree.get(worktree);
   };
   const context = options.agentContext ?? defaultAgentStatusContext();
-  const nameAgent = agentNamerFor(options.cwd);
   return Promise.all(
-    listings.map(async (listing) => {
+    paneCensus(listings, agentNamerFor(options.cwd), context).map(async ({ listing, agent }) => {
       const info = git.get(listing.cwd)!;
       const row = buildMapRow(listing, info, info.worktree === null ? undefined : fabOf(info.worktree), context);
-      const agent = listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent);
       row.agentName = agent.name;
       if (!needsScreen(row, agent)) return row;
       const screen = await captureAgentScreen(server.pane(listing.paneId)).catch(() => undefined);

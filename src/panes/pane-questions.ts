@@ -1,10 +1,9 @@
 import type { Server } from '../tmux/index.js';
-import { defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentStatusContext } from './agent-state.js';
-import { listPanesIn, type SessionScope } from './listing.js';
-import { NO_AGENT } from './pane-io.js';
+import { defaultAgentStatusContext, type AgentStatusContext } from './agent-state.js';
+import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
 import { QUESTION_CAPTURE_LINES, discoverCandidates, sweepQuestions, type QuestionCandidate, type QuestionSweep } from './questions.js';
 import { captureAgentScreen, rulesFor } from './screens/index.js';
-import { agentNamerFor, paneAgent } from './tmux-pane.js';
+import { agentNamerFor } from './tmux-pane.js';
 
 /** Discovery (waiting and idle panes of a session or of all sessions), or panes named by id. */
 export type QuestionScope = SessionScope | { kind: 'panes'; panes: readonly string[] };
@@ -22,17 +21,9 @@ export async function paneQuestions(
 ): Promise<QuestionSweep> {
   const listings = await listPanesIn(server, scope.kind === 'panes' ? { kind: 'all' } : scope, options.env);
   const context = options.agentContext ?? defaultAgentStatusContext();
-  const nameAgent = agentNamerFor(options.cwd);
-  const candidates = listings.map((listing): QuestionCandidate => {
-    const agent = listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent);
-    return {
-      pane: listing.paneId,
-      agentState: resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), context).state,
-      agent: agent.name,
-      agentKind: agent.kind,
-      dead: listing.dead,
-    };
-  });
+  const candidates = paneCensus(listings, agentNamerFor(options.cwd), context).map(
+    ({ listing, agent, status }): QuestionCandidate => ({ pane: listing.paneId, agentState: status.state, agent: agent.name, agentKind: agent.kind, dead: listing.dead }),
+  );
   const ids = scope.kind === 'panes' ? scope.panes : discoverCandidates(candidates);
   const snapshot = new Map(candidates.map((candidate) => [candidate.pane, candidate]));
   return sweepQuestions(ids, snapshot, async (candidate) => {

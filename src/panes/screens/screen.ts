@@ -24,3 +24,14 @@ export function agentScreen(capture: string, geometry: ScreenGeometry): AgentScr
     cursor: geometry.cursor,
   });
 }
+
+/**
+ * A screen from its visible rows alone, for a multiplexer that reports neither the pane's size
+ * nor its cursor: the rows are the screen, its width the widest row (agents' full-width rules
+ * and frames make it so), the cursor unknown, which the screen rules accept.
+ */
+export function screenOfRows(text: string): AgentScreen {
+  const trimmed = text.replace(/\n$/, '');
+  const rows = parseStyledText(trimmed).map(rowText);
+  return agentScreen(trimmed, { width: Math.max(0, ...rows.map((row) => Array.from(row).length)), height: rows.length, cursor: null });
+}

@@ -9,7 +9,10 @@ import { TOPOLOGY_KINDS, type ControlConnection, type ControlEvent, type Server,
 import type { MuxWatch, MuxWatchOptions } from '../../types.js';
 
 const MAX_CONTROL_CLIENTS = 3;
-/** Output arrives in bursts; one pane change per pane per this interval is enough to say "look again". */
+/**
+ * Output arrives in bursts: the first output of a quiet pane is announced at once, the rest of
+ * its burst once per this interval, which is enough to say "look again".
+ */
 const OUTPUT_COALESCE_MS = 100;
 
 export interface TmuxWatchSource {
@@ -34,8 +37,8 @@ export class TmuxWatch implements MuxWatch {
   private closed = false;
   private signature: string | undefined;
   private timer: NodeJS.Timeout | undefined;
-  private flushTimer: NodeJS.Timeout | undefined;
-  private readonly changed = new Set<string>();
+  /** Panes announced within the last interval, and whether they printed again since. */
+  private readonly bursts = new Map<string, { timer: NodeJS.Timeout; again: boolean }>();
   private readonly connections = new Set<ControlConnection>();
   private readonly watched: ReadonlySet<string>;
 
@@ -68,7 +71,8 @@ export class TmuxWatch implements MuxWatch {
     if (this.closed) return;
     this.closed = true;
     clearTimeout(this.timer);
-    clearTimeout(this.flushTimer);
+    for (const burst of this.bursts.values()) clearTimeout(burst.timer);
+    this.bursts.clear();
     for (const connection of this.connections) void connection.close().catch(() => undefined);
     this.connections.clear();
     this.onClosed(this);
@@ -157,16 +161,24 @@ export class TmuxWatch implements MuxWatch {
     if (event.kind === 'output' || event.kind === 'extended-output') {
       const paneId = event.pane === undefined ? undefined : this.source.paneId(event.pane);
       if (paneId === undefined || !this.watched.has(paneId)) return;
-      this.changed.add(paneId);
-      this.flushTimer ??= setTimeout(() => {
-        this.flushTimer = undefined;
-        const panes = [...this.changed];
-        this.changed.clear();
-        for (const pane of panes) if (!this.closed) this.options.onPaneChange?.(pane);
-      }, OUTPUT_COALESCE_MS);
+      const burst = this.bursts.get(paneId);
+      if (burst !== undefined) burst.again = true;
+      else this.announce(paneId);
       return;
     }
     // A topology notification, or a gap in the stream: either way, look again.
     this.options.onTopologyChange?.();
+  }
+
+  private announce(paneId: string): void {
+    const burst = {
+      again: false,
+      timer: setTimeout(() => {
+        this.bursts.delete(paneId);
+        if (burst.again && !this.closed) this.announce(paneId);
+      }, OUTPUT_COALESCE_MS),
+    };
+    this.bursts.set(paneId, burst);
+    this.options.onPaneChange?.(paneId);
   }
 }

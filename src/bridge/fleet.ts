@@ -1,0 +1,166 @@
+/**
+ * The fleet as the page sees it: fleets and their members, the Director's inbox (the messages
+ * the Director owns), sending as the Director through the broker's own delivery, and
+ * acknowledging. New messages are noticed by reading the database's latest message id, once a
+ * second: the store is SQLite shared with other drover processes, and a read is cheap.
+ */
+import {
+  RegistryNotFoundError,
+  RegistryStateError,
+  sendAndNotify,
+  type FleetRuntime,
+  type Member,
+  type Message,
+} from '../fleet/index.js';
+import { ArgumentError } from '../process/index.js';
+import { BridgeError } from './errors.js';
+import type { EventHub } from './events.js';
+import type { FleetListView, FleetMessageView, FleetView, InboxView } from './protocol.js';
+
+const INBOX_LIMIT = 50;
+const FLEET_POLL_MS = 1000;
+
+export interface SendView {
+  readonly message: FleetMessageView;
+  readonly notification_sent: boolean;
+  readonly diagnostic: string | null;
+}
+
+function messageView(message: Message, names: ReadonlyMap<number, string>): FleetMessageView {
+  return {
+    message_id: message.messageId,
+    from_member_id: message.fromMemberId,
+    from_name: names.get(message.fromMemberId) ?? null,
+    to_member_id: message.toMemberId,
+    created_at: message.createdAt,
+    status_state: message.statusState,
+    text: message.text,
+    notified_at: message.notifiedAt,
+  };
+}
+
+/** A broker refusal as the API answers it. */
+function fleetError(error: unknown): unknown {
+  if (error instanceof RegistryNotFoundError) return new BridgeError('not_found', error.message);
+  if (error instanceof RegistryStateError) return new BridgeError('fleet_refused', error.message);
+  if (error instanceof ArgumentError) return new BridgeError('bad_request', error.message);
+  return error;
+}
+
+export class FleetApi {
+  private timer: NodeJS.Timeout | undefined;
+  private latest = new Map<number, number>();
+
+  constructor(
+    private readonly runtime: FleetRuntime,
+    private readonly hub: EventHub,
+  ) {}
+
+  list(): FleetListView {
+    const fleets = this.runtime.broker.listFleets().map((fleet): FleetView => {
+      const members = this.runtime.broker.listMembers(fleet.fleetId);
+      return {
+        fleet_id: fleet.fleetId,
+        name: fleet.name,
+        director_member_id: fleet.directorMemberId,
+        members: members.map((member) => ({
+          member_id: member.memberId,
+          name: member.name,
+          kind: member.kind,
+          coding_agent: member.codingAgent,
+          pane: member.placement?.pane ?? null,
+          gone: member.placement?.goneAt !== null && member.placement?.goneAt !== undefined,
+        })),
+      };
+    });
+    return { available: true, reason: null, fleets };
+  }
+
+  inbox(fleetId: number): InboxView {
+    return this.guard(() => {
+      const director = this.director(fleetId);
+      const names = this.names(fleetId);
+      const messages = this.runtime.broker.deliveriesAfter(director.memberId, 0).messages;
+      const pending = messages.filter((message) => message.statusState === 'input_required').reverse();
+      const done = messages.filter((message) => message.statusState === 'completed').reverse();
+      return { fleet_id: fleetId, director_member_id: director.memberId, messages: [...pending, ...done].slice(0, INBOX_LIMIT).map((message) => messageView(message, names)) };
+    });
+  }
+
+  /** Sends as the fleet's Director; the message is stored before any pane is typed into. */
+  async send(fleetId: number, to: number, text: string): Promise<SendView> {
+    let director: Member;
+    try {
+      director = this.director(fleetId);
+    } catch (error) {
+      throw fleetError(error);
+    }
+    let result;
+    try {
+      result = await sendAndNotify({ ...this.runtime.notify, from: director.memberId, to, text });
+    } catch (error) {
+      throw fleetError(error);
+    }
+    this.hub.publish('fleet', { fleet_id: fleetId, message_id: result.message.messageId, change: 'message' });
+    return {
+      message: messageView(result.message, this.names(fleetId)),
+      notification_sent: result.notificationSent,
+      diagnostic: result.diagnostic?.diagnostic ?? result.failure?.diagnostic ?? null,
+    };
+  }
+
+  /** Acknowledges a message the Director owns. */
+  ack(fleetId: number, messageId: number): FleetMessageView {
+    return this.guard(() => {
+      const director = this.director(fleetId);
+      const message = this.runtime.broker.ackMessage(director.memberId, messageId);
+      this.hub.publish('fleet', { fleet_id: fleetId, message_id: messageId, change: 'ack' });
+      return messageView(message, this.names(fleetId));
+    });
+  }
+
+  /** Publishes a hint for every message stored since the last look, by any process. */
+  watch(): void {
+    this.look();
+    this.timer = setInterval(() => this.look(), FLEET_POLL_MS);
+    this.timer.unref();
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+
+  private look(): void {
+    try {
+      for (const fleet of this.runtime.broker.listFleets()) {
+        if (fleet.directorMemberId === null) continue;
+        const seen = this.latest.get(fleet.fleetId);
+        const fresh = this.runtime.broker.deliveriesAfter(fleet.directorMemberId, seen ?? 0);
+        this.latest.set(fleet.fleetId, fresh.latestMessageId);
+        if (seen === undefined) continue;
+        for (const message of fresh.messages) this.hub.publish('fleet', { fleet_id: fleet.fleetId, message_id: message.messageId, change: 'message' });
+      }
+    } catch {
+      // A busy or briefly locked database is looked at again on the next tick.
+    }
+  }
+
+  private director(fleetId: number): Member {
+    const fleet = this.runtime.broker.getFleet(fleetId);
+    if (fleet.deletedAt !== null) throw new RegistryStateError(`fleet ${fleetId} is deleted`);
+    if (fleet.directorMemberId === null) throw new RegistryStateError(`fleet ${fleetId} has no Director`);
+    return this.runtime.broker.getMember(fleet.directorMemberId);
+  }
+
+  private names(fleetId: number): Map<number, string> {
+    return new Map(this.runtime.broker.listMembers(fleetId).map((member) => [member.memberId, member.name]));
+  }
+
+  private guard<T>(body: () => T): T {
+    try {
+      return body();
+    } catch (error) {
+      throw fleetError(error);
+    }
+  }
+}

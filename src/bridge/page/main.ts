@@ -1,0 +1,634 @@
+/**
+ * The drover web page: triage home, spaces, one pane (mirror, question buttons, composer, keys),
+ * and the fleet. Plain DOM code: the page is a handful of views over one JSON API and one event
+ * stream, so a framework would add weight and a build step without removing any code here.
+ *
+ * Live updates: the event stream says what changed; the page re-reads the snapshot, a pane's
+ * grid or the inbox accordingly. What the page offers follows the multiplexer's declared
+ * capabilities, and an undeclared one is explained where its control would be.
+ */
+import type { MuxCapability } from '../../mux/index.js';
+import type {
+  ConfigView,
+  DeviceView,
+  EventData,
+  FleetListView,
+  GridView,
+  InboxView,
+  PaneView,
+  QuestionView,
+  ReplyReceipt,
+  SnapshotView,
+  TriageGroup,
+} from '../protocol.js';
+import { ApiFailure, api, panePath } from './api.js';
+import { button, h, replaceChildren } from './dom.js';
+import { renderMirror } from './mirror.js';
+
+type Route = { view: 'home' } | { view: 'spaces' } | { view: 'pane'; paneId: string } | { view: 'fleet' };
+
+const GROUP_TITLES: Readonly<Record<TriageGroup, string>> = { needs_you: 'Needs you', finished: 'Finished', working: 'Working', idle: 'Idle' };
+const STATE_WORDS: Readonly<Record<PaneView['state'], string>> = { blocked: 'needs you', done: 'done', working: 'working', idle: 'idle', unknown: 'no agent state' };
+
+const state = {
+  config: null as ConfigView | null,
+  snapshot: null as SnapshotView | null,
+  grid: null as GridView | null,
+  scrollback: false,
+  fleet: null as FleetListView | null,
+  inboxes: new Map<number, InboxView>(),
+  live: 'connecting' as 'connecting' | 'live' | 'reconnecting',
+};
+
+let events: EventSource | undefined;
+let snapshotTimer: number | undefined;
+let gridTimer: number | undefined;
+let fleetTimer: number | undefined;
+
+const app = document.getElementById('app')!;
+const liveStatus = h('span', { class: 'live', role: 'status', 'aria-live': 'polite' }, 'connecting');
+const nav = h('nav', { 'aria-label': 'Sections' });
+const side = h('aside', { class: 'side', 'aria-label': 'All panes' });
+const view = h('main', { class: 'view', id: 'view' });
+
+function route(): Route {
+  const hash = location.hash.replace(/^#/, '');
+  const pane = /^\/pane\/(.+)$/.exec(hash);
+  if (pane !== null) return { view: 'pane', paneId: decodeURIComponent(pane[1]!) };
+  if (hash === '/spaces') return { view: 'spaces' };
+  if (hash === '/fleet') return { view: 'fleet' };
+  return { view: 'home' };
+}
+
+function paneHref(paneId: string): string {
+  return `#/pane/${encodeURIComponent(paneId)}`;
+}
+
+function paneName(pane: PaneView): string {
+  return pane.label ?? pane.title ?? pane.foreground ?? pane.pane_id;
+}
+
+function paneWhere(pane: PaneView): string {
+  return `${pane.space_label} › ${pane.tab_label ?? pane.tab_id}`;
+}
+
+function capability(name: MuxCapability): string | null {
+  const config = state.config;
+  if (config === null) return 'loading';
+  if (config.read_only) return 'drover web runs read-only';
+  if (config.supports[name]) return null;
+  return `${config.mux} cannot do this${config.notes[name] === undefined ? '' : `: ${config.notes[name]}`}`;
+}
+
+function failureText(error: unknown): string {
+  return error instanceof ApiFailure ? error.message : String(error);
+}
+
+// ---- the frame ---------------------------------------------------------------------------
+
+function frame(): void {
+  const header = h('header', { class: 'bar' }, h('a', { class: 'brand', href: '#/' }, 'drover'), nav, liveStatus);
+  replaceChildren(app, header, h('div', { class: 'layout' }, side, view));
+}
+
+function renderNav(): void {
+  const counts = state.snapshot?.counts;
+  const current = route().view;
+  const link = (href: string, label: string, here: boolean): HTMLAnchorElement => h('a', { href, 'aria-current': here ? 'page' : undefined }, label);
+  replaceChildren(
+    nav,
+    link('#/', counts === undefined || counts.needs_you === 0 ? 'Home' : `Home (${counts.needs_you} need you)`, current === 'home'),
+    link('#/spaces', 'Spaces', current === 'spaces'),
+    link('#/fleet', 'Fleet', current === 'fleet'),
+  );
+}
+
+function setLive(live: typeof state.live): void {
+  state.live = live;
+  liveStatus.textContent = live === 'live' ? 'live' : live === 'connecting' ? 'connecting…' : 'reconnecting…';
+  liveStatus.className = `live ${live}`;
+}
+
+// ---- pairing -----------------------------------------------------------------------------
+
+function showPairing(message?: string): void {
+  events?.close();
+  events = undefined;
+  const code = h('input', { id: 'pair-code', name: 'code', autocomplete: 'one-time-code', autocapitalize: 'characters', spellcheck: 'false', required: true });
+  const name = h('input', { id: 'pair-name', name: 'name', value: /Mobi|Android|iPhone/.test(navigator.userAgent) ? 'phone' : 'browser' });
+  const status = h('p', { role: 'status', class: 'status' }, message ?? '');
+  const form = h(
+    'form',
+    { class: 'pair', 'aria-label': 'Pair this browser' },
+    h('label', { for: 'pair-code' }, 'Pairing code'),
+    code,
+    h('label', { for: 'pair-name' }, 'Name this device'),
+    name,
+    h('button', { type: 'submit' }, 'Pair'),
+    status,
+  );
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void pair(code.value, name.value, status);
+  });
+  replaceChildren(
+    app,
+    h(
+      'main',
+      { class: 'view pairing' },
+      h('h1', {}, 'Pair this browser'),
+      h('p', {}, 'Run ', h('code', {}, 'drover web pair'), ' on the machine drover runs on and enter the code it prints (valid 10 minutes, once).'),
+      form,
+    ),
+  );
+  const fromLink = /(?:^|[#&])pair=([A-Za-z0-9-]+)/.exec(location.hash);
+  if (fromLink !== null) {
+    code.value = fromLink[1]!;
+    history.replaceState(null, '', `${location.pathname}#/`);
+    void pair(code.value, name.value, status);
+  }
+}
+
+async function pair(code: string, name: string, status: HTMLElement): Promise<void> {
+  status.textContent = 'pairing…';
+  try {
+    await api.post<{ device: DeviceView }>('/api/pair', { code, name });
+    await boot();
+  } catch (error) {
+    status.textContent = failureText(error);
+  }
+}
+
+// ---- data --------------------------------------------------------------------------------
+
+async function loadSnapshot(): Promise<void> {
+  try {
+    state.snapshot = await api.get<SnapshotView>('/api/snapshot');
+  } catch (error) {
+    if (error instanceof ApiFailure && error.status === 401) return showPairing('This browser is no longer paired.');
+    return;
+  }
+  renderNav();
+  renderSide();
+  const current = route();
+  if (current.view === 'home') renderHome();
+  else if (current.view === 'spaces') renderSpaces();
+  else if (current.view === 'pane') updatePane(current.paneId);
+}
+
+function scheduleSnapshot(): void {
+  window.clearTimeout(snapshotTimer);
+  snapshotTimer = window.setTimeout(() => void loadSnapshot(), 250);
+}
+
+async function loadGrid(paneId: string): Promise<void> {
+  const query = state.scrollback ? '?lines=1000' : '';
+  try {
+    const grid = await api.get<GridView>(`${panePath(paneId, 'grid')}${query}`);
+    const current = route();
+    if (current.view !== 'pane' || current.paneId !== paneId) return;
+    state.grid = grid;
+    const mirror = document.getElementById('mirror');
+    if (mirror !== null) {
+      const atBottom = mirror.scrollTop + mirror.clientHeight >= mirror.scrollHeight - 4;
+      replaceChildren(mirror, ...renderMirror(grid.text));
+      if (atBottom) mirror.scrollTop = mirror.scrollHeight;
+    }
+  } catch (error) {
+    const mirror = document.getElementById('mirror');
+    if (mirror !== null) replaceChildren(mirror, h('p', { class: 'status' }, failureText(error)));
+  }
+}
+
+function scheduleGrid(paneId: string): void {
+  window.clearTimeout(gridTimer);
+  gridTimer = window.setTimeout(() => void loadGrid(paneId), 50);
+}
+
+async function loadFleet(): Promise<void> {
+  try {
+    state.fleet = await api.get<FleetListView>('/api/fleet');
+    for (const fleet of state.fleet.fleets) state.inboxes.set(fleet.fleet_id, await api.get<InboxView>(`/api/fleet/${fleet.fleet_id}/inbox`));
+  } catch (error) {
+    if (error instanceof ApiFailure && error.status === 401) return showPairing('This browser is no longer paired.');
+  }
+  if (route().view === 'fleet') renderFleet();
+}
+
+function scheduleFleet(): void {
+  window.clearTimeout(fleetTimer);
+  fleetTimer = window.setTimeout(() => void loadFleet(), 100);
+}
+
+function listen(): void {
+  events?.close();
+  setLive('connecting');
+  const source = new EventSource('/api/events');
+  events = source;
+  source.addEventListener('open', () => {
+    setLive('live');
+    // Whatever happened while the stream was down is in a fresh snapshot.
+    scheduleSnapshot();
+  });
+  source.addEventListener('error', () => {
+    if (source.readyState === EventSource.CLOSED) {
+      setLive('reconnecting');
+      // The server refused the stream (a revoked device, a restart): ask again from scratch.
+      void api.get('/api/session').then(
+        () => window.setTimeout(listen, 2000),
+        (error) => (error instanceof ApiFailure && error.status === 401 ? showPairing('This browser is no longer paired.') : window.setTimeout(listen, 2000)),
+      );
+    } else setLive('reconnecting');
+  });
+  const on = <K extends keyof EventData>(kind: K, handle: (data: EventData[K]) => void): void =>
+    source.addEventListener(kind, (event) => handle(JSON.parse((event as MessageEvent<string>).data) as EventData[K]));
+  on('topology', () => scheduleSnapshot());
+  on('agent', () => scheduleSnapshot());
+  on('question', () => scheduleSnapshot());
+  on('pane', (data) => {
+    const current = route();
+    if (current.view === 'pane' && current.paneId === data.pane_id && data.revision !== state.grid?.revision) scheduleGrid(data.pane_id);
+  });
+  on('fleet', () => scheduleFleet());
+  on('resync', () => {
+    scheduleSnapshot();
+    scheduleFleet();
+    const current = route();
+    if (current.view === 'pane') scheduleGrid(current.paneId);
+  });
+}
+
+// ---- the triage list ---------------------------------------------------------------------
+
+function paneCard(pane: PaneView): HTMLLIElement {
+  return h(
+    'li',
+    { class: `card group-${pane.group}` },
+    h(
+      'a',
+      { href: paneHref(pane.pane_id) },
+      h('span', { class: 'name' }, paneName(pane)),
+      h('span', { class: 'agent' }, pane.agent ?? pane.foreground ?? 'shell'),
+      h('span', { class: `state state-${pane.state}` }, pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state]),
+      h('span', { class: 'where' }, paneWhere(pane)),
+      pane.question === null ? null : h('span', { class: 'snippet' }, pane.question.snippet),
+    ),
+  );
+}
+
+function triageSections(headingLevel: 'h2' | 'h3'): HTMLElement[] {
+  const snapshot = state.snapshot;
+  if (snapshot === null) return [h('p', {}, 'Loading…')];
+  const byId = new Map(snapshot.panes.map((pane) => [pane.pane_id, pane]));
+  const ordered = snapshot.triage.map((id) => byId.get(id)!).filter((pane) => pane !== undefined);
+  return (['needs_you', 'finished', 'working', 'idle'] as const)
+    .filter((group) => snapshot.counts[group] > 0)
+    .map((group) =>
+      h(
+        'section',
+        { class: `group ${group}`, 'aria-labelledby': `${headingLevel}-${group}` },
+        h(headingLevel, { id: `${headingLevel}-${group}` }, `${GROUP_TITLES[group]} (${snapshot.counts[group]})`),
+        h('ul', { class: 'cards' }, ...ordered.filter((pane) => pane.group === group).map(paneCard)),
+      ),
+    );
+}
+
+function renderHome(): void {
+  const snapshot = state.snapshot;
+  replaceChildren(
+    view,
+    h('h1', {}, 'Agents'),
+    snapshot !== null && snapshot.panes.length === 0 ? h('p', {}, 'No panes.') : null,
+    ...triageSections('h2'),
+  );
+}
+
+function renderSide(): void {
+  replaceChildren(side, ...triageSections('h3'));
+}
+
+// ---- spaces ------------------------------------------------------------------------------
+
+function renderSpaces(): void {
+  const snapshot = state.snapshot;
+  if (snapshot === null) return replaceChildren(view, h('h1', {}, 'Spaces'), h('p', {}, 'Loading…'));
+  const newTab = (spaceId: string): HTMLButtonElement =>
+    button('New tab', async () => {
+      try {
+        const created = await api.post<{ pane_id: string }>('/api/tabs', { space_id: spaceId });
+        location.hash = paneHref(created.pane_id);
+      } catch (error) {
+        alert(failureText(error));
+      }
+    }, { disabled: capability('createTab') });
+  const newSpace = button('New space', async () => {
+    try {
+      const created = await api.post<{ pane_id: string }>('/api/spaces', {});
+      location.hash = paneHref(created.pane_id);
+    } catch (error) {
+      alert(failureText(error));
+    }
+  }, { disabled: capability('createSpace') });
+  replaceChildren(
+    view,
+    h('h1', {}, 'Spaces'),
+    h('div', { class: 'actions' }, newSpace, explain('createSpace')),
+    ...snapshot.spaces.map((space) =>
+      h(
+        'section',
+        { class: 'space', 'aria-labelledby': `space-${space.space_id}` },
+        h('h2', { id: `space-${space.space_id}` }, `${space.label}${space.focused ? ' (on screen)' : ''}`),
+        h('div', { class: 'actions' }, newTab(space.space_id), explain('createTab')),
+        ...snapshot.tabs
+          .filter((tab) => tab.space_id === space.space_id)
+          .map((tab) =>
+            h(
+              'div',
+              { class: 'tab' },
+              h('h3', {}, `${tab.number}: ${tab.label}`),
+              h('ul', { class: 'cards' }, ...snapshot.panes.filter((pane) => pane.tab_id === tab.tab_id).map(paneCard)),
+            ),
+          ),
+      ),
+    ),
+  );
+}
+
+/** The sentence saying why a control is off, shown under it rather than hidden in a tooltip. */
+function explain(name: MuxCapability): HTMLElement | null {
+  const why = capability(name);
+  return why === null || why === 'loading' ? null : h('p', { class: 'note' }, why);
+}
+
+// ---- one pane ----------------------------------------------------------------------------
+
+function renderPane(paneId: string): void {
+  state.grid = null;
+  const textarea = h('textarea', { id: 'reply-text', rows: '2', placeholder: 'Reply…', 'aria-label': 'Reply text', enterkeyhint: 'send' });
+  const receipt = h('p', { id: 'receipt', role: 'status', class: 'receipt' });
+  const send = h('button', { type: 'submit' }, 'Send');
+  const composer = h('form', { class: 'composer', 'aria-label': 'Reply' }, textarea, send, receipt);
+  const readOnly = state.config?.read_only === true;
+  if (readOnly || capability('typeText') !== null) {
+    textarea.disabled = true;
+    send.disabled = true;
+    receipt.textContent = capability('typeText') ?? '';
+  }
+  composer.addEventListener('submit', (event) => {
+    event.preventDefault();
+    void reply(paneId, textarea, receipt);
+  });
+  textarea.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      composer.requestSubmit();
+    }
+  });
+  const tray = h(
+    'div',
+    { class: 'keys', role: 'toolbar', 'aria-label': 'Keys' },
+    ...(state.config?.keys_tray ?? []).map((entry) =>
+      button(entry.label, () => sendKeys(paneId, [entry.key], receipt), {
+        disabled: entry.refused ?? capability('sendKeys'),
+        name: `Send ${entry.key}`,
+      }),
+    ),
+  );
+  const scrollback = h('input', { type: 'checkbox', id: 'scrollback' });
+  scrollback.checked = state.scrollback;
+  scrollback.disabled = state.config?.supports.gridScrollback !== true;
+  scrollback.addEventListener('change', () => {
+    state.scrollback = scrollback.checked;
+    void loadGrid(paneId);
+  });
+  replaceChildren(
+    view,
+    h(
+      'section',
+      { class: 'pane', 'aria-labelledby': 'pane-title' },
+      h('h1', { id: 'pane-title' }, paneId),
+      h('p', { id: 'pane-meta', class: 'meta' }),
+      h('div', { id: 'question' }),
+      h('div', { id: 'mirror', class: 'mirror', role: 'region', 'aria-label': 'Pane screen', tabindex: '0' }),
+      h('label', { class: 'scrollback' }, scrollback, state.config?.supports.gridScrollback === true ? ' scrollback' : ` scrollback (${capability('gridScrollback') ?? ''})`),
+      composer,
+      tray,
+      h('div', { id: 'pane-actions', class: 'actions' }),
+    ),
+  );
+  updatePane(paneId);
+  void loadGrid(paneId);
+}
+
+function updatePane(paneId: string): void {
+  const pane = state.snapshot?.panes.find((candidate) => candidate.pane_id === paneId);
+  const title = document.getElementById('pane-title');
+  const meta = document.getElementById('pane-meta');
+  if (title === null || meta === null) return;
+  if (pane === undefined) {
+    title.textContent = paneId;
+    meta.textContent = state.snapshot === null ? 'Loading…' : 'This pane is gone.';
+    return;
+  }
+  title.textContent = paneName(pane);
+  meta.textContent = [paneWhere(pane), pane.agent ?? pane.foreground ?? 'shell', pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state], pane.verifiable ? 'replies verified' : 'replies not verifiable'].join(' · ');
+  renderQuestion(paneId, pane.question);
+  renderActions(pane);
+}
+
+function renderQuestion(paneId: string, question: QuestionView | null): void {
+  const box = document.getElementById('question');
+  if (box === null) return;
+  if (question === null) return replaceChildren(box);
+  if (box.dataset.question === question.id) return;
+  box.dataset.question = question.id;
+  const status = h('p', { role: 'status', class: 'status' });
+  const disabled = state.config?.read_only ? 'drover web runs read-only' : capability('sendKeys');
+  replaceChildren(
+    box,
+    h(
+      'div',
+      { class: 'question', role: 'group', 'aria-label': 'Question' },
+      h('p', { class: 'asks' }, question.snippet),
+      question.options.length === 0 ? h('p', { class: 'note' }, 'Answer with a reply below.') : null,
+      h(
+        'div',
+        { class: 'options' },
+        ...question.options.map((option, index) =>
+          button(option.label, async () => {
+            status.textContent = 'answering…';
+            try {
+              await api.post(panePath(paneId, 'answer'), { question: question.id, option: index });
+              status.textContent = `answered: ${option.label}`;
+            } catch (error) {
+              status.textContent = failureText(error);
+              scheduleSnapshot();
+            }
+          }, { disabled }),
+        ),
+      ),
+      status,
+    ),
+  );
+}
+
+function renderActions(pane: PaneView): void {
+  const box = document.getElementById('pane-actions');
+  if (box === null || box.dataset.pane === `${pane.pane_id}:${pane.label ?? ''}`) return;
+  box.dataset.pane = `${pane.pane_id}:${pane.label ?? ''}`;
+  const status = h('p', { role: 'status', class: 'status' });
+  const act = (label: string, name: MuxCapability, run: () => Promise<void>): HTMLElement[] => {
+    const control = button(label, async () => {
+      try {
+        await run();
+      } catch (error) {
+        status.textContent = failureText(error);
+      }
+    }, { disabled: capability(name) });
+    return [control, ...(explain(name) === null ? [] : [explain(name)!])];
+  };
+  replaceChildren(
+    box,
+    ...act('Show in terminal', 'setFocus', async () => {
+      await api.post(panePath(pane.pane_id, 'focus'));
+      status.textContent = 'shown in the terminal';
+    }),
+    ...act('Rename', 'renamePane', async () => {
+      const label = prompt('New name for this pane (empty clears it)', pane.label ?? '');
+      if (label === null) return;
+      await api.post(panePath(pane.pane_id, 'rename'), { label: label.trim() === '' ? null : label });
+      scheduleSnapshot();
+    }),
+    ...act('Close pane', 'closePane', async () => {
+      if (!confirm(`Close ${paneName(pane)}? Whatever runs in it ends.`)) return;
+      await api.post(panePath(pane.pane_id, 'close'));
+      location.hash = '#/';
+    }),
+    status,
+  );
+}
+
+async function reply(paneId: string, textarea: HTMLTextAreaElement, receipt: HTMLElement): Promise<void> {
+  const text = textarea.value;
+  if (text.trim() === '') return;
+  const pane = state.snapshot?.panes.find((candidate) => candidate.pane_id === paneId);
+  receipt.textContent = pane?.verifiable ? 'delivering (drover checks the agent took it)…' : 'typing…';
+  try {
+    const result = await api.post<ReplyReceipt>(panePath(paneId, 'reply'), { text, question: pane?.question?.options.length === 0 ? pane.question.id : undefined });
+    receipt.textContent = `${result.status.replace('_', ' ')}: ${result.reason}`;
+    if (result.status !== 'failed') textarea.value = '';
+  } catch (error) {
+    receipt.textContent = failureText(error);
+  }
+}
+
+async function sendKeys(paneId: string, keys: string[], receipt: HTMLElement): Promise<void> {
+  try {
+    await api.post(panePath(paneId, 'keys'), { keys });
+    receipt.textContent = `sent ${keys.join(' ')}`;
+  } catch (error) {
+    receipt.textContent = failureText(error);
+  }
+}
+
+// ---- the fleet ---------------------------------------------------------------------------
+
+function renderFleet(): void {
+  const fleet = state.fleet;
+  if (fleet === null) return replaceChildren(view, h('h1', {}, 'Fleet'), h('p', {}, 'Loading…'));
+  if (!fleet.available) return replaceChildren(view, h('h1', {}, 'Fleet'), h('p', { class: 'note' }, fleet.reason ?? 'no fleet'));
+  const existing = new Map([...view.querySelectorAll<HTMLTextAreaElement>('textarea[data-fleet]')].map((area) => [area.dataset.fleet!, area.value]));
+  replaceChildren(
+    view,
+    h('h1', {}, 'Fleet'),
+    fleet.fleets.length === 0 ? h('p', {}, 'No fleets.') : null,
+    ...fleet.fleets.map((entry) => {
+      const inbox = state.inboxes.get(entry.fleet_id);
+      const names = new Map(entry.members.map((member) => [member.member_id, member.name]));
+      const recipients = entry.members.filter((member) => member.kind === 'member');
+      const to = h('select', { id: `to-${entry.fleet_id}`, 'aria-label': 'To' }, ...recipients.map((member) => h('option', { value: String(member.member_id) }, member.name)));
+      const text = h('textarea', { id: `message-${entry.fleet_id}`, rows: '2', 'aria-label': 'Message', 'data-fleet': String(entry.fleet_id) });
+      text.value = existing.get(String(entry.fleet_id)) ?? '';
+      const status = h('p', { role: 'status', class: 'status' });
+      const form = h('form', { class: 'composer', 'aria-label': 'Send as Director' }, to, text, h('button', { type: 'submit', disabled: recipients.length === 0 || state.config?.read_only === true }, 'Send'), status);
+      form.addEventListener('submit', (event) => {
+        event.preventDefault();
+        void (async () => {
+          status.textContent = 'sending…';
+          try {
+            const sent = await api.post<{ notification_sent: boolean; diagnostic: string | null; message: { message_id: number } }>(`/api/fleet/${entry.fleet_id}/messages`, { to: Number(to.value), text: text.value });
+            status.textContent = sent.notification_sent ? `message ${sent.message.message_id} delivered` : `message ${sent.message.message_id} stored; ${sent.diagnostic ?? 'delivery pending'}`;
+            text.value = '';
+          } catch (error) {
+            status.textContent = failureText(error);
+          }
+        })();
+      });
+      return h(
+        'section',
+        { class: 'fleet', 'aria-labelledby': `fleet-${entry.fleet_id}` },
+        h('h2', { id: `fleet-${entry.fleet_id}` }, entry.name),
+        h('ul', { class: 'members', 'aria-label': 'Members' }, ...entry.members.map((member) => h('li', {}, `${member.name} · ${member.coding_agent}${member.gone ? ' · pane gone' : ''}`))),
+        h('h3', {}, "Director's inbox"),
+        h(
+          'ul',
+          { class: 'inbox', 'aria-label': 'Inbox' },
+          ...(inbox?.messages ?? []).map((message) =>
+            h(
+              'li',
+              { class: message.status_state === 'input_required' ? 'unread' : 'read' },
+              h('span', { class: 'from' }, `${names.get(message.from_member_id) ?? message.from_name ?? message.from_member_id}: `),
+              h('span', { class: 'text' }, message.text),
+              message.status_state === 'input_required'
+                ? button('Ack', async () => {
+                    try {
+                      await api.post(`/api/fleet/${entry.fleet_id}/ack`, { message_id: message.message_id });
+                      scheduleFleet();
+                    } catch (error) {
+                      status.textContent = failureText(error);
+                    }
+                  }, { disabled: state.config?.read_only ? 'drover web runs read-only' : null, name: `Ack message ${message.message_id}` })
+                : h('span', { class: 'acked' }, ' ✓'),
+            ),
+          ),
+        ),
+        form,
+      );
+    }),
+  );
+}
+
+// ---- start -------------------------------------------------------------------------------
+
+function show(): void {
+  const current = route();
+  document.body.dataset.view = current.view;
+  renderNav();
+  if (current.view === 'home') renderHome();
+  else if (current.view === 'spaces') renderSpaces();
+  else if (current.view === 'pane') renderPane(current.paneId);
+  else {
+    renderFleet();
+    void loadFleet();
+  }
+}
+
+async function boot(): Promise<void> {
+  try {
+    await api.get('/api/session');
+  } catch (error) {
+    if (error instanceof ApiFailure && error.status === 401) return showPairing();
+    replaceChildren(app, h('main', { class: 'view' }, h('h1', {}, 'drover web'), h('p', {}, failureText(error))));
+    return;
+  }
+  state.config = await api.get<ConfigView>('/api/config');
+  frame();
+  listen();
+  show();
+  await loadSnapshot();
+}
+
+window.addEventListener('hashchange', () => {
+  if (state.config !== null && document.getElementById('view') !== null) show();
+});
+void boot();

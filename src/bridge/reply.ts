@@ -1,0 +1,68 @@
+/**
+ * A reply typed from the page. To an agent drover knows it goes through drover's verified
+ * delivery (typed only at the composer, a draft cleared first, Enter only once the composer
+ * shows the text, `submitted` only on evidence). Anything else gets the text and Enter with no
+ * check, and a receipt that says so.
+ */
+import { systemClock } from '../fleet/index.js';
+import type { MuxPort } from '../mux/index.js';
+import { checkDeliverableText, submissionBudgetMs, submitToAgent, type AgentScreenRules } from '../panes/index.js';
+import { ArgumentError } from '../process/index.js';
+import { muxAgentInput, unwrap } from './agent-input.js';
+import { BridgeError } from './errors.js';
+import type { ReplyReceipt } from './protocol.js';
+
+/** The text as it will be typed, or why not, before anything is sent. */
+export function checkReplyText(text: unknown): string {
+  if (typeof text !== 'string') throw new BridgeError('bad_request', 'the reply needs "text", a string');
+  let checked: string;
+  try {
+    checked = checkDeliverableText(text);
+  } catch (error) {
+    if (error instanceof ArgumentError) throw new BridgeError('bad_request', error.message);
+    throw error;
+  }
+  // The port types text as keys; a line break would press Enter in the middle of the reply.
+  if (checked.includes('\n')) throw new BridgeError('multiline_unsupported', 'a reply is one line: the multiplexer types it as keys, and a line break would submit the first line alone');
+  return checked;
+}
+
+export async function replyToPane(
+  mux: MuxPort,
+  paneId: string,
+  text: string,
+  target: { readonly agent: string | null; readonly rules: AgentScreenRules | undefined },
+): Promise<ReplyReceipt> {
+  const chars = Array.from(text).length;
+  if (target.rules === undefined) {
+    unwrap(await mux.typeText(paneId, text));
+    unwrap(await mux.sendKeys(paneId, ['Enter']));
+    return {
+      pane_id: paneId,
+      status: 'not_verifiable',
+      reason: `not verifiable: drover has no screen rules for ${target.agent ?? 'the program in this pane'}, so the text was typed and Enter pressed without a check`,
+      evidence: null,
+      agent: target.agent,
+      chars,
+      typed: true,
+      submitted: false,
+      draft_cleared: null,
+    };
+  }
+  const outcome = await submitToAgent(muxAgentInput(mux, paneId), text, {
+    rules: target.rules,
+    clock: systemClock,
+    deadline: systemClock.now() + submissionBudgetMs(text, 0),
+  });
+  return {
+    pane_id: paneId,
+    status: outcome.status,
+    reason: outcome.reason,
+    evidence: outcome.evidence,
+    agent: target.agent,
+    chars,
+    typed: outcome.stage !== 'not_typed' || outcome.draftCleared !== null,
+    submitted: outcome.status === 'submitted',
+    draft_cleared: outcome.draftCleared,
+  };
+}

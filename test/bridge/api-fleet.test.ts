@@ -1,0 +1,71 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import type { FleetListView, InboxView } from '../../src/bridge/index.js';
+import { createMember } from '../../src/fleet/index.js';
+import { createMuxPort, TmuxAdapter } from '../../src/mux/index.js';
+import { paneHistory, tmuxFleet } from '../fleet/support.js';
+import { eventually } from '../support/wait.js';
+import { startWebWorld } from './support.js';
+
+describe('drover web: the fleet', () => {
+  it("lists members, shows the Director's inbox live, acknowledges, and sends as the Director", async (t) => {
+    const fleet = await tmuxFleet(t);
+    const alice = await createMember(fleet.runtime, { fleetId: fleet.fleetId, name: 'alice', cwd: fleet.dir });
+    const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
+    t.after(() => port.close());
+    const world = await startWebWorld(t, { mux: port, fleet: fleet.runtime });
+
+    const config = (await world.call('/api/config')).json;
+    assert.deepEqual(config.fleet, { available: true, reason: null });
+    const listed = (await world.call('/api/fleet')).json as unknown as FleetListView;
+    assert.deepEqual(
+      listed.fleets.map((entry) => [entry.name, entry.members.map((member) => [member.name, member.kind])]),
+      [
+        [
+          'team',
+          [
+            ['Director', 'director'],
+            ['alice', 'member'],
+          ],
+        ],
+      ],
+    );
+
+    const stream = await world.stream();
+    t.after(() => stream.close());
+    // alice writes to the Director from her own process, as `drover message send` does.
+    const incoming = fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'tests pass <b>now</b>' });
+    await stream.next('a fleet event', (event) => event.kind === 'fleet' && event.data.message_id === incoming.messageId);
+    const inbox = (await world.call(`/api/fleet/${fleet.fleetId}/inbox`)).json as unknown as InboxView;
+    assert.deepEqual(
+      inbox.messages.map((message) => [message.from_name, message.text, message.status_state]),
+      [['alice', 'tests pass <b>now</b>', 'input_required']],
+    );
+
+    const acked = await world.post(`/api/fleet/${fleet.fleetId}/ack`, { message_id: incoming.messageId });
+    assert.equal(acked.status, 200, acked.text);
+    assert.equal(acked.json.status_state, 'completed');
+    assert.equal((await world.post(`/api/fleet/${fleet.fleetId}/ack`, { message_id: incoming.messageId })).json.error?.code, 'fleet_refused', 'acknowledged once');
+    assert.equal((await world.post(`/api/fleet/${fleet.fleetId}/ack`, { message_id: 999 })).json.error?.code, 'not_found');
+
+    const sent = await world.post(`/api/fleet/${fleet.fleetId}/messages`, { to: alice.member.memberId, text: 'please rerun the flaky test' });
+    assert.equal(sent.status, 200, sent.text);
+    assert.equal(sent.json.notification_sent, true, String(sent.json.diagnostic));
+    const messageId = (sent.json.message as { message_id: number }).message_id;
+    assert.equal(fleet.broker.showMessage(messageId).fromMemberId, fleet.directorId, 'sent as the Director');
+    await eventually('the line in alice’s pane', async () => (await paneHistory(fleet.server, alice.pane)).includes('please rerun the flaky test'));
+    assert.equal((await world.post(`/api/fleet/${fleet.fleetId}/messages`, { to: 999, text: 'x' })).json.error?.code, 'not_found');
+    assert.equal((await world.post('/api/fleet/abc/messages', { to: 1, text: 'x' })).json.error?.code, 'bad_request');
+  });
+
+  it('explains a missing fleet database rather than failing', async (t) => {
+    const fleet = await tmuxFleet(t);
+    const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
+    t.after(() => port.close());
+    const world = await startWebWorld(t, { mux: port, fleetUnavailable: 'no fleet database at /nowhere' });
+    assert.deepEqual((await world.call('/api/fleet')).json, { available: false, reason: 'no fleet database at /nowhere', fleets: [] });
+    const inbox = await world.call('/api/fleet/1/inbox');
+    assert.equal(inbox.status, 503);
+    assert.equal(inbox.json.error?.code, 'fleet_unavailable');
+  });
+});

@@ -1,0 +1,210 @@
+/**
+ * The page in a real browser: Debian's chromium driven by playwright-core, on a phone and a
+ * desktop viewport, against a private tmux server running the fake agent, a log pane whose text
+ * carries markup and escapes, and a fleet. Assertions are on roles and text, never on pixels.
+ */
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
+import { DeviceRegistry, type Bridge } from '../../src/bridge/index.js';
+import { createMember } from '../../src/fleet/index.js';
+import { createMuxPort, TmuxAdapter, tmuxIds, type MuxPort } from '../../src/mux/index.js';
+import type { Pane } from '../../src/tmux/index.js';
+import { paneHistory, tmuxFleet, type TmuxFleet } from '../fleet/support.js';
+import { FAKE_AGENT, screenShows } from '../panes/live.js';
+import { eventually } from '../support/wait.js';
+import { CHROMIUM, DESKTOP, launchChromium, PHONE } from './chromium.js';
+import { PAGE_ASSETS, startWebWorld, suiteTeardown, type WebWorld } from './support.js';
+
+async function textOf(locator: Locator): Promise<string> {
+  return (await locator.textContent()) ?? '';
+}
+
+/** Waits until the locator's text contains `text`. */
+async function shows(locator: Locator, text: string | RegExp, timeoutMs = 20_000): Promise<void> {
+  await eventually(
+    `${locator.toString()} to show ${String(text)}`,
+    async () => {
+      const seen = await textOf(locator).catch(() => '');
+      return typeof text === 'string' ? seen.includes(text) : text.test(seen);
+    },
+    timeoutMs,
+  );
+}
+
+const browserMissing = existsSync(CHROMIUM) ? false : `chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`;
+if (browserMissing && process.env.CI === 'true') throw new Error(`${browserMissing}; CI must run the browser tests`);
+
+describe('drover web in a real browser', { concurrency: 1, skip: browserMissing }, () => {
+  const teardown = suiteTeardown();
+  after(() => teardown.run());
+  let fleet: TmuxFleet;
+  let world: WebWorld;
+  let bridge: Bridge;
+  let browser: Browser;
+  let agent: Pane;
+  let log: Pane;
+  let logId: string;
+  let alice: Awaited<ReturnType<typeof createMember>>;
+  let sizes: string;
+
+  async function paneSizes(): Promise<string> {
+    return (await fleet.server.command(['list-panes', '-a', '-F', '#{pane_id} #{pane_width}x#{pane_height} #{window_width}x#{window_height}'])).stdout.toString('utf8');
+  }
+
+  before(async () => {
+    fleet = await tmuxFleet(teardown);
+    alice = await createMember(fleet.runtime, { fleetId: fleet.fleetId, name: 'alice', cwd: fleet.dir });
+    const session = fleet.server.session((await fleet.server.pane(fleet.director).display('#{session_id}')).toString('utf8').trim());
+    agent = (await session.newWindow({ name: 'agent', command: ['node', FAKE_AGENT, '--busy-ms', '200'], receipt: true })).pane;
+    await screenShows(agent, '╭');
+    log = (
+      await session.newWindow({
+        name: 'log',
+        command: ['sh', '-c', `printf '<script>window.pwned=1</script> <img src=x onerror="window.pwned=2"> \\033]0;evil title\\007\\033[31mred\\033[0m plain\\n'; exec cat -v`],
+        receipt: true,
+      })
+    ).pane;
+    await screenShows(log, 'plain');
+    const port: MuxPort = createMuxPort(new TmuxAdapter({ server: fleet.server }));
+    teardown.after(() => port.close());
+    world = await startWebWorld(teardown, { mux: port, fleet: fleet.runtime, assets: PAGE_ASSETS });
+    bridge = world.bridge;
+    logId = tmuxIds.pane(log.id);
+    // The agent asks before anyone looks.
+    await agent.sendText('ask:menu');
+    await agent.sendKeys(['Enter']);
+    await screenShows(agent, 'Do you want to make this edit');
+    sizes = await paneSizes();
+    browser = await launchChromium();
+    teardown.after(() => browser.close());
+  });
+
+  async function pairedPage(context: BrowserContext): Promise<Page> {
+    const page = await context.newPage();
+    const { code } = bridge.devices.createPairingCode();
+    // What `drover web pair` prints: the address with the code after #, which never leaves the browser.
+    await page.goto(`${bridge.url}#pair=${code}`);
+    await page.getByRole('heading', { name: 'Agents' }).waitFor();
+    return page;
+  }
+
+  it('on a phone: pairs, lists the waiting agent first, and answers its question with a button', async () => {
+    const context = await browser.newContext(PHONE);
+    try {
+      const page = await pairedPage(context);
+      const needsYou = page.getByRole('region', { name: /Needs you/ });
+      await needsYou.waitFor();
+      const first = needsYou.getByRole('link').first();
+      await shows(first, 'Do you want to make this edit to app.ts?');
+      const regions = await page.getByRole('main').getByRole('region').allTextContents();
+      assert.match(regions[0]!, /^Needs you \(1\)/, 'the agent that waits comes first');
+
+      await first.click();
+      const question = page.getByRole('group', { name: 'Question' });
+      await shows(question, 'Do you want to make this edit to app.ts?');
+      const mirror = page.getByRole('region', { name: 'Pane screen' });
+      await shows(mirror, '1. Yes');
+      await question.getByRole('button', { name: '1. Yes' }).click();
+      await shows(mirror, 'answer: 1');
+      await page.getByRole('group', { name: 'Question' }).waitFor({ state: 'detached' });
+      await eventually('the agent to have taken the answer', async () => (await paneHistory(fleet.server, agent.id)).includes('answer: 1'));
+      assert.equal(await page.getByRole('toolbar', { name: 'Keys' }).getByRole('button', { name: 'Send Escape' }).isEnabled(), true);
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('on a phone: mirrors a pane live after send-keys from outside, keeps its markup inert, and shows a reply receipt', async () => {
+    const context = await browser.newContext(PHONE);
+    try {
+      const page = await pairedPage(context);
+      await page.goto(`${bridge.url}#/pane/${logId}`);
+      const mirror = page.getByRole('region', { name: 'Pane screen' });
+      await shows(mirror, '<script>window.pwned=1</script> <img src=x onerror="window.pwned=2">');
+      assert.equal(await page.evaluate('window.pwned'), undefined, 'no pane text ran as script');
+      assert.equal(await mirror.locator('img, script').count(), 0, 'no pane text became an element');
+      assert.doesNotMatch(await textOf(mirror), /evil title|\x1b/, 'escape sequences draw nothing');
+      const red = mirror.getByText('red', { exact: true });
+      const computedColor = (element: unknown): string => (globalThis as unknown as { getComputedStyle(node: unknown): { color: string } }).getComputedStyle(element).color;
+      assert.equal(await red.evaluate(computedColor), 'rgb(205, 49, 49)', 'the SGR colour is kept');
+
+      // Typed from outside the page, as a person at the terminal would.
+      await fleet.server.command(['send-keys', '-t', log.id, 'typed-outside-42', 'Enter']);
+      await shows(mirror, 'typed-outside-42');
+
+      await page.getByRole('textbox', { name: 'Reply text' }).fill('reply from the phone');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await shows(page.getByRole('status').filter({ hasText: /not verifiable/ }), 'the text was typed and Enter pressed');
+      await shows(mirror, 'reply from the phone');
+      assert.equal(await page.getByRole('textbox', { name: 'Reply text' }).inputValue(), '');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("on a phone: reads the Director's inbox live, acknowledges, and sends a fleet message", async () => {
+    const context = await browser.newContext(PHONE);
+    try {
+      const page = await pairedPage(context);
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Fleet' }).click();
+      const team = page.getByRole('region', { name: 'team' });
+      await team.waitFor();
+      const incoming = fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'review ready' });
+      const inbox = team.getByRole('list', { name: 'Inbox' });
+      await shows(inbox, 'alice: review ready');
+      await inbox.getByRole('button', { name: `Ack message ${incoming.messageId}` }).click();
+      await shows(inbox, '✓');
+      assert.equal(fleet.broker.showMessage(incoming.messageId).statusState, 'completed');
+
+      const form = team.getByRole('form', { name: 'Send as Director' });
+      await form.getByRole('combobox', { name: 'To' }).selectOption({ label: 'alice' });
+      await form.getByRole('textbox', { name: 'Message' }).fill('ship it from the phone');
+      await form.getByRole('button', { name: 'Send' }).click();
+      await shows(form.getByRole('status'), /message \d+ delivered/);
+      await eventually('the line in alice’s pane', async () => (await paneHistory(fleet.server, alice.pane)).includes('ship it from the phone'));
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('on a desktop: pairs through the form and shows the triage list beside the pane', async () => {
+    const context = await browser.newContext(DESKTOP);
+    try {
+      const page = await context.newPage();
+      await page.goto(bridge.url);
+      const form = page.getByRole('form', { name: 'Pair this browser' });
+      const { code } = bridge.devices.createPairingCode();
+      await form.getByRole('textbox', { name: 'Pairing code' }).fill('WRONG-CODE');
+      await form.getByRole('button', { name: 'Pair' }).click();
+      await shows(form.getByRole('status'), 'wrong pairing code (4 tries left)');
+      await form.getByRole('textbox', { name: 'Pairing code' }).fill(code.toLowerCase());
+      await form.getByRole('button', { name: 'Pair' }).click();
+      await page.getByRole('heading', { name: 'Agents' }).waitFor();
+
+      await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Spaces' }).click();
+      await page.getByRole('heading', { name: 'Spaces' }).waitFor();
+      await page.getByRole('main').getByRole('link').filter({ hasText: '› log' }).click();
+      const side = page.getByRole('complementary', { name: 'All panes' });
+      await side.waitFor();
+      assert.ok((await side.getByRole('link').count()) >= 4, 'every pane is listed beside the open one');
+      const mirror = page.getByRole('region', { name: 'Pane screen' });
+      await fleet.server.command(['send-keys', '-t', log.id, 'desktop-live-7', 'Enter']);
+      await shows(mirror, 'desktop-live-7');
+      await shows(page.getByRole('status').filter({ hasText: /live|reconnecting|connecting/ }).first(), 'live');
+
+      // Revoked from the terminal: the next look at the panes asks to pair again.
+      const device = new DeviceRegistry(world.stateDirectory).list().find((entry) => entry.name === 'browser' && entry.revokedAt === null)!;
+      new DeviceRegistry(world.stateDirectory).revoke(device.deviceId);
+      await fleet.server.command(['rename-window', '-t', log.id, 'renamed-log']);
+      await page.getByRole('heading', { name: 'Pair this browser' }).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("never resized the operator's panes", async () => {
+    assert.equal(await paneSizes(), sizes);
+  });
+});

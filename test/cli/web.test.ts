@@ -1,0 +1,87 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { describe, it } from 'node:test';
+import { LongLivedChild, type RunResult } from '../../src/process/index.js';
+import { request } from '../bridge/support.js';
+import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { startTestServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
+
+function json<T>(result: RunResult, code = 0): T {
+  assert.equal(result.exitCode, code, `exit ${result.exitCode}: ${result.stderrText()}${result.text()}`);
+  return JSON.parse(result.text()) as T;
+}
+
+describe('drover web (the bundled CLI)', () => {
+  const sandbox = cliSandbox();
+
+  it('serves over the server -S names, pairs with the code `drover web pair` prints, lists and revokes devices, and stops on Ctrl-C', async (t) => {
+    const tmux = await startTestServer();
+    t.after(() => tmux.close());
+    await tmux.newSession({ name: 'cli', command: ['sh', '-c', 'echo web-cli-ready; exec cat'] });
+    const child = await LongLivedChild.start([process.execPath, CLI_PATH, '-S', tmux.endpoint.socketPath, 'web', '--port', '0', '--json'], { env: sandbox.env, cwd: sandbox.dir });
+    t.after(() => child.stop(2000, 'SIGKILL').then(() => undefined));
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const started = await eventually('drover web to print its address', () => {
+      try {
+        return JSON.parse(out) as { url: string; port: number; mux: string; read_only: boolean; audit_log: string };
+      } catch {
+        return undefined;
+      }
+    });
+    assert.equal(started.mux, 'tmux');
+    assert.match(started.url, /^http:\/\/127\.0\.0\.1:\d+\/$/);
+    const origin = started.url.replace(/\/$/, '');
+
+    const pairing = json<{ code: string; expires_at: string; url: string }>(await sandbox.drover(['web', 'pair', '--json']));
+    assert.equal(pairing.url, `${started.url}#pair=${pairing.code}`, 'the address to open carries the code after #');
+    const text = await sandbox.drover(['web', 'pair']);
+    assert.match(text.text(), /^pairing code: [A-Z2-9]{4}-[A-Z2-9]{4} \(valid 10 minutes, once\)\nopen: http/);
+    const code = /pairing code: (\S+)/.exec(text.text())![1]!;
+    const paired = await request(`${origin}/api/pair`, { method: 'POST', body: { code, name: 'laptop' }, headers: { Origin: origin } });
+    assert.equal(paired.status, 200, paired.text);
+    const token = /drover_device=([^;]+)/.exec(String(paired.headers['set-cookie']))![1]!;
+
+    const snapshot = await request(`${origin}/api/snapshot`, { token });
+    assert.equal(snapshot.status, 200);
+    assert.deepEqual((snapshot.json.spaces as { label: string }[]).map((space) => space.label), ['cli']);
+    const page = await request(`${origin}/`);
+    assert.match(page.text, /<script type="module" src="\/assets\/page.js"><\/script>/, 'the page is bundled beside the CLI');
+    assert.equal((await request(`${origin}/assets/page.js`)).status, 200);
+
+    const devices = json<{ devices: { device_id: string; name: string; revoked_at: string | null }[] }>(await sandbox.drover(['web', 'devices', '--json']));
+    assert.deepEqual(
+      devices.devices.map((device) => [device.name, device.revoked_at]),
+      [['laptop', null]],
+    );
+    const revoked = await sandbox.drover(['web', 'revoke', devices.devices[0]!.device_id]);
+    assert.equal(revoked.exitCode, 0, revoked.stderrText());
+    assert.match(revoked.text(), /^revoked [0-9a-f]{8} \(laptop\)/);
+    assert.equal((await request(`${origin}/api/snapshot`, { token })).json.error?.code, 'unauthorized', 'revoked from another process, refused at once');
+    const unknown = await sandbox.drover(['web', 'revoke', 'nope']);
+    assert.equal(unknown.exitCode, 1);
+    assert.match(unknown.stderrText(), /no paired device has the id "nope"/);
+
+    const serverRecord = join(sandbox.env.DROVER_STATE_DIR!, 'web', 'server.json');
+    assert.equal(existsSync(serverRecord), true);
+    const exit = await child.stop(10_000, 'SIGINT');
+    assert.equal(exit.exitCode, 130);
+    assert.equal(existsSync(serverRecord), false, 'a stopped server leaves no address behind');
+  });
+
+  it('refuses a non-loopback address before pairing, and bad flags as usage errors', async (t) => {
+    const tmux = await startTestServer();
+    t.after(() => tmux.close());
+    const isolated = { DROVER_STATE_DIR: join(sandbox.dir, 'fresh-state') };
+    const wide = await sandbox.drover(['-S', tmux.endpoint.socketPath, 'web', '--host', '0.0.0.0', '--port', '0'], { env: isolated });
+    assert.equal(wide.exitCode, 1);
+    assert.match(wide.stderrText(), /drover web listens on 0\.0\.0\.0 \(other machines can reach it\) only once pairing is set up: run `drover web pair` first/);
+    const badPort = await sandbox.drover(['-S', tmux.endpoint.socketPath, 'web', '--port', 'eighty']);
+    assert.equal(badPort.exitCode, 2);
+    assert.match(badPort.stderrText(), /--port must be a whole number from 0 to 65535/);
+    const noId = await sandbox.drover(['web', 'revoke']);
+    assert.equal(noId.exitCode, 2);
+  });
+});
