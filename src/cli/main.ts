@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { terminationSpans } from '../process/index.js';
 import { EXIT, type CliIO } from './io.js';
 import { runCli } from './program.js';
 
@@ -6,8 +7,10 @@ const controller = new AbortController();
 let interrupts = 0;
 process.on('SIGINT', () => {
   interrupts += 1;
-  // The first interrupt lets the running command stop and clean up; a second one leaves now.
-  if (interrupts > 1) process.exit(EXIT.interrupted);
+  // The first interrupt lets the running command stop and clean up; a second one leaves now,
+  // unless drover is typing into a pane (or in another span): the span ends first and
+  // raises the signal again, which lands here with no span open.
+  if (interrupts > 1 && terminationSpans.depth === 0) process.exit(EXIT.interrupted);
   controller.abort();
 });
 

@@ -1,8 +1,8 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { isProcessAlive } from '../process/index.js';
-import type { OwnedDaemonRecord } from '../tmux/index.js';
+import { OwnedDaemon, type OwnedDaemonRecord } from '../tmux/index.js';
 
 /** Where drover keeps small state files: $DROVER_STATE_DIR, $XDG_STATE_HOME/drover, ~/.local/state/drover. */
 export function stateDirectory(env: NodeJS.ProcessEnv): string {
@@ -17,12 +17,23 @@ export interface UpState {
   readonly startedAt: string;
 }
 
-function upFile(env: NodeJS.ProcessEnv): string {
+/** The file that records the server `drover up` started. */
+export function upFile(env: NodeJS.ProcessEnv): string {
   return join(stateDirectory(env), 'up.json');
 }
 
+function isSocket(path: string): boolean {
+  try {
+    return statSync(path).isSocket();
+  } catch {
+    return false;
+  }
+}
 
-/** The server `drover up` started, if recorded; `alive` says whether its pid still runs. */
+/**
+ * The server `drover up` started, if recorded. `alive` is a cheap guess (its pid runs and its
+ * socket is there); upServerRuns() asks the server itself.
+ */
 export function readUpState(env: NodeJS.ProcessEnv): (UpState & { alive: boolean }) | undefined {
   let parsed: unknown;
   try {
@@ -35,7 +46,16 @@ export function readUpState(env: NodeJS.ProcessEnv): (UpState & { alive: boolean
   if (!record || typeof record.socketPath !== 'string' || typeof record.directory !== 'string' || typeof record.pid !== 'number' || typeof record.executable !== 'string') {
     return undefined;
   }
-  return { record, session: String(state.session ?? ''), startedAt: String(state.startedAt ?? ''), alive: isProcessAlive(record.pid) };
+  if (record.startTime !== undefined && typeof record.startTime !== 'number') return undefined;
+  return { record, session: String(state.session ?? ''), startedAt: String(state.startedAt ?? ''), alive: isProcessAlive(record.pid) && isSocket(record.socketPath) };
+}
+
+/**
+ * Whether the recorded server still runs: the server at its socket answers with the recorded
+ * pid (and start time). A pid the system has since given to another process does not count.
+ */
+export async function upServerRuns(state: UpState & { alive: boolean }, env: NodeJS.ProcessEnv): Promise<boolean> {
+  return state.alive && (await OwnedDaemon.probe(state.record, { env, timeoutMs: 2000 })) !== undefined;
 }
 
 export function writeUpState(env: NodeJS.ProcessEnv, state: UpState): void {

@@ -85,6 +85,11 @@ export interface FleetBackend {
   neighbours(pane: string, timeoutMs: number): Promise<string[]>;
   /** The ids of every pane that exists now, in one request. */
   livePanes(timeoutMs: number): Promise<Set<string>>;
+  /**
+   * Which server process this backend talks to, as placements record it; null for a
+   * multiplexer that has no such identity. Every later call goes to that same server.
+   */
+  serverIdentity(timeoutMs: number): Promise<string | null>;
   close(): Promise<void>;
 }
 

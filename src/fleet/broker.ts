@@ -44,6 +44,8 @@ interface MemberRow {
   p_pane: string | null;
   p_created_at: string | null;
   p_gone_at: string | null;
+  p_server: string | null;
+  p_stale_at: string | null;
 }
 
 interface MessageRow {
@@ -62,7 +64,8 @@ interface MessageRow {
 
 const MEMBER_SELECT = `
   SELECT m.*, (f.director_member_id = m.member_id) AS is_director,
-         p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at
+         p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at,
+         p.server AS p_server, p.stale_at AS p_stale_at
   FROM members m
   JOIN fleets f ON f.fleet_id = m.fleet_id
   LEFT JOIN placements p ON p.member_id = m.member_id`;
@@ -89,6 +92,8 @@ function toMember(row: MemberRow): Member {
           pane: row.p_pane,
           createdAt: row.p_created_at!,
           goneAt: row.p_gone_at,
+          server: row.p_server,
+          staleAt: row.p_stale_at,
         };
   return {
     memberId: row.member_id,
@@ -148,13 +153,13 @@ function validatePlacement(input: PlacementInput, allowPending: boolean): void {
 }
 
 /** Why a recipient can or cannot receive pane notifications right now. */
-export type Eligibility = 'eligible' | 'inactive' | 'director' | 'fleet_mismatch' | 'no_placement' | 'pending_placement' | 'pane_gone';
+export type Eligibility = 'eligible' | 'inactive' | 'director' | 'fleet_mismatch' | 'no_placement' | 'pending_placement' | 'pane_gone' | 'server_replaced';
 
 /** One short consistent read of a recipient's notification eligibility. */
 export interface DeliverySnapshot {
   recipientId: number;
   eligibility: Eligibility;
-  /** The concrete placement when eligible, or when its pane was found gone. */
+  /** The concrete placement when eligible, or when its pane (or its pane's server) was found gone. */
   placement: ConcretePlacement | null;
   /** The oldest message awaiting notification, by (created_at, message_id), not in `exclude`. */
   next: Message | null;
@@ -304,6 +309,7 @@ export class Broker {
     const rows = this.sql(`
       SELECT m.*, (f.director_member_id = m.member_id) AS is_director,
              p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at,
+             p.server AS p_server, p.stale_at AS p_stale_at,
              (SELECT max(status_timestamp) FROM messages WHERE from_member_id = m.member_id AND type != 'broadcast_summary') AS last_sent,
              (SELECT max(status_timestamp) FROM messages WHERE owner_member_id = m.member_id AND type != 'broadcast_summary') AS last_recv,
              (SELECT max(status_timestamp) FROM messages WHERE owner_member_id = m.member_id AND type != 'broadcast_summary'
@@ -471,7 +477,7 @@ export class Broker {
       const verdict = (eligibility: Eligibility, next: Message | null = null): DeliverySnapshot => ({
         recipientId,
         eligibility,
-        placement: eligibility === 'eligible' || eligibility === 'pane_gone' ? (member!.placement as ConcretePlacement) : null,
+        placement: eligibility === 'eligible' || eligibility === 'pane_gone' || eligibility === 'server_replaced' ? (member!.placement as ConcretePlacement) : null,
         next,
         codingAgent: member?.codingAgent ?? null,
       });
@@ -480,6 +486,7 @@ export class Broker {
       if (member.kind === 'director') return verdict('director');
       if (member.placement === null) return verdict('no_placement');
       const next = this.oldestAwaitingNotification(recipientId, exclude);
+      if (member.placement.staleAt !== null) return verdict('server_replaced', next);
       if (member.placement.goneAt !== null) return verdict('pane_gone', next);
       return verdict(member.placement.pane === null ? 'pending_placement' : 'eligible', next);
     });
@@ -492,6 +499,16 @@ export class Broker {
   markPaneGone(memberId: number, pane: string): boolean {
     return this.store.write(
       () => this.sql('UPDATE placements SET gone_at = ? WHERE member_id = ? AND pane = ? AND gone_at IS NULL').run(this.store.timestamp(), memberId, pane).changes > 0,
+    );
+  }
+
+  /**
+   * Records that the server a member's pane lived on was found replaced, once: only while the
+   * placement still names that pane. Its messages stay pending; nothing is ever sent to the pane id again.
+   */
+  markServerReplaced(memberId: number, pane: string): boolean {
+    return this.store.write(
+      () => this.sql('UPDATE placements SET stale_at = ? WHERE member_id = ? AND pane = ? AND stale_at IS NULL').run(this.store.timestamp(), memberId, pane).changes > 0,
     );
   }
 
@@ -518,7 +535,7 @@ export class Broker {
     const rows = this.sql(`
       SELECT m.member_id, min(msg.created_at) AS oldest FROM members m
       JOIN fleets f ON f.fleet_id = m.fleet_id
-      JOIN placements p ON p.member_id = m.member_id AND p.pane IS NOT NULL AND p.gone_at IS NULL
+      JOIN placements p ON p.member_id = m.member_id AND p.pane IS NOT NULL AND p.gone_at IS NULL AND p.stale_at IS NULL
       JOIN messages msg ON msg.owner_member_id = m.member_id AND ${awaitingNotification('msg')}
       WHERE m.fleet_id = ? AND m.status = 'active' AND m.member_id != f.director_member_id
         AND m.member_id NOT IN (SELECT value FROM json_each(?))
@@ -572,12 +589,13 @@ export class Broker {
   }
 
   private insertPlacement(memberId: number, placement: PlacementInput, now: string): void {
-    this.sql('INSERT INTO placements (member_id, backend, session, window, pane, created_at) VALUES (?, ?, ?, ?, ?, ?)').run(
+    this.sql('INSERT INTO placements (member_id, backend, session, window, pane, server, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
       memberId,
       placement.backend,
       placement.session,
       placement.window,
       placement.pane ?? null,
+      placement.server ?? null,
       now,
     );
   }

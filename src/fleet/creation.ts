@@ -82,14 +82,16 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
   const agentOptions = { agent, ...options };
   validateAgentOptions(agentOptions);
   requireAgentProgram(agent, env);
-  const backend = await runtime.openBackend(directorPlacement.backend);
+  // The member's pane is split off the Director's: never off a pane of a server that replaced the Director's.
+  const backend = await runtime.backendFor(directorPlacement);
+  const server = await backend.serverIdentity(COMPENSATION_BUDGET_MS);
 
   const member = broker.registerMember({
     fleetId: fleet.fleetId,
     name: request.name,
     description: request.description,
     codingAgent: agent,
-    placement: { backend: directorPlacement.backend, session: directorPlacement.session, window: directorPlacement.window },
+    placement: { backend: directorPlacement.backend, session: directorPlacement.session, window: directorPlacement.window, server },
   });
   const launch = {
     ...agentOptions,

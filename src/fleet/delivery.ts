@@ -1,4 +1,5 @@
 import { isAgentKind, rulesFor, type AgentScreenRules } from '../panes/index.js';
+import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { Broker, DeliverySnapshot } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import {
@@ -12,11 +13,10 @@ import {
   type Lead,
   type PaneInputPort,
 } from './dispatch.js';
-import { errorMessage, isDatabaseBusy, PaneGoneError, PaneLockError } from './errors.js';
+import { errorMessage, isDatabaseBusy, PaneGoneError, PaneLockError, PlacementStaleError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
-import { terminationSpans, type TerminationSpans } from './signals.js';
 
 /** Finalization (the last stamp) may run this long past the start of finalization. */
 export const FINALIZATION_GRACE_MS = 1000;
@@ -43,6 +43,8 @@ export interface DeliveryOptions {
   onDraftCleared?: (memberId: number, draft: string) => void;
   /** The screen rules of a member's coding agent (default: drover's own; undefined for a plain shell). */
   agentRules?: (agent: CodingAgent) => AgentScreenRules | undefined;
+  /** An interrupt before the first keystroke leaves the message pending, untyped. Once typing began, the span defers it. */
+  signal?: AbortSignal;
 }
 
 /** The warning for a cleared draft: the text is shown, so nothing a person typed is lost unseen. */
@@ -141,15 +143,16 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
   if (initial.next === null) return result;
   if (initial.eligibility === 'pending_placement') return hold('pending_placement');
   if (initial.eligibility === 'pane_gone') return fail(initial.next, paneGoneReason(initial.placement!.pane));
+  if (initial.eligibility === 'server_replaced') return fail(initial.next, new PlacementStaleError(recipientId, initial.placement!.pane).message);
   if (initial.eligibility !== 'eligible') return result;
   const placement = initial.placement!;
 
   // 2. The pane input lock, within the budget minus the input reservation.
   let guard;
   try {
-    guard = await locks.acquire(placementLockKey(placement), { deadline: deadline - INPUT_RESERVATION_MS, clock });
+    guard = await locks.acquire(placementLockKey(placement), { deadline: deadline - INPUT_RESERVATION_MS, clock, signal: options.signal });
   } catch (error) {
-    if (error instanceof PaneLockError) return fail(initial.next, error.message);
+    if (error instanceof PaneLockError || error instanceof AbortedError) return fail(initial.next, error.message);
     throw error;
   }
   if (!guard) {
@@ -159,6 +162,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
 
   spans.enter();
   try {
+    if (options.signal?.aborted) return fail(initial.next, 'interrupted before the line was typed; nothing was typed');
     // 3. Revalidate under the lock, then resolve the multiplexer.
     const revalidated = budgeted(broker, deadline - clock.now(), () => broker.deliverySnapshot(recipientId, fleetId, attempted));
     if ('failure' in revalidated) return fail(initial.next, revalidated.failure);

@@ -84,3 +84,21 @@ export class PaneGoneError extends DroverError {
     this.pane = pane;
   }
 }
+
+/**
+ * A member's pane lived on a multiplexer server that is gone, and another server now answers
+ * in its place (a tmux server restarted at the same socket hands the same pane ids to
+ * unrelated panes). Nothing was typed, read or killed; the member is marked stale.
+ */
+export class PlacementStaleError extends DroverError {
+  readonly memberId: number;
+  readonly pane: string;
+  constructor(memberId: number, pane: string) {
+    super(
+      `member ${memberId}'s pane ${pane} lived on a tmux server that is gone (another server now answers at its socket and may have a pane ${pane} of its own); the member is marked stale and drover will not act on ${pane}`,
+      { phase: 'placement', delivery: 'not_sent' },
+    );
+    this.memberId = memberId;
+    this.pane = pane;
+  }
+}

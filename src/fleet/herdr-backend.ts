@@ -193,6 +193,11 @@ export class HerdrFleetBackend implements FleetBackend {
     return new Set((await this.connect(timeoutMs).paneList()).map((info) => info.pane_id));
   }
 
+  /** herdr names no server process a placement could be checked against. */
+  async serverIdentity(): Promise<null> {
+    return null;
+  }
+
   async close(): Promise<void> {
     // One connection per request: nothing stays open.
   }

@@ -18,6 +18,7 @@ export * from './notification.js';
 export * from './operations.js';
 export * from './receive.js';
 export * from './runtime.js';
-export * from './signals.js';
+// Termination spans live with the process runner; fleets are their main user.
+export { DEFERRED_SIGNALS, TerminationSpans, terminationSpans, type SignalHost } from '../process/index.js';
 export * from './store.js';
 export * from './tmux-backend.js';

@@ -4,7 +4,7 @@ import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PaneInputBusyError, RegistryStateError, errorMessage } from './errors.js';
 import { placementLockKey, releaseAll, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement, type Placement } from './model.js';
-import { terminationSpans, type TerminationSpans } from './signals.js';
+import { terminationSpans, type TerminationSpans } from '../process/index.js';
 
 export interface LifecycleOptions {
   broker: Broker;

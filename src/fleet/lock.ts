@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { closeSync, constants as fs, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { run, SpawnError } from '../process/index.js';
+import { AbortedError, run, SpawnError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneLockError } from './errors.js';
 import type { Placement } from './model.js';
@@ -56,6 +56,8 @@ export interface LockWait {
   /** Monotonic deadline (clock.now() units) after which a still-busy lock is given up. */
   deadline: number;
   clock?: Clock;
+  /** Stops the wait (AbortedError): an interrupted command gives up before it typed anything. */
+  signal?: AbortSignal;
 }
 
 export type AcquireAllResult = { guards: PaneLockGuard[] } | { busyKey: string };
@@ -124,6 +126,7 @@ export class PaneLocks {
   async acquire(key: string, wait: LockWait): Promise<PaneLockGuard | null> {
     const clock = wait.clock ?? systemClock;
     for (;;) {
+      if (wait.signal?.aborted) throw new AbortedError('interrupted while waiting for the pane input lock; nothing was typed', { phase: 'lock', delivery: 'not_sent' });
       const guard = await this.tryAcquire(key);
       if (guard) return guard;
       const remaining = wait.deadline - clock.now();

@@ -1,3 +1,4 @@
+import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, submitAgentLine, submitLine } from './dispatch.js';
@@ -6,7 +7,6 @@ import { PaneGoneError, PaneInputBusyError, PaneInputError, PlacementError } fro
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement } from './model.js';
 import { validateLiteralLine } from './notification.js';
-import { terminationSpans, type TerminationSpans } from './signals.js';
 
 export interface MemberInputOptions {
   broker: Broker;
@@ -15,6 +15,8 @@ export interface MemberInputOptions {
   openPort: PortOpener;
   clock?: Clock;
   spans?: TerminationSpans;
+  /** An interrupt before the first keystroke stops the dispatch (AbortedError): nothing is typed. Once typing began, the span defers it. */
+  signal?: AbortSignal;
 }
 
 export interface MemberDispatch {
@@ -55,15 +57,18 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
   if (placement === null) throw new PlacementError(`member ${memberId} has no placement row; it was not spawned via \`drover member create\`.`);
   if (!isConcrete(placement)) throw new PlacementError(`member ${memberId} has no pane yet (pending placement) — nothing to ${verb}.`);
 
-  const guard = await locks.acquire(placementLockKey(placement), { deadline: deadline - INPUT_RESERVATION_MS, clock });
+  const guard = await locks.acquire(placementLockKey(placement), { deadline: deadline - INPUT_RESERVATION_MS, clock, signal: options.signal });
   if (!guard) throw new PaneInputBusyError(`member ${memberId}'s pane input remained busy; ${what} was not dispatched.`);
   spans.enter();
   try {
+    // An interrupt that came as the lock was taken still stops everything: nothing is typed yet.
+    if (options.signal?.aborted) throw new AbortedError(`interrupted before the ${what} was typed; it was not dispatched`, { phase: 'input', delivery: 'not_sent' });
     const current = broker.store.withBusyTimeout(deadline - clock.now(), () => broker.getMember(memberId).placement);
     if (!samePlacement(current, placement)) {
       throw new PlacementError(`member ${memberId}'s placement changed while waiting for its pane input; ${what} was not dispatched.`);
     }
     if (placement.goneAt !== null) throw new PaneGoneError(placement.pane, { cause: new Error(paneGoneReason(placement.pane)) });
+    // openPort refuses a stale placement, or one whose server turns out replaced now.
     const port = await options.openPort(placement);
     try {
       if (rules === undefined) {

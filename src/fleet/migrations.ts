@@ -65,6 +65,14 @@ export const MIGRATIONS: readonly Migration[] = Object.freeze([
     name: 'placements remember when their pane was found gone',
     sql: `ALTER TABLE placements ADD COLUMN gone_at TEXT;`,
   },
+  {
+    version: 3,
+    name: 'placements remember which multiplexer server their pane lives on, and when that server was found replaced',
+    sql: `
+      ALTER TABLE placements ADD COLUMN server TEXT;
+      ALTER TABLE placements ADD COLUMN stale_at TEXT;
+    `,
+  },
 ]);
 
 export const LATEST_SCHEMA_VERSION = MIGRATIONS[MIGRATIONS.length - 1]!.version;

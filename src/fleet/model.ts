@@ -34,6 +34,16 @@ export interface Placement {
   createdAt: string;
   /** When delivery found the pane gone from its multiplexer; null while it exists (or was never checked). */
   goneAt: string | null;
+  /**
+   * The multiplexer server the pane lives on (a tmux server's pid and start time); null where
+   * the multiplexer has no such identity (herdr) or for placements recorded before drover kept it.
+   */
+  server: string | null;
+  /**
+   * When drover found that server gone and another one in its place (a tmux server restarted
+   * at the same socket reuses pane ids): drover then never acts on the pane id again.
+   */
+  staleAt: string | null;
 }
 
 export interface ConcretePlacement extends Placement {
@@ -46,6 +56,8 @@ export interface PlacementInput {
   window: string;
   /** Omitted or null: pending until the pane is recorded. */
   pane?: string | null;
+  /** The multiplexer server the pane is (or will be) made on; see Placement.server. */
+  server?: string | null;
 }
 
 export type MemberStatus = 'active' | 'deregistered';
@@ -102,10 +114,10 @@ export interface BroadcastResult {
   recipients: number;
 }
 
-/** Two placements name the same pane input when their backend, session, window and pane agree. */
+/** Two placements name the same pane input when their backend, session, window, pane and server agree. */
 export function samePlacement(a: Placement | null, b: Placement | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.memberId === b.memberId && a.backend === b.backend && a.session === b.session && a.window === b.window && a.pane === b.pane;
+  return a.memberId === b.memberId && a.backend === b.backend && a.session === b.session && a.window === b.window && a.pane === b.pane && a.server === b.server;
 }
 
 export function isConcrete(placement: Placement | null): placement is ConcretePlacement {

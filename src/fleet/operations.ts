@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { ArgumentError, DroverError } from '../process/index.js';
 import type { ClosedPane, FleetBackend } from './backend.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
-import { PlacementError, errorMessage } from './errors.js';
+import { PlacementError, PlacementStaleError, errorMessage } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
 import { CODING_AGENTS, isConcrete, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
 import { INVOKING_PANE_VARIABLE, type FleetRuntime } from './runtime.js';
@@ -24,34 +24,63 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
   if (!pane) throw new DroverError(`drover fleet create must be run inside a tmux or herdr session (${variable} is not set)`, { phase: 'select', delivery: 'not_sent' });
   const backend = await runtime.openBackend(backendName);
   const location = await backend.locate(pane, TRANSPORT_BUDGET_MS);
-  return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location } });
+  const server = await backend.serverIdentity(TRANSPORT_BUDGET_MS);
+  return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server } });
 }
 
 /** How long a roster waits for each multiplexer's pane list. */
 const LIVENESS_TIMEOUT_MS = 2000;
 
+/** An ordinary member placed in a pane not yet found gone or stale: the ones a roster checks. */
+function checkable(member: Member): member is Member & { placement: ConcretePlacement } {
+  return member.kind === 'member' && isConcrete(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
+}
+
 /**
- * Marks members whose pane is gone, from one pane listing per multiplexer the roster names,
- * and returns the members re-read. Best effort: a multiplexer that cannot be asked leaves its
- * members as stored (an unreachable server is not proof that a pane is gone).
+ * Finds members whose pane is gone, or whose pane's server was replaced by another (stale),
+ * from one pane listing per multiplexer the roster names, and returns the members as they
+ * now stand: re-read after marking them, or, on a read-only store, with what was found shown
+ * but not recorded. Best effort: a multiplexer that cannot be asked leaves its members as
+ * stored (an unreachable server is not proof that a pane is gone).
  */
 export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, members: readonly M[], reread: () => M[]): Promise<M[]> {
-  const backends = new Set(members.filter((m) => m.kind === 'member' && isConcrete(m.placement) && m.placement.goneAt === null).map((m) => m.placement!.backend));
-  let marked = false;
-  for (const name of backends) {
+  const found = new Map<number, { pane: string; finding: 'goneAt' | 'staleAt' }>();
+  for (const name of new Set(members.flatMap((m) => (checkable(m) ? [m.placement.backend] : [])))) {
     let live: Set<string>;
+    let server: string | null;
     try {
-      live = await (await runtime.openBackend(name)).livePanes(LIVENESS_TIMEOUT_MS);
+      const backend = await runtime.openBackend(name);
+      server = await backend.serverIdentity(LIVENESS_TIMEOUT_MS);
+      live = await backend.livePanes(LIVENESS_TIMEOUT_MS);
     } catch {
       continue;
     }
     for (const member of members) {
-      const placement = member.placement;
-      if (member.kind !== 'member' || !isConcrete(placement) || placement.backend !== name || placement.goneAt !== null || live.has(placement.pane)) continue;
-      marked = runtime.broker.markPaneGone(member.memberId, placement.pane) || marked;
+      if (!checkable(member) || member.placement.backend !== name) continue;
+      const { pane, server: placedOn } = member.placement;
+      // Pane ids of a replaced server name other panes: such a pane is stale, never looked up.
+      if (placedOn !== null && server !== null && placedOn !== server) found.set(member.memberId, { pane, finding: 'staleAt' });
+      else if (!live.has(pane)) found.set(member.memberId, { pane, finding: 'goneAt' });
     }
   }
-  return marked ? reread() : [...members];
+  if (found.size === 0) return [...members];
+  if (!runtime.store.readOnly) {
+    for (const [memberId, { pane, finding }] of found) {
+      if (finding === 'staleAt') runtime.broker.markServerReplaced(memberId, pane);
+      else runtime.broker.markPaneGone(memberId, pane);
+    }
+    return reread();
+  }
+  const now = runtime.store.timestamp();
+  return members.map((member) => {
+    const finding = found.get(member.memberId)?.finding;
+    return finding === undefined ? member : { ...member, placement: { ...member.placement!, [finding]: now } };
+  });
+}
+
+/** What deleting leaves of a stale member's pane: it names a pane of another server now, so it is never closed. */
+function leftAlone(error: PlacementStaleError): string {
+  return `${error.message}; the pane was not closed`;
 }
 
 function remainingUntil(runtime: FleetRuntime, deadline: number): number {
@@ -79,9 +108,18 @@ function tidyAfterClosing(runtime: FleetRuntime, closed: readonly { backend: Fle
   };
 }
 
-/** `member delete`: closes the member's pane under its lock, deregisters it and tidies the layout. */
-export function deleteMember(runtime: FleetRuntime, memberId: number): Promise<MemberDeleted> {
-  return deleteMemberLocked({
+export interface MemberDeletion extends MemberDeleted {
+  /** Why the member's pane was not closed (its server was replaced); null when it was closed or there was none. */
+  paneLeft: string | null;
+}
+
+/**
+ * `member delete`: closes the member's pane under its lock, deregisters it and tidies the
+ * layout. A stale member is deregistered with its pane id left alone.
+ */
+export async function deleteMember(runtime: FleetRuntime, memberId: number): Promise<MemberDeletion> {
+  let paneLeft: string | null = null;
+  const deleted = await deleteMemberLocked({
     broker: runtime.broker,
     locks: runtime.locks,
     clock: runtime.clock,
@@ -89,16 +127,28 @@ export function deleteMember(runtime: FleetRuntime, memberId: number): Promise<M
     memberId,
     closePane: async (placement, deadline) => {
       const directorPane = directorPaneOn(runtime, runtime.broker.getMember(placement.memberId).fleetId, placement.backend);
-      const backend = await runtime.openBackend(placement.backend);
+      let backend: FleetBackend;
+      try {
+        backend = await runtime.backendFor(placement);
+      } catch (error) {
+        if (!(error instanceof PlacementStaleError)) throw error;
+        paneLeft = leftAlone(error);
+        return;
+      }
       const pane = await backend.closePane(placement.pane, remainingUntil(runtime, deadline));
       return tidyAfterClosing(runtime, [{ backend, pane }], directorPane);
     },
   });
+  return { ...deleted, paneLeft, diagnostics: paneLeft === null ? deleted.diagnostics : [paneLeft, ...deleted.diagnostics] };
 }
 
-/** `fleet delete`: closes every ordinary member's pane under the fleet's locks, then soft-deletes the fleet. */
-export function deleteFleet(runtime: FleetRuntime, fleetId: number): Promise<FleetDeleted> {
-  return deleteFleetLocked({
+/**
+ * `fleet delete`: closes every ordinary member's pane under the fleet's locks, then
+ * soft-deletes the fleet. Stale members' pane ids are left alone, each said in a diagnostic.
+ */
+export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promise<FleetDeleted> {
+  const panesLeft: string[] = [];
+  const deleted = await deleteFleetLocked({
     broker: runtime.broker,
     locks: runtime.locks,
     clock: runtime.clock,
@@ -110,13 +160,21 @@ export function deleteFleet(runtime: FleetRuntime, fleetId: number): Promise<Fle
       const closed: { backend: FleetBackend; pane: ClosedPane }[] = [];
       for (const { memberId, placement } of placements) {
         if (memberId === fleet.directorMemberId) continue;
-        const backend = await runtime.openBackend(placement.backend);
+        let backend: FleetBackend;
+        try {
+          backend = await runtime.backendFor(placement);
+        } catch (error) {
+          if (!(error instanceof PlacementStaleError)) throw error;
+          panesLeft.push(leftAlone(error));
+          continue;
+        }
         closed.push({ backend, pane: await backend.closePane(placement.pane, remainingUntil(runtime, deadline)) });
       }
       const onDirectorBackend = closed.filter((entry) => entry.backend.name === directorEntry?.placement.backend);
       return tidyAfterClosing(runtime, onDirectorBackend, directorEntry?.placement.pane ?? null);
     },
   });
+  return { ...deleted, diagnostics: [...panesLeft, ...deleted.diagnostics] };
 }
 
 // ---- capture ---------------------------------------------------------------------------------
@@ -158,7 +216,7 @@ function captureLines(options: CaptureOptions): number {
 }
 
 async function capturePlacement(runtime: FleetRuntime, memberId: number, placement: ConcretePlacement, lines: number, ansi: boolean): Promise<MemberCapture> {
-  const backend = await runtime.openBackend(placement.backend);
+  const backend = await runtime.backendFor(placement);
   const raw = await backend.capture(placement.pane, { lines, timeoutMs: CAPTURE_TIMEOUT_MS });
   const content = ansi ? raw : plainCapture(raw);
   return {
@@ -218,8 +276,12 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
   let unregisteredPanes: string[] = [];
   if (isConcrete(director)) {
     const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
-    const backend = await runtime.openBackend(director.backend);
-    unregisteredPanes = (await backend.neighbours(director.pane, CAPTURE_TIMEOUT_MS)).filter((pane) => !registered.has(pane));
+    const backend = await runtime.backendFor(director).catch((error: unknown) => {
+      // A stale Director's pane id names another server's pane: its neighbours are not the fleet's.
+      if (error instanceof PlacementStaleError) return undefined;
+      throw error;
+    });
+    if (backend !== undefined) unregisteredPanes = (await backend.neighbours(director.pane, CAPTURE_TIMEOUT_MS)).filter((pane) => !registered.has(pane));
   }
   return { fleetId: fleet.fleetId, capturedAt: runtime.store.timestamp(), members, unregisteredPanes };
 }

@@ -1,5 +1,5 @@
 import { resolveEndpoint as resolveMuxEndpoint, selectMux, tmuxEndpointOf } from '../mux/index.js';
-import { DroverError } from '../process/index.js';
+import { DroverError, terminationSpans, type TerminationSpans } from '../process/index.js';
 import { Server, type Endpoint } from '../tmux/index.js';
 import type { FleetBackend } from './backend.js';
 import { Broker } from './broker.js';
@@ -7,10 +7,13 @@ import { systemClock, type Clock } from './clock.js';
 import type { NotifyOptions, PortOpener } from './delivery.js';
 import { HerdrFleetBackend, type HerdrConnector } from './herdr-backend.js';
 import { PaneLocks } from './lock.js';
-import type { PlacementBackend } from './model.js';
-import { terminationSpans, type TerminationSpans } from './signals.js';
+import { PlacementStaleError } from './errors.js';
+import type { ConcretePlacement, PlacementBackend } from './model.js';
 import { FleetStore } from './store.js';
 import { TmuxFleetBackend } from './tmux-backend.js';
+
+/** How long asking a multiplexer which server it is may take. */
+const SERVER_CHECK_TIMEOUT_MS = 2000;
 
 /** The variable that names the invoking pane on each backend. */
 export const INVOKING_PANE_VARIABLE: Readonly<Record<PlacementBackend, string>> = Object.freeze({ tmux: 'TMUX_PANE', herdr: 'HERDR_PANE_ID' });
@@ -21,6 +24,8 @@ export interface FleetRuntimeOptions {
   tmuxEndpoint?: Endpoint;
   /** An open store; by default DROVER_DB is opened (and closed with the runtime). */
   store?: FleetStore;
+  /** Open DROVER_DB only to read: it must exist, nothing is created, no write lock is taken. */
+  readOnly?: boolean;
   /** A broker over `store` (tests inject failing ones). */
   broker?: Broker;
   /** Ready backends by name, used instead of opening one (tests). */
@@ -60,7 +65,7 @@ export class FleetRuntime {
 
   static open(options: FleetRuntimeOptions = {}): FleetRuntime {
     if (options.store) return new FleetRuntime(options, options.store, false);
-    return new FleetRuntime(options, FleetStore.open({ env: options.env ?? process.env }), true);
+    return new FleetRuntime(options, FleetStore.open({ env: options.env ?? process.env, readOnly: options.readOnly }), true);
   }
 
   /** The backend this process runs in: tmux when a tmux server was named explicitly, else the mux selection. */
@@ -99,8 +104,24 @@ export class FleetRuntime {
     return spec.socketPath;
   }
 
-  /** The input port of a placement's multiplexer, opened (and so checked) on demand. */
-  readonly openPort: PortOpener = async (placement) => (await this.openBackend(placement.backend)).input;
+  /**
+   * The backend of a placement's multiplexer, once it is proven to be the server the pane
+   * was placed on. A placement whose server was replaced (a tmux server restarted at the
+   * same socket reuses pane ids for unrelated panes) is refused with PlacementStaleError
+   * before anything reaches a pane, and the member is marked stale.
+   */
+  async backendFor(placement: ConcretePlacement): Promise<FleetBackend> {
+    if (placement.staleAt !== null) throw new PlacementStaleError(placement.memberId, placement.pane);
+    const backend = await this.openBackend(placement.backend);
+    if (placement.server === null) return backend;
+    const now = await backend.serverIdentity(SERVER_CHECK_TIMEOUT_MS);
+    if (now === null || now === placement.server) return backend;
+    if (!this.store.readOnly) this.broker.markServerReplaced(placement.memberId, placement.pane);
+    throw new PlacementStaleError(placement.memberId, placement.pane);
+  }
+
+  /** The input port of a placement's multiplexer, opened (and its server checked) on demand. */
+  readonly openPort: PortOpener = async (placement) => (await this.backendFor(placement)).input;
 
   /** What message delivery needs. */
   get notify(): NotifyOptions {

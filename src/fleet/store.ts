@@ -1,4 +1,4 @@
-import { closeSync, mkdirSync, openSync, statSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, statSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
@@ -30,6 +30,12 @@ export interface StoreOptions {
   env?: NodeJS.ProcessEnv;
   /** Wall-clock microseconds for timestamps; injectable for tests. */
   wallMicros?: () => number;
+  /**
+   * For commands that only read: the database must exist (nothing is created), and the
+   * connection takes no write lock, so it reads while another process writes. A database at
+   * an older schema is still upgraded first, once.
+   */
+  readOnly?: boolean;
 }
 
 export interface SchemaState {
@@ -50,26 +56,23 @@ export class FleetStore {
   readonly lockDirectory: string;
   readonly db: Database.Database;
   readonly schema: SchemaState;
+  readonly readOnly: boolean;
   private readonly clock: () => number;
 
-  private constructor(path: string, db: Database.Database, schema: SchemaState, clock: () => number) {
+  private constructor(path: string, db: Database.Database, schema: SchemaState, clock: () => number, readOnly: boolean) {
     this.path = path;
     this.lockDirectory = paneLockDirectory(path);
     this.db = db;
     this.schema = schema;
     this.clock = clock;
+    this.readOnly = readOnly;
   }
 
   static open(options: StoreOptions = {}): FleetStore {
     const path = options.path === undefined ? resolveDatabasePath(options.env) : resolve(options.path);
+    if (options.readOnly) return FleetStore.openForReading(path, options);
     createPrivateDirectory(dirname(path), 'the database directory');
-    let existing;
-    try {
-      existing = statSync(path, { throwIfNoEntry: false });
-    } catch (cause) {
-      throw new StoreError(`cannot inspect the drover database at ${path}: ${(cause as Error).message}`, { cause });
-    }
-    if (existing && !existing.isFile()) throw new StoreError(`the drover database path ${path} exists but is not a regular file`);
+    const existing = inspect(path);
     let db: Database.Database;
     try {
       // Messages are private: a new database (and the WAL files SQLite derives from it) is owner-only.
@@ -83,12 +86,41 @@ export class FleetStore {
       db.pragma('journal_mode = WAL');
       db.pragma('foreign_keys = ON');
       const schema = migrate(db, path, clock);
-      return new FleetStore(path, db, schema, clock);
+      return new FleetStore(path, db, schema, clock, false);
     } catch (error) {
       db.close();
       if (error instanceof StoreError) throw error;
       throw new StoreError(`cannot use the drover database at ${path}: ${(error as Error).message}`, { cause: error });
     }
+  }
+
+  private static openForReading(path: string, options: StoreOptions): FleetStore {
+    if (inspect(path) === undefined) {
+      throw new StoreError(`no drover database at ${path}: nothing has been stored there (is DROVER_DB set to the file you mean?)`);
+    }
+    const clock = options.wallMicros ?? wallMicros;
+    let db: Database.Database;
+    try {
+      db = new Database(path, { readonly: true, fileMustExist: true, timeout: BUSY_TIMEOUT_MS });
+    } catch (cause) {
+      throw new StoreError(`cannot open the drover database at ${path}: ${(cause as Error).message}`, { cause });
+    }
+    let version: number;
+    try {
+      db.pragma('foreign_keys = ON');
+      version = schemaVersion(db, path);
+    } catch (error) {
+      db.close();
+      if (error instanceof StoreError) throw error;
+      throw new StoreError(`cannot use the drover database at ${path}: ${(error as Error).message}`, { cause: error });
+    }
+    if (version < LATEST_SCHEMA_VERSION) {
+      // Written by an older drover: upgraded once, through a writing connection, then read.
+      db.close();
+      FleetStore.open({ ...options, path, readOnly: false }).close();
+      return FleetStore.openForReading(path, options);
+    }
+    return new FleetStore(path, db, { openedAt: version, current: version, latest: LATEST_SCHEMA_VERSION }, clock, true);
   }
 
   /** The current time as stored in every timestamp column. */
@@ -124,6 +156,36 @@ export class FleetStore {
   }
 }
 
+/** The database file's status: undefined when there is none; an error when the path is not a regular file. */
+function inspect(path: string): Stats | undefined {
+  let existing;
+  try {
+    existing = statSync(path, { throwIfNoEntry: false });
+  } catch (cause) {
+    throw new StoreError(`cannot inspect the drover database at ${path}: ${(cause as Error).message}`, { cause });
+  }
+  if (existing && !existing.isFile()) throw new StoreError(`the drover database path ${path} exists but is not a regular file`);
+  return existing;
+}
+
+/** The schema version recorded in the database; refuses an unversioned database or one newer than this drover. */
+function schemaVersion(db: Database.Database, path: string): number {
+  const hasLedger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
+  if (!hasLedger) {
+    const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").get() as { n: number };
+    if (tables.n > 0) throw new StoreError(`${path} has tables but no schema_migrations ledger; drover refuses to use an unversioned database`);
+    return 0;
+  }
+  const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null };
+  const version = row.version ?? 0;
+  if (version > LATEST_SCHEMA_VERSION) {
+    throw new StoreError(
+      `the drover database at ${path} is at schema version ${version}, newer than this drover knows (${LATEST_SCHEMA_VERSION}); use a newer drover or another DROVER_DB`,
+    );
+  }
+  return version;
+}
+
 function createPrivateDirectory(path: string, what: string): void {
   try {
     mkdirSync(path, { recursive: true, mode: 0o700 });
@@ -134,21 +196,8 @@ function createPrivateDirectory(path: string, what: string): void {
 
 function migrate(db: Database.Database, path: string, clock: () => number): SchemaState {
   return db.transaction((): SchemaState => {
-    const hasLedger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get() !== undefined;
-    if (!hasLedger) {
-      const tables = db.prepare("SELECT count(*) AS n FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").get() as { n: number };
-      if (tables.n > 0) {
-        throw new StoreError(`${path} has tables but no schema_migrations ledger; drover refuses to use an unversioned database`);
-      }
-      db.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    }
-    const row = db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null };
-    const openedAt = row.version ?? 0;
-    if (openedAt > LATEST_SCHEMA_VERSION) {
-      throw new StoreError(
-        `the drover database at ${path} is at schema version ${openedAt}, newer than this drover knows (${LATEST_SCHEMA_VERSION}); use a newer drover or another DROVER_DB`,
-      );
-    }
+    const openedAt = schemaVersion(db, path);
+    if (openedAt === 0) db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
     const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
     for (const migration of MIGRATIONS) {
       if (migration.version <= openedAt) continue;

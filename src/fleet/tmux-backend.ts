@@ -1,6 +1,6 @@
 import { toTmuxKey, translateKeys } from '../mux/index.js';
 import { captureAgentScreen, pasteText, tailLines } from '../panes/index.js';
-import { CommandError, DroverError, Server, TargetNotFoundError, checkId, type Pane, type Snapshot } from '../tmux/index.js';
+import { CommandError, DroverError, Server, TargetNotFoundError, checkId, incarnationKey, type Pane, type Snapshot } from '../tmux/index.js';
 import {
   PaneSpawnError,
   inputFailure,
@@ -147,6 +147,11 @@ export class TmuxFleetBackend implements FleetBackend {
 
   async livePanes(timeoutMs: number): Promise<Set<string>> {
     return new Set((await this.server.snapshot({ timeoutMs })).panes.toArray().map((pane) => pane.paneId as string));
+  }
+
+  /** The binding's server incarnation: every command it sends is guarded to run on that server only. */
+  async serverIdentity(timeoutMs: number): Promise<string> {
+    return incarnationKey(await this.server.incarnation({ timeoutMs }));
   }
 
   close(): Promise<void> {

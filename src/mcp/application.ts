@@ -1,8 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { AbortedError, DroverError } from '../process/index.js';
-import { callerPane } from '../panes/index.js';
-import { isPaneId, type PaneId, type Server } from '../tmux/index.js';
+import { isPaneId, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
 import { ToolPolicy, type Tier } from './policy.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
@@ -30,10 +29,14 @@ export function toolCatalog(tools: readonly ToolDefinition[]): Map<string, Tier>
   return new Map(tools.map((t) => [t.name, t.tier]));
 }
 
-/** The pane this process runs in, if it is a pane of the bound server. */
-export function selfPaneOf(server: Server, env: NodeJS.ProcessEnv): PaneId | undefined {
-  const pane = callerPane(server, env);
-  return pane !== undefined && isPaneId(pane) ? pane : undefined;
+/**
+ * The pane this process runs in, if it is a pane of the bound server: $TMUX names that
+ * server (its socket through whichever path, and its pid) and $TMUX_PANE is a pane id.
+ */
+export async function selfPaneOf(server: Server, env: NodeJS.ProcessEnv, options: OperationOptions = {}): Promise<PaneId | undefined> {
+  const pane = env.TMUX_PANE;
+  if (pane === undefined || !isPaneId(pane)) return undefined;
+  return (await server.hosts(env, options)) ? pane : undefined;
 }
 
 function errorResult(error: unknown): CallToolResult {
@@ -84,16 +87,16 @@ export class Application {
       (async (input: unknown, extra: { signal: AbortSignal }) => {
         const deadline = AbortSignal.timeout(requestTimeoutMs);
         const signal = AbortSignal.any([extra.signal, deadline]);
-        const context: ToolContext = {
-          server: this.options.server,
-          captures: this.captures,
-          selfPane: selfPaneOf(this.options.server, env),
-          deadlineMs: requestTimeoutMs,
-          signal,
-          operation: { timeoutMs: requestTimeoutMs, signal },
-          env,
-        };
         try {
+          const context: ToolContext = {
+            server: this.options.server,
+            captures: this.captures,
+            selfPane: await selfPaneOf(this.options.server, env, { timeoutMs: requestTimeoutMs, signal }),
+            deadlineMs: requestTimeoutMs,
+            signal,
+            operation: { timeoutMs: requestTimeoutMs, signal },
+            env,
+          };
           const result = await tool.run(context, input as never);
           const text = JSON.stringify(result);
           if (Buffer.byteLength(text) > responseBytes) {

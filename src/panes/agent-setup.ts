@@ -1,5 +1,6 @@
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import { ArgumentError } from '../tmux/index.js';
 import { hookInstallerFor } from './agent-hooks/index.js';
 import type { AgentHookInstaller } from './agent-hooks/types.js';
 import type { AgentKind } from './screens/types.js';
@@ -36,11 +37,52 @@ export function planAgentSetup(drover: readonly string[], options: { agent?: Age
   return { agent, path, changed: text !== current, text };
 }
 
-/** Writes a plan: a new file beside the old one, then renamed over it, so a crash leaves one or the other. */
-export function applyAgentSetup(plan: AgentSetupPlan): void {
-  if (!plan.changed) return;
-  mkdirSync(dirname(plan.path), { recursive: true });
-  const temporary = `${plan.path}.drover-${process.pid}.tmp`;
-  writeFileSync(temporary, plan.text, { mode: 0o600 });
-  renameSync(temporary, plan.path);
+/** Symbolic links a path may pass through before drover gives up on it (as the kernel does). */
+const MAX_SYMLINKS = 40;
+
+/**
+ * The file a write to `path` must change: a symlink (or a chain of them) followed to the file
+ * it names, which need not exist yet. Renaming over the link itself would turn a linked
+ * settings file (dotfiles kept elsewhere) into a copy.
+ */
+function fileBehind(path: string): string {
+  let target = resolve(path);
+  for (let hops = 0; hops < MAX_SYMLINKS; hops += 1) {
+    let link: string;
+    try {
+      link = readlinkSync(target);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      // Not a link (EINVAL), or nothing there yet (ENOENT): this is the file.
+      if (code === 'EINVAL' || code === 'ENOENT') return target;
+      throw error;
+    }
+    target = resolve(dirname(target), link);
+  }
+  throw new ArgumentError(`${path} goes through more than ${MAX_SYMLINKS} symbolic links; fix it by hand first`);
+}
+
+/**
+ * Writes a plan into the file behind any symlink, with that file's mode (0600 for a new one):
+ * first a copy of the file as it was to `<file>.drover-backup`, then the new text to a file
+ * beside it, renamed over it, so a crash leaves one or the other. Returns the backup's path.
+ */
+export function applyAgentSetup(plan: AgentSetupPlan): { backup: string | null } {
+  if (!plan.changed) return { backup: null };
+  const target = fileBehind(plan.path);
+  mkdirSync(dirname(target), { recursive: true });
+  const existing = statSync(target, { throwIfNoEntry: false });
+  const mode = existing === undefined ? 0o600 : existing.mode & 0o7777;
+  let backup: string | null = null;
+  if (existing !== undefined) {
+    backup = `${target}.drover-backup`;
+    copyFileSync(target, backup);
+    chmodSync(backup, mode);
+  }
+  const temporary = `${target}.drover-${process.pid}.tmp`;
+  writeFileSync(temporary, plan.text, { mode });
+  // writeFileSync's mode passes through the umask; the file keeps exactly the mode it had.
+  chmodSync(temporary, mode);
+  renameSync(temporary, target);
+  return { backup };
 }

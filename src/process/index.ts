@@ -2,3 +2,4 @@ export * from './errors.js';
 export * from './run.js';
 export * from './shell.js';
 export * from './executable.js';
+export * from './signals.js';

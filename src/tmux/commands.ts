@@ -1,4 +1,5 @@
 import { statSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { ArgumentError } from './errors.js';
 import { escapeFormat, protectArgument } from './escape.js';
 import type { PaneId, SessionId, WindowId } from './ids.js';
@@ -291,7 +292,7 @@ function scopeFlags(scope: OptionScope): string[] {
 
 /** Prints the value alone; absent prints nothing at all, empty prints an empty line. */
 export function showOptionArgs(scope: OptionScope, name: string, inherited: boolean): string[] {
-  return ['show-options', ...scopeFlags(scope), '-q', '-v', ...(inherited ? ['-A'] : []), checkOptionName(name)];
+  return ['show-options', ...scopeFlags(scope), '-q', '-v', ...(inherited ? ['-A'] : []), '--', checkOptionName(name)];
 }
 
 export function setOptionArgs(scope: OptionScope, name: string, value: string | number | boolean, append = false): string[] {
@@ -323,21 +324,21 @@ function hookFlags(scope: HookScope): string[] {
 }
 
 export function showHooksArgs(scope: HookScope, name?: string): string[] {
-  return ['show-hooks', ...hookFlags(scope), ...(name === undefined ? [] : [checkOptionName(name)])];
+  return ['show-hooks', ...hookFlags(scope), ...(name === undefined ? [] : ['--', checkOptionName(name)])];
 }
 
 export function setHookArgs(scope: HookScope, name: string, command: string, append = false): string[] {
   checkName('hook command', command);
-  return ['set-hook', ...hookFlags(scope), ...(append ? ['-a'] : []), checkOptionName(name), protectArgument(command)];
+  return ['set-hook', ...hookFlags(scope), ...(append ? ['-a'] : []), '--', checkOptionName(name), protectArgument(command)];
 }
 
 export function unsetHookArgs(scope: HookScope, name: string): string[] {
-  return ['set-hook', ...hookFlags(scope), '-u', checkOptionName(name)];
+  return ['set-hook', ...hookFlags(scope), '-u', '--', checkOptionName(name)];
 }
 
 /** Runs a hook's commands now (tmux set-hook -R). */
 export function runHookArgs(scope: HookScope, name: string): string[] {
-  return ['set-hook', ...hookFlags(scope), '-R', checkOptionName(name)];
+  return ['set-hook', ...hookFlags(scope), '-R', '--', checkOptionName(name)];
 }
 
 export type EnvironmentScope = { kind: 'global' } | { kind: 'session'; id: SessionId };
@@ -347,7 +348,7 @@ function envFlags(scope: EnvironmentScope): string[] {
 }
 
 export function showEnvironmentArgs(scope: EnvironmentScope, name?: string): string[] {
-  return ['show-environment', ...envFlags(scope), ...(name === undefined ? [] : [checkEnvName(name)])];
+  return ['show-environment', ...envFlags(scope), ...(name === undefined ? [] : ['--', checkEnvName(name)])];
 }
 
 export function setEnvironmentArgs(scope: EnvironmentScope, name: string, value: string, hidden = false): string[] {
@@ -355,11 +356,26 @@ export function setEnvironmentArgs(scope: EnvironmentScope, name: string, value:
   return ['set-environment', ...envFlags(scope), ...(hidden ? ['-h'] : []), '--', checkEnvName(name), protectArgument(value)];
 }
 
+/** Records the variable as unset (`-NAME`): processes started in the scope run without it, whatever a wider scope says. */
 export function unsetEnvironmentArgs(scope: EnvironmentScope, name: string): string[] {
+  return ['set-environment', ...envFlags(scope), '-r', '--', checkEnvName(name)];
+}
+
+/** Removes the scope's own entry for the variable, so a wider scope's value applies again. */
+export function removeEnvironmentArgs(scope: EnvironmentScope, name: string): string[] {
   return ['set-environment', ...envFlags(scope), '-u', '--', checkEnvName(name)];
 }
 
 const BUFFER_NAME = /^[^\0\n]{1,256}$/;
+
+/**
+ * A path for source-file exactly as written: tmux expands glob patterns in it (`*`, `?`,
+ * `[…]`, with `\` escaping) and reads `-` as standard input, so those are made literal.
+ */
+export function literalSourcePath(path: string): string {
+  const absolute = resolve(checkName('path', path));
+  return absolute.replace(/[\\*?[]/g, (char) => `\\${char}`);
+}
 
 export function checkBufferName(name: string): string {
   if (typeof name !== 'string' || !BUFFER_NAME.test(name)) throw new ArgumentError('buffer name must be 1–256 characters without NUL or newline');

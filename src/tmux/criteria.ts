@@ -1,5 +1,6 @@
 import { ArgumentError } from './errors.js';
 import { ENTITY_FIELDS, fieldByWire, type CatalogEntity, type FieldSpec } from './catalog.js';
+import { compileTextPattern, type TextTest } from './pattern.js';
 
 /**
  * Criteria: a versioned JSON wire form for selecting snapshot records, validated whole
@@ -120,15 +121,15 @@ function compileComparison(spec: FieldSpec, op: ComparisonOp | TextOp, value: un
   const fold = (text: string): string => (caseInsensitive ? text.toLowerCase() : text);
   switch (op) {
     case 'regex': {
-      let pattern: RegExp;
+      let matches: TextTest;
       try {
-        pattern = new RegExp(value as string, caseInsensitive ? 'iu' : 'u');
+        matches = compileTextPattern(value as string, { caseInsensitive });
       } catch (error) {
-        throw new CriteriaError(`${path}.value`, `not a valid regular expression (${(error as Error).message})`);
+        throw new CriteriaError(`${path}.value`, (error as Error).message);
       }
       return (r) => {
         const v = r.value(wire);
-        return typeof v === 'string' && pattern.test(v);
+        return typeof v === 'string' && matches(v);
       };
     }
     case 'startsWith':
@@ -232,6 +233,26 @@ function compileRelation(entity: CriteriaEntity, quantifier: Quantifier, clause:
   }
 }
 
+/**
+ * How deep the JSON of a valid tree can nest: each expression level adds at most two (`and`
+ * with its array, a quantifier with its clause), a leaf one more.
+ */
+const MAX_JSON_DEPTH = 2 * CRITERIA_LIMITS.maxDepth + 2;
+
+/**
+ * Refuses input nested deeper than any valid tree, without recursing, so that copying,
+ * freezing and compiling (which recurse) only ever see bounded depth.
+ */
+function checkNesting(where: unknown): void {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: where, depth: 1, path: 'where' }];
+  while (stack.length > 0) {
+    const { value, depth, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > MAX_JSON_DEPTH) throw new CriteriaError(path, `nested deeper than ${CRITERIA_LIMITS.maxDepth}`);
+    for (const [key, child] of Object.entries(value)) stack.push({ value: child, depth: depth + 1, path: Array.isArray(value) ? `${path}[${key}]` : `${path}.${key}` });
+  }
+}
+
 function deepFreeze<T>(value: T): T {
   if (typeof value === 'object' && value !== null) {
     for (const child of Object.values(value)) deepFreeze(child);
@@ -258,6 +279,7 @@ export class Criteria {
     if (!Object.hasOwn(RELATIONS, entity)) {
       throw new CriteriaError('entity', `unknown entity ${JSON.stringify(entity)} (entities: ${Object.keys(RELATIONS).join(', ')})`);
     }
+    checkNesting(where);
     const copy = deepFreeze(structuredClone(where)) as Expr;
     const predicate = compile(entity, copy, 'where', 1, { nodes: 0 });
     return new Criteria(entity, copy, predicate);

@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { isAbsolute, join, resolve } from 'node:path';
 import { homedir } from 'node:os';
 import { findExecutable } from '../process/index.js';
@@ -94,7 +95,7 @@ export class Endpoint {
    */
   static fromEnv(options: EndpointOptions = {}): Endpoint {
     const env = options.env ?? process.env;
-    const socketPath = tmuxSocketFromEnv(env);
+    const socketPath = tmuxVariable(env)?.socketPath;
     return socketPath !== undefined ? new Endpoint({ socketPath }, options) : new Endpoint({ socketName: DEFAULT_SOCKET_NAME }, options);
   }
 
@@ -112,11 +113,20 @@ export class Endpoint {
   }
 }
 
-/** The socket path from $TMUX ("path,pid,index"), if this process runs inside tmux. */
-export function tmuxSocketFromEnv(env: NodeJS.ProcessEnv): string | undefined {
+/** $TMUX ("path,pid,index") read apart: the server's socket path and its pid, when given. */
+export function tmuxVariable(env: NodeJS.ProcessEnv): { socketPath: string; pid: number | undefined } | undefined {
   const value = env.TMUX;
   if (!value) return undefined;
-  const comma = value.indexOf(',');
-  const path = comma === -1 ? value : value.slice(0, comma);
-  return path === '' ? undefined : path;
+  const [path = '', pid] = value.split(',');
+  if (path === '') return undefined;
+  return { socketPath: path, pid: pid !== undefined && /^\d+$/.test(pid) ? Number(pid) : undefined };
+}
+
+/** A socket path with every symlink resolved, so two names of one socket compare equal; as given when it cannot be resolved. */
+export function resolvedSocketPath(path: string): string {
+  try {
+    return realpathSync(resolve(path));
+  } catch {
+    return resolve(path);
+  }
 }

@@ -4,6 +4,8 @@ export type SessionId = `$${number}`;
 export type WindowId = `@${number}`;
 export type PaneId = `%${number}`;
 export type EntityKind = 'session' | 'window' | 'pane';
+/** The id type of an entity kind. */
+export type IdOf<K extends EntityKind> = K extends 'session' ? SessionId : K extends 'window' ? WindowId : PaneId;
 
 const PATTERNS: Record<EntityKind, RegExp> = {
   session: /^\$\d+$/,
@@ -23,7 +25,7 @@ export function isPaneId(value: string): value is PaneId {
   return PATTERNS.pane.test(value);
 }
 
-export function checkId<K extends EntityKind>(kind: K, value: unknown): K extends 'session' ? SessionId : K extends 'window' ? WindowId : PaneId {
+export function checkId<K extends EntityKind>(kind: K, value: unknown): IdOf<K> {
   if (typeof value !== 'string' || !PATTERNS[kind].test(value)) {
     const example = kind === 'session' ? '$3' : kind === 'window' ? '@4' : '%5';
     throw new ArgumentError(`${JSON.stringify(value)} is not a tmux ${kind} id (like ${example})`);

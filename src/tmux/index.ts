@@ -1,20 +1,28 @@
 export * from './errors.js';
-export { Endpoint, resolveExecutable, type EndpointOptions, type EndpointSpec } from './endpoint.js';
+export { Endpoint, resolveExecutable, resolvedSocketPath, tmuxVariable, type EndpointOptions, type EndpointSpec } from './endpoint.js';
+export { INCARNATION_FORMAT, incarnationKey, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
 export { Server, failureOf, type ServerOptions, type StartOptions, type RunOptions, type GroupResult, type ServerDiagnostics, type OpenControlOptions } from './server.js';
 export { Session, Window, Pane, WindowLink, type CreationReceipt, type ResizeSpec, type PasteSpec } from './handles.js';
 export { Options, Hooks, Environment, Buffers, OptionValue, type BufferInfo } from './settings.js';
 export { CommandResult, clientEnvironment, type CommandTransport, type ExecOptions } from './transport.js';
 export { Deadline, DEFAULT_OPERATION_TIMEOUT_MS, type OperationOptions } from './deadline.js';
 export { Snapshot, Selection, SessionRecord, WindowRecord, PaneRecord, ClientRecord, WindowLinkRecord, snapshotCommands, type SnapshotOptions } from './snapshot.js';
+export { compileTextPattern, type TextTest } from './pattern.js';
 export { Criteria, CriteriaError, CRITERIA_VERSION, RELATIONS, type Expr, type CriteriaJson, type CriteriaEntity, type EvaluableRecord } from './criteria.js';
 export * from './catalog.js';
 export { parseFramedRows, rowFormat, decodeField, DEFAULT_FRAMING_LIMITS, type FramingLimits, type RawRow } from './framing.js';
 export { escapeFormat, protectArgument } from './escape.js';
-export { isPaneId, isSessionId, isWindowId, checkId, type PaneId, type SessionId, type WindowId, type EntityKind } from './ids.js';
+export { isPaneId, isSessionId, isWindowId, checkId, type PaneId, type SessionId, type WindowId, type EntityKind, type IdOf } from './ids.js';
 export {
   CREATION_FORMAT,
   setOptionArgs,
   unsetOptionArgs,
+  showOptionArgs,
+  setHookArgs,
+  showHooksArgs,
+  unsetHookArgs,
+  showEnvironmentArgs,
+  unsetEnvironmentArgs,
   respawnPaneArgs,
   resolveLayout,
   versionAtLeast,

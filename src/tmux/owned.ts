@@ -6,6 +6,7 @@ import { performance } from 'node:perf_hooks';
 import { LongLivedChild, isProcessAlive, run } from '../process/index.js';
 import { DroverError, ServerUnreachableError, TimeoutError } from './errors.js';
 import { Endpoint } from './endpoint.js';
+import { INCARNATION_FORMAT, incarnationGuard, parseIncarnation, type ServerIncarnation } from './incarnation.js';
 import { clientEnvironment } from './transport.js';
 
 /** What is needed to find, prove and retire a daemon drover started. */
@@ -14,6 +15,8 @@ export interface OwnedDaemonRecord {
   readonly socketPath: string;
   readonly pid: number;
   readonly executable: string;
+  /** tmux's `#{start_time}`; with the pid it tells this server from a later one (absent in records of older drovers). */
+  readonly startTime?: number;
 }
 
 export interface DaemonStartOptions {
@@ -37,6 +40,7 @@ export class OwnedDaemon {
   private constructor(
     readonly record: OwnedDaemonRecord,
     readonly endpoint: Endpoint,
+    readonly incarnation: ServerIncarnation,
     private readonly child: LongLivedChild | undefined,
   ) {}
 
@@ -62,18 +66,25 @@ export class OwnedDaemon {
         ownedByThisProcess: !options.persistent,
       });
       await waitForSocket(socketPath, child, started, timeoutMs);
-      const remaining = Math.max(1, timeoutMs - (performance.now() - started));
-      const probe = await run([endpoint.executable, '-S', socketPath, 'display-message', '-p', '#{pid}'], {
-        timeoutMs: remaining,
-        env: clientEnvironment(options.env),
-      });
-      if (!probe.ok || probe.lossyText().trim() !== String(child.pid)) {
+      const ask = () =>
+        run([endpoint.executable, '-S', socketPath, 'display-message', '-p', INCARNATION_FORMAT], {
+          timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
+          env: clientEnvironment(options.env),
+        });
+      let probe = await ask();
+      // tmux binds the socket a moment before it listens on it: a refused connection in between is retried.
+      while (!probe.ok && /^no server running on/m.test(probe.stderrText()) && !child.exit && performance.now() - started < timeoutMs) {
+        await sleep(2);
+        probe = await ask();
+      }
+      const incarnation = probe.ok ? parseIncarnation(probe.lossyText()) : undefined;
+      if (incarnation?.pid !== child.pid) {
         throw new ServerUnreachableError(`the new tmux server did not answer as expected: ${probe.stderrText().trim() || probe.lossyText().trim()}`, {
           phase: 'start',
         });
       }
-      const record = Object.freeze({ directory, socketPath, pid: child.pid, executable: endpoint.executable });
-      return new OwnedDaemon(record, endpoint, options.persistent ? undefined : child);
+      const record = Object.freeze({ directory, socketPath, pid: child.pid, executable: endpoint.executable, startTime: incarnation.startTime });
+      return new OwnedDaemon(record, endpoint, incarnation, options.persistent ? undefined : child);
     } catch (error) {
       const cleanupErrors: Error[] = [];
       if (child) await child.stop(200).catch((e: Error) => cleanupErrors.push(e));
@@ -87,17 +98,27 @@ export class OwnedDaemon {
     }
   }
 
-  /** Takes back ownership of a persistent daemon after proving it is the recorded one. */
+  /**
+   * Takes back ownership of a persistent daemon after proving it is the recorded one: the
+   * server at its socket answers with its pid (and start time, when recorded).
+   */
   static async adopt(record: OwnedDaemonRecord, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<OwnedDaemon> {
     const endpoint = Endpoint.fromSocketPath(record.socketPath, { executable: record.executable, env: options.env });
-    const probe = await run([endpoint.executable, '-S', record.socketPath, 'display-message', '-p', '#{pid}'], {
+    const incarnation = await OwnedDaemon.probe(record, options);
+    if (incarnation === undefined) throw new ServerUnreachableError(`no drover-owned tmux server answers at ${record.socketPath}`, { phase: 'connect' });
+    return new OwnedDaemon(record, endpoint, incarnation, undefined);
+  }
+
+  /** The recorded daemon's incarnation if it still answers at its socket; undefined when another server (or none) does. */
+  static async probe(record: OwnedDaemonRecord, options: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<ServerIncarnation | undefined> {
+    const probe = await run([record.executable, '-S', record.socketPath, 'display-message', '-p', INCARNATION_FORMAT], {
       timeoutMs: options.timeoutMs ?? 5000,
       env: clientEnvironment(options.env),
     });
-    if (!probe.ok || probe.lossyText().trim() !== String(record.pid)) {
-      throw new ServerUnreachableError(`no drover-owned tmux server answers at ${record.socketPath}`, { phase: 'connect' });
-    }
-    return new OwnedDaemon(record, endpoint, undefined);
+    const incarnation = probe.ok ? parseIncarnation(probe.lossyText()) : undefined;
+    if (incarnation?.pid !== record.pid) return undefined;
+    if (record.startTime !== undefined && incarnation.startTime !== record.startTime) return undefined;
+    return incarnation;
   }
 
   /**
@@ -108,7 +129,10 @@ export class OwnedDaemon {
     if (this.retired) return;
     const cleanupErrors: Error[] = [];
     if (isProcessAlive(this.record.pid)) {
-      await run([this.endpoint.executable, '-S', this.record.socketPath, 'kill-server'], { timeoutMs, env: clientEnvironment() }).catch(() => undefined);
+      // Guarded: if another server listens there now, it is not this daemon to kill.
+      await run([this.endpoint.executable, '-S', this.record.socketPath, ...incarnationGuard(this.incarnation), ';', 'kill-server'], { timeoutMs, env: clientEnvironment() }).catch(
+        () => undefined,
+      );
       if (this.child) {
         await this.child.stop(timeoutMs).catch((e: Error) => cleanupErrors.push(e));
       } else if (!(await waitForExit(this.record.pid, timeoutMs))) {

@@ -1,8 +1,10 @@
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { runOnTerminal, type TerminalResult } from '../process/index.js';
 import {
   checkName,
+  literalSourcePath,
   newSessionArgs,
   waitForArgs,
   type NewSessionSpec,
@@ -20,8 +22,9 @@ import {
 } from './control/index.js';
 import { Criteria } from './criteria.js';
 import { Deadline, type OperationOptions } from './deadline.js';
-import { Endpoint } from './endpoint.js';
+import { Endpoint, resolvedSocketPath, tmuxVariable } from './endpoint.js';
 import {
+  AbortedError,
   ArgumentError,
   CapacityError,
   ClosedError,
@@ -34,12 +37,13 @@ import {
   TimeoutError,
 } from './errors.js';
 import { protectArgument } from './escape.js';
-import { checkId, type PaneId, type SessionId, type WindowId } from './ids.js';
+import { checkId, type EntityKind, type IdOf, type PaneId, type SessionId, type WindowId } from './ids.js';
+import { INCARNATION_FORMAT, incarnationGuard, isGuardRefusal, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
 import { Environment, Options, Hooks, Buffers } from './settings.js';
 import { OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
 import { Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
 import { Selection, Snapshot, snapshotCommands, type PaneRecord, type SnapshotOptions } from './snapshot.js';
-import { CommandResult, SpawnTransport, clientEnvironment, type CommandTransport } from './transport.js';
+import { CommandResult, SpawnTransport, clientEnvironment, type CommandTransport, type ExecOptions } from './transport.js';
 
 export interface ServerOptions {
   /** Requests admitted at once; further requests wait within their own deadline. Default 32. */
@@ -99,6 +103,9 @@ interface SocketIdentity {
   ino: number;
 }
 
+/** Marks the line with which a binding's first spawned command prints the server's incarnation. */
+const LEARNING_MARK = 'DROVER-INCARNATION';
+
 const UNREACHABLE = /^(no server running on|error connecting to|server exited unexpectedly|lost server|server version is too old|open terminal failed)/m;
 const NOT_FOUND = /can't find (session|window|pane|client)[: ]\s*(.*)$/m;
 
@@ -125,26 +132,39 @@ class Admission {
   }
 
   async acquire(deadline: Deadline): Promise<() => void> {
+    const remaining = deadline.remaining();
     if (this.admitted < this.limit) {
       this.admitted += 1;
       return () => this.release();
     }
-    const remaining = deadline.remaining();
+    const signal = deadline.signal;
     await new Promise<void>((resolve, reject) => {
+      const settle = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+      };
+      const giveUp = (error: Error): void => {
+        const at = this.waiters.indexOf(waiter);
+        if (at !== -1) this.waiters.splice(at, 1);
+        settle();
+        reject(error);
+      };
       const waiter = {
         resolve: () => {
-          clearTimeout(timer);
+          settle();
           resolve();
         },
         reject: (e: Error) => {
-          clearTimeout(timer);
+          settle();
           reject(e);
         },
       };
-      const timer = setTimeout(() => {
-        this.waiters.splice(this.waiters.indexOf(waiter), 1);
-        reject(new TimeoutError(`no request slot became free within ${deadline.timeoutMs} ms`, deadline.timeoutMs, { phase: 'admit', delivery: 'not_sent' }));
-      }, remaining);
+      const onAbort = (): void => giveUp(new AbortedError('the request was aborted while it waited for a request slot', { phase: 'admit', delivery: 'not_sent' }));
+      const timer = setTimeout(
+        () => giveUp(new TimeoutError(`no request slot became free within ${deadline.timeoutMs} ms`, deadline.timeoutMs, { phase: 'admit', delivery: 'not_sent' })),
+        remaining,
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
       this.waiters.push(waiter);
     });
     return () => this.release();
@@ -204,6 +224,11 @@ export class Server {
   private readonly env: NodeJS.ProcessEnv | undefined;
   private closed = false;
   private cachedVersion: string | undefined;
+  /** The server this binding talks to, once known; a binding never follows another one. */
+  private known: ServerIncarnation | undefined;
+  /** Aborted by close(): running requests are cancelled with it. */
+  private readonly closing = new AbortController();
+  private readonly running = new Set<Promise<unknown>>();
   /** Extra resources (control connections) retired with the binding. */
   private readonly owned = new Set<{ close(): Promise<void> }>();
 
@@ -211,6 +236,7 @@ export class Server {
     this.endpoint = endpoint;
     this.identity = identity;
     this.daemon = daemon;
+    this.known = daemon?.incarnation;
     this.limits = {
       maxRequests: options.maxRequests ?? 32,
       maxControlConnections: options.maxControlConnections ?? 4,
@@ -298,10 +324,7 @@ export class Server {
     if (!(this.transport instanceof ControlTransport)) {
       const checkedSpawn: CommandTransport = {
         kind: 'spawn',
-        execute: async (args, execOptions) => {
-          this.checkIdentity();
-          return this.spawnTransport.execute(args, execOptions);
-        },
+        execute: (args, execOptions) => this.spawned(args, execOptions),
         close: async () => undefined,
       };
       this.transport = new ControlTransport(this, checkedSpawn);
@@ -331,10 +354,12 @@ export class Server {
         session = anchor;
       }
     }
+    const incarnation = await this.incarnation({ timeoutMs: deadline.remaining(), signal: options.signal });
     let release: (() => void) | undefined;
     const connection = new ControlConnection({
       endpoint: this.endpoint,
       env: this.env,
+      guard: incarnationGuard(incarnation),
       session,
       output: options.output ?? true,
       pauseAfterSeconds: options.pauseAfterSeconds,
@@ -370,7 +395,7 @@ export class Server {
 
   /** Runs while the binding closes too, so it goes straight to a spawned client. */
   private async removeAnchor(anchor: SessionId): Promise<void> {
-    const result = await this.spawnTransport.execute(['kill-session', '-t', anchor], { timeoutMs: this.limits.closeTimeoutMs });
+    const result = await this.spawned(['kill-session', '-t', anchor], { timeoutMs: this.limits.closeTimeoutMs });
     if (result.ok) return;
     const failure = failureOf(result);
     // Already gone (with its server, or killed by someone else): nothing left to remove.
@@ -404,21 +429,91 @@ export class Server {
   private checkIdentity(): void {
     const now = identityOf(this.endpoint.socketPath);
     if (!now) throw new ServerUnreachableError(`the tmux server socket ${this.endpoint.socketPath} is gone`);
-    if (now.dev !== this.identity.dev || now.ino !== this.identity.ino) {
-      throw new ServerReplacedError(`the tmux server socket ${this.endpoint.socketPath} was replaced; this binding will not follow a new server`);
-    }
+    if (now.dev !== this.identity.dev || now.ino !== this.identity.ino) throw this.replaced('was replaced');
   }
 
-  /** Runs tmux arguments on the chosen transport within the deadline, admission included. */
+  private replaced(how: string, delivery: 'not_sent' | 'possibly_sent' = 'not_sent'): ServerReplacedError {
+    return new ServerReplacedError(`the tmux server at ${this.endpoint.socketPath} ${how}; this binding will not follow a new server`, { delivery });
+  }
+
+  /**
+   * Runs tmux arguments in a spawned client behind the incarnation guard, so they run on the
+   * server this binding was opened on or not at all. Until the incarnation is known, the
+   * command is preceded by one that prints it instead, and the binding keeps what it printed.
+   */
+  private async spawned(args: readonly string[], options: ExecOptions): Promise<CommandResult> {
+    this.checkIdentity();
+    const known = this.known;
+    const prefix = known ? incarnationGuard(known) : ['display-message', '-p', `${LEARNING_MARK} ${INCARNATION_FORMAT}`];
+    const raw = await this.spawnTransport.execute([...prefix, ';', ...args], options);
+    let stdout = raw.stdout;
+    if (known) {
+      if (!raw.ok && isGuardRefusal(raw.stderrText())) throw this.replaced('is another server now (it was restarted)');
+    } else {
+      const newline = stdout.indexOf(0x0a);
+      const first = newline === -1 ? '' : stdout.subarray(0, newline).toString('latin1');
+      if (first.startsWith(`${LEARNING_MARK} `)) {
+        stdout = stdout.subarray(newline + 1);
+        const seen = parseIncarnation(first.slice(LEARNING_MARK.length + 1));
+        if (seen !== undefined && this.known === undefined) this.known = seen;
+        // Another first command learnt a different server: this one ran on a stranger.
+        else if (seen !== undefined && !sameIncarnation(this.known!, seen)) throw this.replaced('is another server now (it was restarted)', 'possibly_sent');
+      }
+    }
+    return new CommandResult(args, stdout, raw.stderr, raw.exitCode, raw.elapsedMs, 'spawn', raw.pid, raw.argv);
+  }
+
+  /** Runs tmux arguments on the chosen transport within the deadline, admission included; close() cancels it. */
   private async execute(args: readonly string[], deadline: Deadline, input: Uint8Array | undefined, transport: CommandTransport): Promise<CommandResult> {
     if (this.closed) throw new ClosedError();
     const release = await this.admission.acquire(deadline);
+    const work = (async () => {
+      try {
+        const signal = deadline.signal ? AbortSignal.any([deadline.signal, this.closing.signal]) : this.closing.signal;
+        const options = { input, timeoutMs: deadline.remaining(), signal };
+        return transport === this.spawnTransport ? await this.spawned(args, options) : await transport.execute(args, options);
+      } finally {
+        release();
+      }
+    })();
+    this.running.add(work);
     try {
-      if (transport.kind === 'spawn') this.checkIdentity();
-      return await transport.execute(args, { input, timeoutMs: deadline.remaining(), signal: deadline.signal });
+      return await work;
+    } catch (error) {
+      if (error instanceof AbortedError && this.closing.signal.aborted) {
+        throw new AbortedError('the binding was closed while this request ran', { phase: error.phase, delivery: error.delivery, cause: error });
+      }
+      throw error;
     } finally {
-      release();
+      this.running.delete(work);
     }
+  }
+
+  /**
+   * Which server process this binding talks to (pid and start time): learnt with its first
+   * command, or asked now.
+   */
+  async incarnation(options: OperationOptions = {}): Promise<ServerIncarnation> {
+    if (this.known === undefined) await this.command(['display-message', '-p', '#{pid}'], { ...options, transport: this.spawnTransport });
+    if (this.known === undefined) throw new ServerUnreachableError(`the tmux server at ${this.endpoint.socketPath} did not say which server it is`);
+    return this.known;
+  }
+
+  /**
+   * Whether `$TMUX` in `env` names this server: the same socket, through whichever path, and
+   * the same server process (a server restarted there is another one).
+   */
+  async hosts(env: NodeJS.ProcessEnv, options: OperationOptions = {}): Promise<boolean> {
+    const named = tmuxVariable(env);
+    if (named?.pid === undefined || resolvedSocketPath(named.socketPath) !== resolvedSocketPath(this.endpoint.socketPath)) return false;
+    return named.pid === (await this.incarnation(options)).pid;
+  }
+
+  /** The id tmux itself resolves `id` to (`%03` is `%3`); TargetNotFoundError when nothing has it. */
+  async canonicalId<K extends EntityKind>(kind: K, id: string, options: OperationOptions = {}): Promise<IdOf<K>> {
+    checkId(kind, id);
+    const result = await this.command(['display-message', '-p', '-t', id, `#{${kind}_id}`], options);
+    return checkId(kind, result.text().trim());
   }
 
   /**
@@ -593,10 +688,9 @@ export class Server {
     return this.command(waitForArgs(channel, action), options);
   }
 
-  /** Runs a tmux configuration file on the server (not inert: it executes). */
+  /** Runs the tmux configuration file at exactly this path on the server (not inert: it executes). */
   async sourceFile(path: string, options: OperationOptions = {}): Promise<CommandResult> {
-    checkName('path', path);
-    return this.command(['source-file', '--', protectArgument(path)], options);
+    return this.command(['source-file', '--', protectArgument(literalSourcePath(path))], options);
   }
 
   /** Switches the named attached client to a session of this server. */
@@ -609,7 +703,8 @@ export class Server {
   /** Attaches this process's terminal to a session until the user detaches. */
   async attach(session: Session, options: { readOnly?: boolean; signal?: AbortSignal } = {}): Promise<TerminalResult> {
     if (session.server !== this) throw new ArgumentError('the session belongs to another binding');
-    return runOnTerminal([this.endpoint.executable, ...this.endpoint.args, 'attach-session', ...(options.readOnly ? ['-r'] : []), '-t', session.id], {
+    const guard = incarnationGuard(await this.incarnation({ signal: options.signal }));
+    return runOnTerminal([this.endpoint.executable, ...this.endpoint.args, ...guard, ';', 'attach-session', ...(options.readOnly ? ['-r'] : []), '-t', session.id], {
       env: clientEnvironment(),
       signal: options.signal,
     });
@@ -628,6 +723,9 @@ export class Server {
   async close(): Promise<void> {
     this.closed = true;
     this.admission.rejectWaiters(new ClosedError('the binding was closed while waiting for admission'));
+    this.closing.abort();
+    // Cancelled requests end as their clients are killed and reaped; that is waited for within the close bound.
+    await Promise.race([Promise.allSettled([...this.running]), sleep(this.limits.closeTimeoutMs, undefined, { ref: false })]);
     const cleanupErrors: Error[] = [];
     for (const resource of [...this.owned]) {
       await resource.close().catch((e: Error) => cleanupErrors.push(e));

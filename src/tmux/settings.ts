@@ -3,6 +3,7 @@ import {
   checkBufferName,
   checkEnvName,
   listOptionArgs,
+  removeEnvironmentArgs,
   runHookArgs,
   setEnvironmentArgs,
   setHookArgs,
@@ -143,7 +144,7 @@ export class Environment {
     readonly scope: EnvironmentScope,
   ) {}
 
-  /** The value, or null when the variable is marked unset (`-NAME`); NoMatchError when absent. */
+  /** The value, or null when the variable is recorded as unset (`-NAME`); NoMatchError when absent. */
   async get(name: string, options: OperationOptions = {}): Promise<string | null> {
     checkEnvName(name);
     let result: CommandResult;
@@ -165,11 +166,17 @@ export class Environment {
     return this.server.command(setEnvironmentArgs(this.scope, name, value, options.hidden), options);
   }
 
+  /** Records the variable as unset here: get() then answers null, and processes started in this scope do not have it. */
   async unset(name: string, options: OperationOptions = {}): Promise<CommandResult> {
     return this.server.command(unsetEnvironmentArgs(this.scope, name), options);
   }
 
-  /** All variables at this scope; null marks a variable set to be removed. */
+  /** Removes this scope's entry for the variable (get() then finds none): a wider scope's value applies again. */
+  async remove(name: string, options: OperationOptions = {}): Promise<CommandResult> {
+    return this.server.command(removeEnvironmentArgs(this.scope, name), options);
+  }
+
+  /** All variables at this scope; null marks a variable recorded as unset. */
   async list(options: OperationOptions = {}): Promise<Map<string, string | null>> {
     const result = await this.server.command(showEnvironmentArgs(this.scope), options);
     const out = new Map<string, string | null>();

@@ -183,6 +183,45 @@ export async function captureWorkspaceSnapshot(server: Server, options: { timeou
 
 type Bound = Session | Window | Pane;
 
+/** Where tmux keeps an option: which scope a global_options entry is narrowed to. */
+type OptionTable = 'server' | 'session' | 'window';
+
+/**
+ * Asks the server which table each global_options name belongs to (the option set varies
+ * between tmux versions): the first of server, session and window options that has it.
+ * A user option (`@name`) belongs wherever it is put; the session is where it goes.
+ */
+async function globalOptionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable>> {
+  const tables = new Map<string, OptionTable>();
+  for (const step of plan.steps) {
+    if (step.op !== 'set-option' || step.args.scope !== 'global' || tables.has(step.args.name)) continue;
+    const { name } = step.args;
+    let table: OptionTable = 'session';
+    if (!name.startsWith('@')) {
+      const timing = { inherited: false, timeoutMs: deadline.remaining(), signal: deadline.signal };
+      if ((await server.options('server').getOrUndefined(name, timing)) !== undefined) table = 'server';
+      else if ((await server.options('global-window').getOrUndefined(name, { ...timing, timeoutMs: deadline.remaining() })) !== undefined) table = 'window';
+    }
+    tables.set(name, table);
+  }
+  return tables;
+}
+
+/** A server-wide option would outlive the session and change every other one: refused, naming where it is. */
+function serverOptionConflicts(plan: WorkspacePlan, tables: ReadonlyMap<string, OptionTable>): PlanConflict[] {
+  return plan.steps.flatMap((step) =>
+    step.op === 'set-option' && step.args.scope === 'global' && tables.get(step.args.name) === 'server'
+      ? [
+          {
+            kind: 'server_option' as const,
+            path: step.source,
+            message: `${step.args.name} is a server-wide tmux option: loading a workspace changes nothing outside its own session, so set it in tmux.conf instead`,
+          },
+        ]
+      : [],
+  );
+}
+
 /**
  * Executes a plan against a tmux server: rechecks that the session name is free, then runs
  * each step in order within one deadline, recording every id tmux returns. Shell commands
@@ -206,9 +245,11 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     cleanupErrors: [],
   };
   if (plan.conflicts.length > 0) throw conflictFailure(evidence);
+  let optionTables: ReadonlyMap<string, OptionTable>;
   try {
     const live = await captureWorkspaceSnapshot(server, { timeoutMs: deadline.remaining(), signal: options.signal });
-    evidence.conflicts = violatedPreconditions(plan.preconditions, live);
+    optionTables = await globalOptionTables(server, plan, deadline);
+    evidence.conflicts = [...violatedPreconditions(plan.preconditions, live), ...serverOptionConflicts(plan, optionTables)];
     if (evidence.conflicts.length > 0) throw conflictFailure(evidence);
   } catch (error) {
     if (error instanceof ApplyError) throw error;
@@ -217,7 +258,7 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     throw new ApplyError(new ApplyResult(evidence), error);
   }
 
-  const runner = new StepRunner(server, deadline, evidence);
+  const runner = new StepRunner(server, deadline, evidence, optionTables);
   for (const step of plan.steps) {
     try {
       await runner.run(step);
@@ -279,6 +320,8 @@ async function compensate(server: Server, evidence: ApplyEvidence, cleanupTimeou
 /** Binds symbolic ids to tmux handles as creation replies arrive, and runs one step at a time. */
 class StepRunner {
   private readonly bound = new Map<SymbolicId, Bound>();
+  /** Window options from global_options, set on each window this apply creates. */
+  private readonly windowDefaults = new Map<string, string>();
   /** The current send-keys step typed its text but did not finish. */
   partialDispatch = false;
 
@@ -286,7 +329,13 @@ class StepRunner {
     private readonly server: Server,
     private readonly deadline: Deadline,
     private readonly evidence: ApplyEvidence,
+    private readonly optionTables: ReadonlyMap<string, OptionTable>,
   ) {}
+
+  /** Gives a window this apply created the window options of global_options. */
+  private async applyWindowDefaults(window: Window): Promise<void> {
+    for (const [name, value] of this.windowDefaults) await window.options().set(name, value, this.timing);
+  }
 
   async run(step: PlanStep): Promise<void> {
     this.partialDispatch = false;
@@ -343,6 +392,7 @@ class StepRunner {
           ...this.timing,
         });
         this.bind(step, [receipt.window, receipt.pane]);
+        await this.applyWindowDefaults(receipt.window);
         return 'observed';
       }
       case 'split-window': {
@@ -354,18 +404,18 @@ class StepRunner {
       }
       case 'set-environment': {
         const environment = this.handle(step.args.session, 'session').environment();
-        if (step.args.value === null) await environment.unset(step.args.name, this.timing);
+        if (step.args.value === null) await environment.remove(step.args.name, this.timing);
         else await environment.set(step.args.name, step.args.value, this.timing);
         return 'observed';
       }
       case 'set-option': {
         const { scope, target, name, value } = step.args;
-        const options =
-          scope === 'global'
-            ? this.server.options('global-session')
-            : scope === 'session'
-              ? this.handle(target, 'session').options()
-              : this.handle(target, 'window').options();
+        if (scope === 'global' && this.optionTables.get(name) === 'window') {
+          this.windowDefaults.set(name, value);
+          for (const bound of this.bound.values()) if (bound.kind === 'window') await bound.options().set(name, value, this.timing);
+          return 'observed';
+        }
+        const options = scope === 'window' ? this.handle(target, 'window').options() : this.handle(scope === 'global' ? 'session' : target, 'session').options();
         await options.set(name, value, this.timing);
         return 'observed';
       }

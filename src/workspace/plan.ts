@@ -23,11 +23,16 @@ export interface NewSessionArgs {
 export interface SetEnvironmentArgs {
   readonly session: SymbolicId;
   readonly name: string;
-  /** null: remove the variable from the session environment. */
+  /** null: remove the session's own entry for the variable (the global environment applies again). */
   readonly value: string | null;
 }
 
 export interface SetOptionArgs {
+  /**
+   * `global`: a global_options entry. Applying leaves the server's global options alone: a
+   * session option is set on the workspace's session, a window option on each window it
+   * creates; a server-wide option is refused before anything is created.
+   */
   readonly scope: 'global' | 'session' | 'window';
   /** null for global options. */
   readonly target: SymbolicId | null;
@@ -143,7 +148,7 @@ export interface PlanPrecondition {
 
 /** A precondition the snapshot already contradicts: applying would fail before any effect. */
 export interface PlanConflict {
-  readonly kind: 'session_exists' | 'window_index_taken';
+  readonly kind: 'session_exists' | 'window_index_taken' | 'server_option';
   readonly path: string;
   readonly message: string;
 }
@@ -479,7 +484,7 @@ function describeStep(step: PlanStep): string {
         ? `set-environment ${step.args.session} unset ${step.args.name}`
         : `set-environment ${step.args.session} ${step.args.name} (session value)`;
     case 'set-option':
-      return `set-option ${step.args.target ?? 'global'} ${step.args.name} ${JSON.stringify(step.args.value)}`;
+      return `set-option ${step.args.target ?? "the workspace's session or windows"} ${step.args.name} ${JSON.stringify(step.args.value)}`;
     case 'move-window':
       return `move-window ${step.args.window} to index ${step.args.index}`;
     case 'respawn-pane':

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Readable } from 'node:stream';
+import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { LongLivedChild, type RunResult } from '../../src/process/index.js';
 import { HerdrClient } from '../../src/mux/index.js';
+import { FleetStore, PaneLocks, paneLockDirectory, paneLockKey } from '../../src/fleet/index.js';
+import { openPaths } from '../support/proc.js';
+import { eventually } from '../support/wait.js';
 import type { Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { startTestServer } from '../support/tmux.js';
@@ -194,6 +199,87 @@ describe('drover fleet / member / message on tmux', () => {
     failed(noFleet, 1, /fleet '77' not found\./);
     assert.equal(unknownMessage.exitCode, 1);
     assert.deepEqual((JSON.parse(unknownMessage.text()) as { error: { message: string } }).error.message, 'Message 999 not found');
+  });
+});
+
+describe('interrupting the CLI while it types into a member pane', () => {
+  const sandbox = cliSandbox();
+  let server: Server;
+  let env: NodeJS.ProcessEnv;
+  let member: { id: string; pane: string; session: string };
+
+  before(async () => {
+    server = await startTestServer();
+    const session = await server.newSession({ name: 'signals', width: 200, height: 50, cwd: sandbox.dir });
+    env = { ...sandbox.env, ...NO_MUX, TMUX: `${server.endpoint.socketPath},${server.ownedRecord!.pid},0`, TMUX_PANE: (await session.listPanes())[0]!.id, SHELL: echoProgram(sandbox.dir) };
+    const run = (args: readonly string[]) => sandbox.drover(args, { env });
+    const fleet = json<{ fleet: { fleet_id: number } }>(await run(['fleet', 'create', 'signals', '--agent', 'shell', '--json'])).fleet.fleet_id;
+    const created = json<{ member: { member_id: number; placement: { pane: string; session: string } } }>(await run(['member', 'create', '--fleet', String(fleet), '--name', 'target', '--json'])).member;
+    member = { id: String(created.member_id), pane: created.placement.pane, session: created.placement.session };
+    await eventually('the member to start', async () => (await server.pane(member.pane).capture()).toString('utf8').includes('drover db:'));
+  });
+  after(() => server.close());
+
+  const screen = async (): Promise<string> => (await server.pane(member.pane).capture({ start: '-', join: true })).toString('utf8');
+  const count = (text: string, part: string): number => text.split(part).length - 1;
+
+  it('two SIGINTs 150 ms apart during member prompt: the line is still submitted, then the CLI exits 130', async () => {
+    const child = await LongLivedChild.start([process.execPath, CLI_PATH, 'member', 'prompt', member.id, 'echo interrupted-twice'], { env, cwd: sandbox.dir });
+    try {
+      // The line is typed, and Enter follows a second later: interrupt in between.
+      await eventually('the line to be typed', async () => (await screen()).includes('echo interrupted-twice'), 10_000);
+      process.kill(child.pid, 'SIGINT');
+      await delay(150);
+      process.kill(child.pid, 'SIGINT');
+      assert.equal((await child.exited).exitCode, 130);
+      // cat prints a submitted line back, so a line that was submitted shows twice.
+      await eventually('cat to print the submitted line back', async () => count(await screen(), 'echo interrupted-twice') >= 2, 10_000);
+    } finally {
+      await child.stop(100, 'SIGKILL');
+    }
+  });
+
+  it('a SIGINT while waiting for the pane lock stops before anything is typed', async () => {
+    const locks = new PaneLocks(paneLockDirectory(sandbox.env.DROVER_DB!));
+    const guard = await locks.tryAcquire(paneLockKey('tmux', member.session, member.pane));
+    assert.ok(guard, 'the test holds the pane input lock');
+    const child = await LongLivedChild.start([process.execPath, CLI_PATH, 'member', 'prompt', member.id, 'echo never-typed'], { env, cwd: sandbox.dir });
+    try {
+      // The database is opened just before the lock is waited for (for 1.5 s): interrupt once it is open.
+      await eventually('the CLI to open its database', () => openPaths(child.pid).includes(sandbox.env.DROVER_DB!), 10_000);
+      process.kill(child.pid, 'SIGINT');
+      guard.release();
+      assert.equal((await child.exited).exitCode, 130);
+      assert.doesNotMatch(await screen(), /never-typed/);
+    } finally {
+      guard.release();
+      await child.stop(100, 'SIGKILL');
+    }
+  });
+});
+
+describe('fleet reads change nothing', () => {
+  const sandbox = cliSandbox();
+
+  it('a read of a database that does not exist says so, creating no file or directory', async () => {
+    const missing = join(sandbox.dir, 'typo', 'drover.db');
+    for (const args of [['fleet', 'list'], ['fleet', 'show', '1'], ['member', 'list', '--fleet', '1'], ['member', 'show', '1'], ['message', 'poll', '--member', '1'], ['message', 'show', '1']]) {
+      failed(await sandbox.drover(args, { env: { ...NO_MUX, DROVER_DB: missing } }), 1, /no drover database at \S*typo\/drover\.db/);
+    }
+    assert.equal(existsSync(join(sandbox.dir, 'typo')), false);
+  });
+
+  it('reads while another process holds the write lock', async () => {
+    const path = join(sandbox.dir, 'busy.db');
+    const store = FleetStore.open({ path });
+    try {
+      store.db.exec('BEGIN IMMEDIATE');
+      const listed = await sandbox.drover(['fleet', 'list', '--json'], { env: { ...NO_MUX, DROVER_DB: path } });
+      assert.deepEqual(json<unknown[]>(listed), []);
+    } finally {
+      store.db.exec('ROLLBACK');
+      store.close();
+    }
   });
 });
 

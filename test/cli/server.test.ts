@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { isProcessAlive, run } from '../../src/process/index.js';
+import { resolveExecutable } from '../../src/tmux/index.js';
 import { cliSandbox } from '../support/cli.js';
+import { startTestServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 
 describe('drover up / snapshot / down', () => {
   const sandbox = cliSandbox();
@@ -66,10 +69,86 @@ describe('drover up / snapshot / down', () => {
     assert.ok(info.socket_path.startsWith(sandbox.dir));
     const snapshot = await sandbox.drover(['snapshot', '--json', '-L', 'drover-test-named']);
     assert.deepEqual((JSON.parse(snapshot.text()) as { sessions: { session_name: string }[] }).sessions.map((s) => s.session_name), ['work']);
-    const down = await sandbox.drover(['down', '-L', 'drover-test-named']);
+    const refused = await sandbox.drover(['down', '-L', 'drover-test-named']);
+    assert.equal(refused.exitCode, 1, 'a server drover does not own is killed only when asked to');
+    assert.match(refused.stderrText(), /--kill-server/);
+    const down = await sandbox.drover(['down', '-L', 'drover-test-named', '--kill-server']);
     assert.equal(down.exitCode, 0, down.stderrText());
     const after = await sandbox.drover(['snapshot', '-L', 'drover-test-named']);
     assert.equal(after.exitCode, 1);
+  });
+});
+
+describe('drover snapshot --where under hostile input', () => {
+  const sandbox = cliSandbox();
+
+  it('matches a runaway pattern against a pane title in linear time, and refuses deep nesting by its limit', async () => {
+    const server = await startTestServer();
+    try {
+      const pane = (await (await server.newSession({ command: ['cat'] })).listPanes())[0]!;
+      await pane.setTitle(`${'a'.repeat(40)}!`);
+      const socket = ['-S', server.endpoint.socketPath];
+      const runaway = await sandbox.drover([...socket, 'snapshot', '--json', '--where', '{"field":"pane_title","op":"regex","value":"^(a+)+$"}']);
+      assert.equal(runaway.exitCode, 0, runaway.stderrText());
+      assert.deepEqual((JSON.parse(runaway.text()) as { matches: unknown[] }).matches, []);
+      let deep = '{"field":"pane_id","op":"eq","value":"%0"}';
+      for (let i = 0; i < 3000; i += 1) deep = `{"not":${deep}}`;
+      const nested = await sandbox.drover([...socket, 'snapshot', '--where', deep]);
+      assert.equal(nested.exitCode, 2, nested.stderrText());
+      assert.match(nested.stderrText(), /nested deeper than 32/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('drover down never stops the wrong server', () => {
+  const sandbox = cliSandbox();
+  const stateFile = (): string => join(sandbox.env.DROVER_STATE_DIR!, 'up.json');
+
+  it('down -S kills only the server drover up started, unless --kill-server is given', async () => {
+    const other = await startTestServer();
+    try {
+      const pid = other.ownedRecord!.pid;
+      const refused = await sandbox.drover(['down', '-S', other.endpoint.socketPath]);
+      assert.equal(refused.exitCode, 1);
+      assert.match(refused.stderrText(), /not the private server `drover up` started.*--kill-server/);
+      assert.equal(isProcessAlive(pid), true, 'the server is still running');
+      const killed = await sandbox.drover(['down', '-S', other.endpoint.socketPath, '--kill-server', '--json']);
+      assert.equal(killed.exitCode, 0, killed.stderrText());
+      assert.deepEqual(JSON.parse(killed.text()), { stopped: true, socket_path: other.endpoint.socketPath, owned: false });
+      await eventually('the killed server to exit', () => !isProcessAlive(pid));
+    } finally {
+      await other.close().catch(() => undefined);
+    }
+    const up = await sandbox.drover(['up', '--json']);
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const started = JSON.parse(up.text()) as { socket_path: string; pid: number };
+    const down = await sandbox.drover(['down', '-S', started.socket_path]);
+    assert.equal(down.exitCode, 0, down.stderrText());
+    assert.equal(isProcessAlive(started.pid), false);
+    assert.equal(existsSync(dirname(started.socket_path)), false);
+  });
+
+  it('forgets a recorded server that is gone, even when its pid now belongs to another process', async () => {
+    const directory = mkdtempSync(join(sandbox.dir, 'drover-'));
+    // The recorded pid is alive (it is this test's own process) but is no tmux server.
+    const wedged = JSON.stringify({ record: { directory, socketPath: join(directory, 'tmux.sock'), pid: process.pid, executable: resolveExecutable('tmux'), startTime: 1 }, session: 'drover', startedAt: 'then' });
+    mkdirSync(dirname(stateFile()), { recursive: true });
+    writeFileSync(stateFile(), wedged);
+    const down = await sandbox.drover(['down']);
+    assert.equal(down.exitCode, 0, down.stderrText());
+    assert.match(down.stderrText(), new RegExp(`no longer runs.*forgot it \\(${stateFile().replace(/[.]/g, '\\.')}\\)`));
+    assert.equal(existsSync(stateFile()), false);
+    assert.equal(existsSync(directory), false);
+
+    mkdirSync(directory);
+    writeFileSync(stateFile(), wedged);
+    const up = await sandbox.drover(['up', '--json']);
+    assert.equal(up.exitCode, 0, up.stderrText());
+    assert.equal((JSON.parse(up.text()) as { server: string }).server, 'started');
+    assert.match(up.stderrText(), /no longer runs/);
+    assert.equal((await sandbox.drover(['down'])).exitCode, 0);
   });
 });
 
@@ -133,6 +212,6 @@ describe('drover up FILE', () => {
     assert.match(up.text(), /attach: tmux -L drover-test-up-file attach -t agent-fleet/);
     const snapshot = await sandbox.drover(['snapshot', '--json', '-L', 'drover-test-up-file']);
     assert.deepEqual((JSON.parse(snapshot.text()) as { sessions: { session_name: string }[] }).sessions.map((s) => s.session_name), ['agent-fleet']);
-    assert.equal((await sandbox.drover(['down', '-L', 'drover-test-up-file'])).exitCode, 0);
+    assert.equal((await sandbox.drover(['down', '-L', 'drover-test-up-file', '--kill-server'])).exitCode, 0);
   });
 });

@@ -20,7 +20,7 @@ describe('fleets', () => {
     assert.equal(director.status, 'active');
     assert.deepEqual(
       { ...director.placement, createdAt: undefined },
-      { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null },
+      { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null, server: null, staleAt: null },
     );
   });
 

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { statSync, writeFileSync, mkdirSync } from 'node:fs';
+import { existsSync, statSync, writeFileSync, mkdirSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { ArgumentError } from '../../src/process/index.js';
-import { FleetStore, LATEST_SCHEMA_VERSION, StoreError, paneLockDirectory, resolveDatabasePath } from '../../src/fleet/index.js';
+import { FleetStore, LATEST_SCHEMA_VERSION, MIGRATIONS, StoreError, paneLockDirectory, resolveDatabasePath } from '../../src/fleet/index.js';
 import { tempDirectory } from './support.js';
 
 describe('database path', () => {
@@ -88,6 +88,39 @@ describe('FleetStore.open', () => {
     const first = Number(insert.run().lastInsertRowid);
     store.db.prepare('DELETE FROM fleets WHERE fleet_id = ?').run(first);
     assert.equal(Number(insert.run().lastInsertRowid), first + 1);
+  });
+
+  it('opens for reading without creating anything or taking the write lock, upgrading an older schema once', (t) => {
+    const dir = tempDirectory(t);
+    const missing = join(dir, 'typo', 'drover.db');
+    assert.throws(() => FleetStore.open({ path: missing, readOnly: true }), (error: unknown) => error instanceof StoreError && error.message.startsWith(`no drover database at ${missing}`));
+    assert.equal(existsSync(join(dir, 'typo')), false);
+
+    const path = join(dir, 'drover.db');
+    FleetStore.open({ path }).close();
+    const writer = new Database(path);
+    t.after(() => writer.close());
+    writer.exec('BEGIN IMMEDIATE');
+    const reader = FleetStore.open({ path, readOnly: true, wallMicros: () => 0 });
+    t.after(() => reader.close());
+    assert.equal(reader.readOnly, true);
+    assert.deepEqual(reader.db.prepare('SELECT count(*) AS n FROM fleets').get(), { n: 0 });
+    assert.throws(() => reader.db.prepare("INSERT INTO fleets (name, created_at) VALUES ('f', 'now')").run(), /readonly/);
+    writer.exec('ROLLBACK');
+
+    // A database an older drover wrote (schema 2) is upgraded before it is read.
+    const old = join(dir, 'old.db');
+    const raw = new Database(old);
+    raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
+    for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
+      raw.exec(migration.sql);
+      raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, 'then');
+    }
+    raw.close();
+    const upgraded = FleetStore.open({ path: old, readOnly: true });
+    t.after(() => upgraded.close());
+    assert.equal(upgraded.schema.current, LATEST_SCHEMA_VERSION);
+    assert.deepEqual(upgraded.db.prepare('SELECT server, stale_at FROM placements').all(), []);
   });
 
   it('cuts the busy wait to the given budget and restores the default', (t) => {

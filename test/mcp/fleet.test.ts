@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Broker, FleetStore } from '../../src/fleet/index.js';
@@ -59,5 +61,21 @@ describe('drover mcp fleet tools', () => {
     const refused = await sandbox.drover(['mcp', '-S', server.endpoint.socketPath, '--enable-tool', 'message_send'], { env: { DROVER_DB: `${sandbox.dir}/none/drover.db` } });
     assert.equal(refused.exitCode, 2);
     assert.match(refused.stderrText(), /need a fleet database/);
+  });
+
+  it('message_poll reads only: a database gone since start is an error, not a new empty one', async () => {
+    const dir = mkdtempSync(join(sandbox.dir, 'moved-'));
+    const path = join(dir, 'drover.db');
+    FleetStore.open({ path }).close();
+    const reader = await connectMcp(['-S', server.endpoint.socketPath], { ...sandbox.env, DROVER_DB: path });
+    try {
+      rmSync(dir, { recursive: true, force: true });
+      const polled = (await reader.client.callTool({ name: 'message_poll', arguments: { member } })) as CallToolResult;
+      assert.equal(polled.isError, true);
+      assert.match(JSON.stringify(polled.content), /no drover database at/);
+      assert.equal(existsSync(dir), false, 'neither the database nor its directory was created');
+    } finally {
+      await reader.close();
+    }
   });
 });

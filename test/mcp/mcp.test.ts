@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { symlinkSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Server } from '../../src/tmux/index.js';
@@ -152,13 +154,54 @@ describe('drover mcp', () => {
   it('refuses to type into or kill its own pane unless forced', async () => {
     const target = await server.newSession({ name: 'self', command: ['cat'] });
     const pane = (await target.listPanes())[0]!;
-    const session = await connectMcp([...socket, '--tier', 'destructive'], { ...sandbox.env, TMUX: `${server.endpoint.socketPath},1,0`, TMUX_PANE: pane.id });
+    const session = await connectMcp([...socket, '--tier', 'destructive'], { ...sandbox.env, TMUX: `${server.endpoint.socketPath},${server.ownedRecord!.pid},0`, TMUX_PANE: pane.id });
     sessions.push(session);
     assert.match(failure(await call(session, 'send_text', { pane_id: pane.id, text: 'x' })), /this MCP server runs in/);
     assert.match(failure(await call(session, 'kill_session', { session_id: target.id })), /this MCP server runs in/);
     assert.match(failure(await call(session, 'kill_pane', { pane_id: pane.id })), /force/);
     ok(await call(session, 'send_text', { pane_id: pane.id, text: 'forced', force: true }));
     ok(await call(session, 'kill_pane', { pane_id: pane.id, force: true }));
+  });
+
+  it('knows its own pane behind zero-padded ids and behind another path to its server', async () => {
+    const target = await server.newSession({ name: 'self-padded', command: ['cat'] });
+    const pane = (await target.listPanes())[0]!;
+    const window = (await target.listWindows())[0]!;
+    const link = join(sandbox.dir, 'link-to-server.sock');
+    symlinkSync(server.endpoint.socketPath, link);
+    const pad = (id: string): string => `${id[0]}000${id.slice(1)}`;
+    const session = await connectMcp(['-S', link, '--tier', 'destructive'], { ...sandbox.env, TMUX: `${server.endpoint.socketPath},${server.ownedRecord!.pid},0`, TMUX_PANE: pane.id });
+    sessions.push(session);
+    assert.match(failure(await call(session, 'send_text', { pane_id: pad(pane.id), text: 'padded' })), /this MCP server runs in/);
+    assert.match(failure(await call(session, 'send_keys', { pane_id: pad(pane.id), keys: ['Enter'] })), /this MCP server runs in/);
+    assert.match(failure(await call(session, 'kill_pane', { pane_id: pad(pane.id) })), /this MCP server runs in/);
+    assert.match(failure(await call(session, 'kill_window', { window_id: pad(window.id) })), /this MCP server runs in/);
+    assert.match(failure(await call(session, 'kill_session', { session_id: pad(target.id) })), /this MCP server runs in/);
+    assert.equal(await pane.exists(), true);
+    assert.doesNotMatch((await pane.capture()).toString('utf8'), /padded/);
+  });
+
+  it('stays responsive while a pattern that backtracks forever is matched against pane text', { timeout: 60_000 }, async () => {
+    const target = await server.newSession({ name: 'runaway', command: ['sh', '-c', `printf '%s!\\n' ${'a'.repeat(40)}; exec cat`] });
+    const pane = (await target.listPanes())[0]!;
+    await pane.setTitle(`${'a'.repeat(40)}!`);
+    await eventually('the pane to print its line', async () => (await pane.capture()).toString('utf8').includes('a!'));
+    const session = await open('--timeout-ms', '10000');
+    const criteria = { field: 'pane_title', op: 'regex', value: '^(a+)+$' };
+    const [search, wait, snapshot] = await Promise.all([
+      call(session, 'search_panes', { criteria }),
+      call(session, 'wait_for_text', { pane_id: pane.id, regex: '^(a+)+$', timeout_ms: 300 }),
+      call(session, 'snapshot'),
+    ]);
+    assert.deepEqual((ok(search) as { panes: unknown[] }).panes, []);
+    assert.equal(ok(wait).matched, false);
+    assert.ok((ok(snapshot) as { panes: unknown[] }).panes.length > 0);
+  });
+
+  it('reads an option whose name looks like a flag as that name, not as a flag', async () => {
+    const session = await open();
+    const result = await call(session, 'get_option', { scope: 'global-session', name: '-g' });
+    assert.doesNotMatch(JSON.stringify(result), /history-limit|status-style/, 'no listing of every global option');
   });
 
   it('bounds responses', async () => {

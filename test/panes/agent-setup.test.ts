@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -83,5 +83,73 @@ describe('planning and applying the setup', () => {
     writeFileSync(path, '{ "model": ');
     assert.throws(() => planAgentSetup(drover, { path }), (error) => error instanceof ArgumentError && error.message.startsWith(`${path} is not valid JSON`));
     assert.equal(readFileSync(path, 'utf8'), '{ "model": ');
+  });
+});
+
+describe('editing an agent configuration file safely', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'drover-setup-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** Plans and applies for `agent` on the file at `path`, returning the plan. */
+  const setUp = (agent: 'claude' | 'gemini' | 'codex' | 'opencode', path: string) => {
+    const plan = planAgentSetup(drover, { agent, path });
+    applyAgentSetup(plan);
+    return plan;
+  };
+
+  for (const agent of ['claude', 'gemini', 'codex', 'opencode'] as const) {
+    const name = { claude: 'settings.json', gemini: 'settings.json', codex: 'config.toml', opencode: 'drover-agent-state.js' }[agent];
+    const original = { claude: '{ "model": "opus" }\n', gemini: '{ "theme": "dark" }\n', codex: 'model = "o3"\n', opencode: '' }[agent];
+
+    it(`${agent}: edits through a symlink, keeps the file's mode and leaves a backup beside it`, () => {
+      mkdirSync(join(dir, 'dotfiles'));
+      mkdirSync(join(dir, 'config'));
+      const real = join(dir, 'dotfiles', name);
+      const link = join(dir, 'config', name);
+      writeFileSync(real, original);
+      chmodSync(real, 0o640);
+      symlinkSync(real, link);
+      const plan = setUp(agent, link);
+      assert.equal(lstatSync(link).isSymbolicLink(), true, 'the link is still a link');
+      assert.equal(readFileSync(real, 'utf8'), plan.text, 'the file it points to was edited');
+      assert.equal(statSync(real).mode & 0o777, 0o640, 'the mode is kept');
+      assert.equal(readFileSync(`${real}.drover-backup`, 'utf8'), original, 'the backup holds the file as it was');
+      assert.equal(statSync(`${real}.drover-backup`).mode & 0o777, 0o640);
+    });
+  }
+
+  it('preserves every number of a JSON settings file exactly', () => {
+    const path = join(dir, 'settings.json');
+    const text = '{"big": 12345678901234567890, "float": 1.0, "exp": 1e3, "neg": -0.50, "hooks": {"Stop": [{"hooks": [{"type": "command", "command": "x", "timeout": 9007199254740993}]}]}}';
+    writeFileSync(path, text);
+    for (const agent of ['claude', 'gemini'] as const) {
+      const written = setUp(agent, path).text;
+      for (const literal of ['12345678901234567890', '1.0', '1e3', '-0.50', '9007199254740993']) assert.ok(written.includes(literal), `${agent} kept ${literal}: ${written}`);
+      assert.equal(planAgentSetup(drover, { agent, path }).changed, false, 'and a second run changes nothing');
+    }
+  });
+
+  it('preserves big integers in a TOML config', () => {
+    const path = join(dir, 'config.toml');
+    writeFileSync(path, 'max_tokens = 9007199254740993\nratio = 1.50\n');
+    const written = setUp('codex', path).text;
+    assert.ok(written.startsWith('max_tokens = 9007199254740993\nratio = 1.50\n'), written);
+  });
+
+  it('refuses a JSON settings file with a duplicate key, naming it, and changes nothing', () => {
+    const path = join(dir, 'settings.json');
+    const text = '{ "model": "opus", "hooks": {}, "model": "sonnet" }';
+    writeFileSync(path, text);
+    for (const agent of ['claude', 'gemini'] as const) {
+      assert.throws(
+        () => planAgentSetup(drover, { agent, path }),
+        (error: unknown) => error instanceof ArgumentError && error.message.includes(path) && /duplicate key "model"/.test(error.message),
+      );
+    }
+    assert.equal(readFileSync(path, 'utf8'), text);
+    assert.equal(existsSync(`${path}.drover-backup`), false);
   });
 });

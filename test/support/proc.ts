@@ -1,8 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
 
-/** Pids whose parent is this process, read from /proc (zombies included). */
-export function childPids(): number[] {
-  const mine = String(process.pid);
+/** Pids whose parent is `parent` (this process by default), read from /proc (zombies included). */
+export function childPids(parent = process.pid): number[] {
+  const mine = String(parent);
   const pids: number[] = [];
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
@@ -15,6 +15,21 @@ export function childPids(): number[] {
     }
   }
   return pids;
+}
+
+/** The paths a process has open, read from /proc (empty once it is gone). */
+export function openPaths(pid: number): string[] {
+  try {
+    return readdirSync(`/proc/${pid}/fd`).flatMap((fd) => {
+      try {
+        return [readlinkSync(`/proc/${pid}/fd/${fd}`)];
+      } catch {
+        return [];
+      }
+    });
+  } catch {
+    return [];
+  }
 }
 
 export function openFdCount(): number {

@@ -1,5 +1,10 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before } from 'node:test';
-import { Server, type StartOptions } from '../../src/tmux/index.js';
+import { run } from '../../src/process/index.js';
+import { Server, clientEnvironment, resolveExecutable, type StartOptions } from '../../src/tmux/index.js';
+import { eventually } from './wait.js';
 
 /**
  * Starts an owned tmux server on a private socket in a fresh temporary directory. drover's
@@ -40,4 +45,48 @@ export function useTestServer(options: StartOptions = {}): { readonly server: Se
       return holder.server;
     },
   };
+}
+
+/**
+ * A tmux server started and restarted by the test itself at one socket path in a fresh
+ * temporary directory, as a user restarts theirs: the new server reuses the socket path (on
+ * ext4 even its inode) and hands out pane ids %0, %1… again, to unrelated panes.
+ */
+export class RestartableServer {
+  readonly dir = mkdtempSync(join(tmpdir(), 'drover-restart-'));
+  readonly socketPath = join(this.dir, 'tmux.sock');
+  private readonly tmux = resolveExecutable('tmux');
+
+  /** Runs one tmux command at the socket; throws with tmux's words when it fails. */
+  async tmuxCommand(...args: string[]): Promise<string> {
+    const result = await run([this.tmux, '-S', this.socketPath, ...args], { env: clientEnvironment(), timeoutMs: 5000 });
+    if (result.exitCode !== 0) throw new Error(`tmux ${args.join(' ')} failed: ${result.stderrText()}`);
+    return result.lossyText();
+  }
+
+  /** Starts a server with one session whose first pane (%0) runs `command`. */
+  async start(command: readonly string[] = ['cat']): Promise<void> {
+    await this.tmuxCommand('-f', '/dev/null', 'new-session', '-d', '-x', '200', '-y', '50', ...command);
+  }
+
+  async stop(): Promise<void> {
+    await run([this.tmux, '-S', this.socketPath, 'kill-server'], { env: clientEnvironment(), timeoutMs: 5000 }).catch(() => undefined);
+  }
+
+  /** Stops the server, waits until nothing answers at the socket, and starts a new one there. */
+  async restart(command?: readonly string[]): Promise<void> {
+    await this.stop();
+    await eventually('the first server to exit', async () => (await run([this.tmux, '-S', this.socketPath, 'list-sessions'], { env: clientEnvironment(), timeoutMs: 5000 })).exitCode !== 0);
+    await this.start(command);
+  }
+
+  /** Everything a pane of whichever server runs now ever showed, read by a fresh client. */
+  async history(pane: string): Promise<string> {
+    return this.tmuxCommand('capture-pane', '-p', '-J', '-S', '-', '-t', pane);
+  }
+
+  async dispose(): Promise<void> {
+    await this.stop();
+    rmSync(this.dir, { recursive: true, force: true });
+  }
 }

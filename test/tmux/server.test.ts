@@ -283,13 +283,34 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     await env.set('DROVER_EMPTY', '');
     assert.equal(await env.get('DROVER_EMPTY'), '');
     await env.unset('DROVER_V');
+    assert.equal(await env.get('DROVER_V'), null, 'recorded as unset, not removed');
+    assert.equal((await env.list()).get('DROVER_V'), null);
+    await env.remove('DROVER_V');
     await assert.rejects(env.get('DROVER_V'), NoMatchError);
+    await env.unset('DROVER_NEVER_SET');
+    assert.equal(await env.get('DROVER_NEVER_SET'), null);
     const bytes = Buffer.from([0, 1, 2, 0xff, 0x0a, 0x3b]);
     await t.server.buffers().write('drover-bin', bytes);
     assert.deepEqual(await t.server.buffers().read('drover-bin'), bytes);
     assert.ok((await t.server.buffers().list()).some((b) => b.name === 'drover-bin' && b.size === 6));
     await t.server.buffers().delete('drover-bin');
     await assert.rejects(t.server.buffers().read('drover-bin'), CommandError);
+  });
+
+  it('sources exactly the file named, never what a pattern in its name matches', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-source-'));
+    try {
+      writeFileSync(join(dir, 'evil.conf'), 'set -g @drover_sourced evil\n');
+      await assert.rejects(t.server.sourceFile(join(dir, '*.conf')), CommandError);
+      await assert.rejects(t.server.sourceFile(join(dir, 'e?il.conf')), CommandError);
+      assert.equal(await t.server.options('global-session').getOrUndefined('@drover_sourced'), undefined);
+      writeFileSync(join(dir, 'odd[1]*.conf'), 'set -g @drover_sourced literal\n');
+      await t.server.sourceFile(join(dir, 'odd[1]*.conf'));
+      assert.equal((await t.server.options('global-session').get('@drover_sourced')).as('string'), 'literal');
+    } finally {
+      await t.server.options('global-session').unset('@drover_sourced');
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('waits for a channel within the deadline', async () => {

@@ -84,7 +84,9 @@ async function assertBuilt(server: Server, doc: WorkspaceDocument, created: Read
     assert.equal(await optionValue([sessionHandle.options(), firstWindow.options()], name), value, `${label}: session option ${name}`);
   }
   for (const [name, value] of Object.entries(doc.globalOptions)) {
-    assert.equal(await optionValue([server.options('global-session'), server.options('global-window')], name), value, `${label}: global option ${name}`);
+    // Scoped to what the load made: the session, or each of its windows.
+    const scopes = [sessionHandle.options(), ...doc.windows.map((_, w) => server.window(created.get(`window:${w}`) ?? '').options())];
+    assert.equal(await optionValue(scopes, name), value, `${label}: global option ${name}`);
   }
   for (const [w, window] of doc.windows.entries()) {
     const where = `${label}: windows[${w}]`;
@@ -163,9 +165,7 @@ describe('applyPlan on real tmux: the corpus', () => {
           // A file that says exactly what an earlier one said (a JSON twin) is already covered.
           if (seen.some((other) => isDeepStrictEqual(other, doc))) continue;
           seen.push(doc);
-          // Global options would outlive the session, so those files get a server of their own.
-          if (Object.keys(doc.globalOptions).length === 0) await build(shared, doc, file);
-          else await withServer((own) => build(own, doc, file), SERVER_OPTIONS);
+          await build(shared, doc, file);
         }
       },
       SERVER_OPTIONS,
@@ -222,6 +222,32 @@ describe('applyPlan on real tmux', () => {
       const session = (await tmux.server.snapshot()).session(result.sessionId as never);
       return isDeepStrictEqual(session?.panes().toArray().map((pane) => pane.paneCurrentCommand), ['sleep', 'sleep']);
     });
+  });
+
+  it('scopes global options to the session and windows it creates, leaving the server’s own alone', async () => {
+    const globals = async (): Promise<string[]> => [...(await tmux.server.options('global-session').list()), ...(await tmux.server.options('global-window').list())];
+    const before = await globals();
+    const doc = parseJson({ session_name: 'scoped', global_options: { 'status-position': 'top', 'mode-keys': 'vi', '@drover_role': 'lead' }, windows: [{ panes: [null, null] }, {}] });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    assert.deepEqual(await globals(), before, 'no global option changed');
+    const session = tmux.server.session(result.sessionId ?? '');
+    assert.equal((await session.options().get('status-position', { inherited: false })).as('string'), 'top');
+    assert.equal((await session.options().get('@drover_role', { inherited: false })).as('string'), 'lead');
+    const windows = result.created.filter((ref) => ref.kind === 'window');
+    assert.equal(windows.length, 2);
+    for (const window of windows) assert.equal((await tmux.server.window(window.id).options().get('mode-keys', { inherited: false })).as('string'), 'vi', `${window.symbol} mode-keys`);
+  });
+
+  it('refuses a server-wide option in global_options before creating anything', async () => {
+    const sessions = (await tmux.server.snapshot()).sessions.size;
+    const escapeTime = (await tmux.server.options('server').get('escape-time')).as('string');
+    const doc = parseJson({ session_name: 'server-wide', global_options: { 'escape-time': 7 }, windows: [{}] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.equal(error.failureClass, 'conflict');
+    assert.deepEqual(error.result.conflicts.map((c) => [c.kind, c.path]), [['server_option', 'global_options.escape-time']]);
+    assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
+    assert.equal((await tmux.server.options('server').get('escape-time')).as('string'), escapeTime);
   });
 
   it('refuses before any effect when the session name is taken', async () => {

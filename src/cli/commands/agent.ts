@@ -89,6 +89,7 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
   const drover = droverArgv();
   const plan = planAgentSetup(drover, { agent: options.agent, env: io.env });
   let written = false;
+  let backup: string | null = null;
   if (plan.changed && !options.dryRun) {
     if (!options.yes) {
       if (!io.stdinIsTTY) {
@@ -100,7 +101,7 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
         return EXIT.failure;
       }
     }
-    applyAgentSetup(plan);
+    backup = applyAgentSetup(plan).backup;
     written = true;
   }
   if (options.json) {
@@ -109,6 +110,7 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
       path: plan.path,
       changed: plan.changed,
       written,
+      backup,
       dry_run: options.dryRun === true,
       hooks: installerFor(plan.agent).describe(),
       command: `${[...drover, 'agent', 'hook'].map(shellQuote).join(' ')} <state>`,
@@ -119,7 +121,7 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
   }
   if (!plan.changed) writeLine(io.stdout, `${plan.path} already has drover's agent hooks; nothing to change`);
   else if (options.dryRun) io.stdout.write(`would write ${plan.path}\n${describePlan(plan, drover)}--- new ${plan.path} ---\n${plan.text}`);
-  else io.stdout.write(`installed drover's agent hooks\n${describePlan(plan, drover)}`);
+  else io.stdout.write(`installed drover's agent hooks\n${describePlan(plan, drover)}${backup === null ? '' : `the file as it was: ${backup}\n`}`);
   return EXIT.ok;
 }
 

@@ -65,10 +65,13 @@ function parseSeconds(value: string | undefined, fallback: number): number {
   return seconds;
 }
 
-/** Opens the fleet runtime for one command (an explicit -L/-S names the tmux server) and always closes it. */
-async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: FleetRuntime) => Promise<T>): Promise<T> {
+/**
+ * Opens the fleet runtime for one command (an explicit -L/-S names the tmux server) and always
+ * closes it. A command that only reads opens the database read-only: it must exist already.
+ */
+async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
   const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
-  const runtime = FleetRuntime.open({ env: io.env, tmuxEndpoint: explicit ? resolveEndpoint(flags, io).endpoint : undefined });
+  const runtime = FleetRuntime.open({ env: io.env, tmuxEndpoint: explicit ? resolveEndpoint(flags, io).endpoint : undefined, readOnly: access === 'read' });
   try {
     return await body(runtime);
   } finally {
@@ -87,6 +90,8 @@ function placementJson(placement: Placement | null): Record<string, unknown> | n
     pane: placement.pane,
     created_at: placement.createdAt,
     gone_at: placement.goneAt,
+    server: placement.server,
+    stale_at: placement.staleAt,
   };
 }
 
@@ -157,6 +162,7 @@ function table(io: CliIO, rows: readonly (readonly string[])[]): void {
 function paneLabel(placement: Placement | null): string {
   if (placement === null) return '-';
   if (placement.pane === null) return '(pending)';
+  if (placement.staleAt !== null) return `${placement.pane} (stale: its tmux server was replaced)`;
   return placement.goneAt === null ? placement.pane : `${placement.pane} (gone)`;
 }
 
@@ -216,7 +222,7 @@ function registerFleet(program: Command, context: CommandContext): void {
           if (options.json) writeJson(io, fleets.map(fleetJson));
           else if (fleets.length === 0) writeLine(io.stdout, '0 fleets.');
           else table(io, [['fleet_id', 'name', 'members', 'director', 'created_at'], ...fleets.map((f) => [String(f.fleetId), f.name, String(f.memberCount), String(f.directorMemberId), f.createdAt])]);
-        });
+        }, 'read');
       }),
     );
 
@@ -237,7 +243,7 @@ function registerFleet(program: Command, context: CommandContext): void {
           const deleted = shown.deletedAt === null ? '' : ` deleted=${shown.deletedAt}`;
           writeLine(io.stdout, `fleet ${shown.fleetId} '${shown.name}' director=${shown.directorMemberId} created=${shown.createdAt}${deleted}`);
           if (members.length > 0) table(io, memberRows(members));
-        });
+        }, 'read');
       }),
     );
 
@@ -280,7 +286,7 @@ function registerFleet(program: Command, context: CommandContext): void {
             if (entry.state === 'failed') writeLine(io.stdout, entry.error);
           }
           if (capture.unregisteredPanes.length > 0) writeLine(io.stdout, `unregistered panes beside the Director: ${capture.unregisteredPanes.join(' ')}`);
-        });
+        }, 'read');
       }),
     );
 }
@@ -350,7 +356,7 @@ function registerMember(program: Command, context: CommandContext): void {
           const members = await checkMemberPanes(runtime, runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId));
           if (options.json) writeJson(io, members.map(memberJson));
           else table(io, memberRows(members));
-        });
+        }, 'read');
       }),
     );
 
@@ -369,7 +375,7 @@ function registerMember(program: Command, context: CommandContext): void {
             writeLine(io.stdout, `member ${shown.memberId} '${shown.name}' ${shown.kind} fleet=${shown.fleetId} agent=${shown.codingAgent} pane=${paneLabel(shown.placement)}`);
             if (shown.description !== '') writeLine(io.stdout, shown.description);
           }
-        });
+        }, 'read');
       }),
     );
 
@@ -383,9 +389,12 @@ function registerMember(program: Command, context: CommandContext): void {
         await withRuntime(options, io, async (runtime) => {
           const deleted = await deleteMember(runtime, memberId);
           reportDiagnostics(io, deleted.diagnostics);
-          const status = deleted.placement === null ? 'no_placement' : deleted.placement.pane === null ? 'pending' : 'killed';
+          const status = deleted.placement === null ? 'no_placement' : deleted.placement.pane === null ? 'pending' : deleted.paneLeft !== null ? 'stale' : 'killed';
           if (options.json) writeJson(io, { member_id: memberId, status, pane: deleted.placement?.pane ?? null });
-          else writeLine(io.stdout, `Deregistered member ${memberId} (${{ killed: 'killed', no_placement: 'no placement', pending: 'pending — no pane' }[status]}).`);
+          else {
+            const how = { killed: 'killed', no_placement: 'no placement', pending: 'pending — no pane', stale: 'stale — its pane was left alone' }[status];
+            writeLine(io.stdout, `Deregistered member ${memberId} (${how}).`);
+          }
         });
       }),
     );
@@ -399,7 +408,7 @@ function registerMember(program: Command, context: CommandContext): void {
         context.action(async (options: SocketFlags & JsonFlag, io, id, body) => {
           const memberId = parseId(id, 'member id');
           await withRuntime(options, io, async (runtime) => {
-            const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans };
+            const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans, signal: io.signal };
             const dispatched = verb === 'prompt' ? await promptMember({ ...input, text: body! }) : await execInMember({ ...input, command: body! });
             if (options.json) writeJson(io, { member_id: memberId, pane: dispatched.placement.pane, line: dispatched.line });
             else writeLine(io.stdout, `${verb === 'prompt' ? 'Prompted' : 'Dispatched to'} member ${memberId} (pane ${dispatched.placement.pane}).`);
@@ -422,7 +431,7 @@ function registerMember(program: Command, context: CommandContext): void {
           const capture = await captureMember(runtime, memberId, { lines, ansi: options.ansi === true });
           if (options.json) writeJson(io, captureJson(capture));
           else io.stdout.write(capture.content);
-        });
+        }, 'read');
       }),
     );
 }
@@ -448,14 +457,14 @@ function registerMessage(program: Command, context: CommandContext): void {
         const limit = maxTextLength(io.env);
         return withRuntime(options, io, async (runtime) => {
           if (options.broadcast) {
-            const result = await broadcastAndNotify({ ...runtime.notify, ...draftWarnings(io), from, text: text! });
+            const result = await broadcastAndNotify({ ...runtime.notify, ...draftWarnings(io), signal: io.signal, from, text: text! });
             reportDiagnostics(io, [...result.diagnostics, ...(result.failure ? [result.failure.diagnostic] : [])]);
             if (options.json) {
               writeJson(io, { summary: messageJson(result.summary), deliveries: result.deliveries.map(messageJson), recipients: result.recipients, delivered: result.delivered });
             } else writeLine(io.stdout, `broadcast id=${result.summary.messageId} recipients=${result.recipients} delivered=${result.delivered}`);
             return result.failure ? 1 : 0;
           }
-          const result = await sendAndNotify({ ...runtime.notify, ...draftWarnings(io), from, to: parseId(options.to, '--to'), text: text! });
+          const result = await sendAndNotify({ ...runtime.notify, ...draftWarnings(io), signal: io.signal, from, to: parseId(options.to, '--to'), text: text! });
           reportDiagnostics(io, [...(result.diagnostic ? [result.diagnostic] : []), ...(result.failure ? [result.failure.diagnostic] : [])]);
           if (options.json) writeJson(io, { message: messageJson(result.message), notification_sent: result.notificationSent });
           else writeLine(io.stdout, `sent ${messageLine(result.message, limit)}${result.notificationSent ? ' (notified)' : ''}`);
@@ -478,7 +487,7 @@ function registerMessage(program: Command, context: CommandContext): void {
           if (options.json) writeJson(io, messages.map(messageJson));
           else if (messages.length === 0) writeLine(io.stdout, 'No messages found.');
           else for (const entry of messages) writeLine(io.stdout, messageLine(entry, limit));
-        });
+        }, 'read');
       }),
     );
 
@@ -512,7 +521,7 @@ function registerMessage(program: Command, context: CommandContext): void {
           const shown = runtime.broker.showMessage(messageId);
           if (options.json) writeJson(io, messageJson(shown));
           else writeLine(io.stdout, messageLine(shown, limit));
-        });
+        }, 'read');
       }),
     );
 
@@ -562,7 +571,7 @@ function registerMessage(program: Command, context: CommandContext): void {
           for await (const entry of listenForMessages({ broker: runtime.broker, memberId, signal: io.signal })) {
             io.stdout.write(`${JSON.stringify(messageJson(entry))}\n`);
           }
-        });
+        }, 'read');
       }),
     );
 }

@@ -1,13 +1,13 @@
 import type { Command } from 'commander';
 import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
-import { run } from '../../process/index.js';
-import { Criteria, Endpoint, Server, ServerUnreachableError, clientEnvironment, type Snapshot } from '../../tmux/index.js';
+import { DroverError, run } from '../../process/index.js';
+import { Criteria, Endpoint, Server, ServerUnreachableError, clientEnvironment, resolvedSocketPath, type OwnedDaemonRecord, type Snapshot } from '../../tmux/index.js';
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
 import { renderSnapshot } from '../render.js';
-import { clearUpState, readUpState, writeUpState } from '../state.js';
+import { clearUpState, readUpState, upFile, upServerRuns, writeUpState } from '../state.js';
 import type { CommandContext } from '../program.js';
 
 const DEFAULT_SESSION = 'drover';
@@ -87,10 +87,10 @@ async function upServer(options: SocketFlags, io: CliIO, firstSession: string, r
     }
   }
   const existing = readUpState(io.env);
-  if (existing?.alive) {
+  if (existing && (await upServerRuns(existing, io.env))) {
     return { endpoint: Endpoint.fromSocketPath(existing.record.socketPath, { env: io.env, executable: existing.record.executable }), origin: 'reused' };
   }
-  if (existing) discardStale(existing.record.directory, io);
+  if (existing) forgetStale(existing.record, io);
   const owned = await Server.start({ persistent: true, env: io.env });
   writeUpState(io.env, { record: owned.ownedRecord!, session: recordedSession, startedAt: new Date().toISOString() });
   return { endpoint: owned.endpoint, origin: 'started', owned };
@@ -183,37 +183,57 @@ async function startNamedServer(endpoint: Endpoint, session: string, io: CliIO):
   return result.text().trim();
 }
 
-/** Removes the private directory of a recorded server whose daemon is gone. */
-function discardStale(directory: string, io: CliIO): void {
-  if (basename(directory).startsWith('drover-')) rmSync(directory, { recursive: true, force: true });
+/**
+ * Forgets a recorded server that no longer runs (its pid gone, or given to another process)
+ * and removes its private directory, saying so: otherwise the record would wedge `up` and `down`.
+ */
+function forgetStale(record: OwnedDaemonRecord, io: CliIO): void {
+  const removed = basename(record.directory).startsWith('drover-');
+  if (removed) rmSync(record.directory, { recursive: true, force: true });
   clearUpState(io.env);
+  writeLine(
+    io.stderr,
+    `drover: the private tmux server \`drover up\` started (pid ${record.pid}, socket ${record.socketPath}) no longer runs; forgot it (${upFile(io.env)})${removed ? ` and removed ${record.directory}` : ''}`,
+  );
 }
 
-async function down(options: SocketFlags & { json?: boolean }, io: CliIO): Promise<void> {
-  if (options.socketName !== undefined || options.socketPath !== undefined) {
-    const server = await openServer(options, io);
-    try {
-      const result = await server.kill();
-      if (!result.ok) throw new ServerUnreachableError(`kill-server failed: ${result.stderrText()}`);
-    } finally {
-      await server.close().catch(() => undefined);
-    }
-    if (options.json) writeJson(io, { stopped: true, socket_path: server.endpoint.socketPath, owned: false });
-    else writeLine(io.stdout, `drover: killed the tmux server at ${server.endpoint.socketPath}`);
-    return;
-  }
+async function down(options: SocketFlags & { json?: boolean; killServer?: boolean }, io: CliIO): Promise<void> {
   const state = readUpState(io.env);
+  if (options.socketName !== undefined || options.socketPath !== undefined) {
+    const { endpoint } = resolveEndpoint(options, io);
+    const recorded = state !== undefined && resolvedSocketPath(state.record.socketPath) === resolvedSocketPath(endpoint.socketPath);
+    if (!recorded) {
+      if (!options.killServer) {
+        throw new DroverError(
+          `the tmux server at ${endpoint.socketPath} is not the private server \`drover up\` started, and drover down stops only that one; pass --kill-server to kill this server and every session in it`,
+          { phase: 'validate', delivery: 'not_sent' },
+        );
+      }
+      const server = await openServer(options, io);
+      try {
+        const result = await server.kill();
+        if (!result.ok) throw new ServerUnreachableError(`kill-server failed: ${result.stderrText()}`);
+      } finally {
+        await server.close().catch(() => undefined);
+      }
+      if (options.json) writeJson(io, { stopped: true, socket_path: server.endpoint.socketPath, owned: false });
+      else writeLine(io.stdout, `drover: killed the tmux server at ${server.endpoint.socketPath}`);
+      return;
+    }
+  }
   if (!state) {
     if (options.json) writeJson(io, { stopped: false, reason: 'no drover-owned server is recorded' });
     else writeLine(io.stdout, 'drover: no private server is running (nothing to stop)');
     return;
   }
-  if (state.alive) {
-    const server = await Server.adopt(state.record, { env: io.env });
-    await server.close();
-  } else {
-    discardStale(state.record.directory, io);
+  if (!(await upServerRuns(state, io.env))) {
+    forgetStale(state.record, io);
+    if (options.json) writeJson(io, { stopped: false, reason: 'the recorded server no longer runs; its record was removed' });
+    else writeLine(io.stdout, 'drover: no private server is running (nothing to stop)');
+    return;
   }
+  const server = await Server.adopt(state.record, { env: io.env });
+  await server.close();
   clearUpState(io.env);
   if (options.json) writeJson(io, { stopped: true, socket_path: state.record.socketPath, owned: true, pid: state.record.pid });
   else writeLine(io.stdout, `drover: stopped the private tmux server (pid ${state.record.pid}) and removed ${state.record.directory}`);
@@ -262,7 +282,8 @@ export function registerServerCommands(program: Command, context: CommandContext
 
   program
     .command('down')
-    .description('stop the private server `drover up` started (with -L/-S: kill that server)')
+    .description('stop the private server `drover up` started (-L/-S naming another server needs --kill-server)')
+    .option('--kill-server', 'with -L/-S: kill that server even though drover did not start it')
     .option('--json', 'print one JSON document')
     .action(context.action(down));
 

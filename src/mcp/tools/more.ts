@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { ArgumentError, TimeoutError } from '../../process/index.js';
-import { checkId } from '../../tmux/index.js';
+import { checkId, compileTextPattern, type TextTest } from '../../tmux/index.js';
 import { FleetRuntime, messageJson, resolveDatabasePath, sendAndNotify } from '../../fleet/index.js';
 import { applyPlan, captureWorkspaceSnapshot, loadWorkspaceFile, parseWorkspace, planWorkspace, type WorkspaceDocument } from '../../workspace/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
@@ -17,7 +17,7 @@ export const waitTools: readonly ToolDefinition[] = [
     tier: 'readonly',
     title: 'Wait for text to appear in a pane',
     description:
-      'Waits, event-driven over tmux control mode, until the pane shows the text (or matches the regular expression). The wait is clamped to the request deadline; the value used is reported. A timeout is a normal result (matched: false), not an error.',
+      'Waits, event-driven over tmux control mode, until the pane shows the text (or matches the regular expression, RE2 syntax: no backreferences or lookaround). The wait is clamped to the request deadline; the value used is reported. A timeout is a normal result (matched: false), not an error.',
     input: z.object({
       pane_id: paneId,
       text: z.string().min(1).max(4096).optional(),
@@ -27,12 +27,12 @@ export const waitTools: readonly ToolDefinition[] = [
     output: z.object({ pane_id: z.string(), matched: z.boolean(), timeout_ms_used: z.number().int(), elapsed_ms: z.number().int() }),
     async run(context, input) {
       if ((input.text === undefined) === (input.regex === undefined)) throw new ArgumentError('give exactly one of text or regex');
-      let predicate: string | RegExp;
+      let predicate: string | TextTest;
       if (input.regex !== undefined) {
         try {
-          predicate = new RegExp(input.regex, 'u');
+          predicate = compileTextPattern(input.regex);
         } catch (error) {
-          throw new ArgumentError(`regex is not a valid regular expression (${(error as Error).message})`);
+          throw new ArgumentError(`regex is ${(error as Error).message}`);
         }
       } else predicate = input.text!;
       const limit = Math.max(1, context.deadlineMs - REPLY_MARGIN_MS);
@@ -120,8 +120,9 @@ const message = z.object({
   notified_at: z.string().nullable(),
 });
 
-async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>): Promise<T> {
-  const runtime = FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint });
+/** Opens the fleet for one call; a call that only reads opens the database read-only (it must exist). */
+async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
+  const runtime = FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read' });
   try {
     return await fn(runtime);
   } finally {
@@ -156,7 +157,7 @@ export const fleetTools: readonly ToolDefinition[] = [
     input: z.object({ member: memberId }),
     output: z.object({ messages: z.array(message) }),
     async run(context, input) {
-      return withFleet(context, async (runtime) => ({ messages: runtime.broker.pollMessages(input.member).map((m) => messageJson(m) as z.infer<typeof message>) }));
+      return withFleet(context, async (runtime) => ({ messages: runtime.broker.pollMessages(input.member).map((m) => messageJson(m) as z.infer<typeof message>) }), 'read');
     },
   }),
   defineTool({

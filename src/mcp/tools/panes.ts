@@ -74,8 +74,8 @@ export const paneTools: readonly ToolDefinition[] = [
       snippet: z.string(),
     }),
     async run(context, input) {
-      guardSelf(context, input.pane_id, 'probe', input.force);
-      const report = await paneReady(context.server, input.pane_id, { signal: context.signal });
+      const pane = await guardSelf(context, input.pane_id, 'probe', input.force);
+      const report = await paneReady(context.server, pane, { signal: context.signal });
       return { pane_id: input.pane_id, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
     },
   }),
@@ -101,9 +101,9 @@ export const paneTools: readonly ToolDefinition[] = [
       warnings: z.array(z.string()),
     }),
     async run(context, input) {
-      guardSelf(context, input.pane_id, 'deliver to', input.force);
+      const pane = await guardSelf(context, input.pane_id, 'deliver to', input.force);
       const warnings: string[] = [];
-      const receipt = await paneDeliver(context.server, input.pane_id, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
+      const receipt = await paneDeliver(context.server, pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
       return { ...deliveryReceiptJson(input.pane_id, receipt), warnings };
     },
   }),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ArgumentError } from '../../process/index.js';
-import { Criteria, checkId, type Options, type Pane } from '../../tmux/index.js';
+import { Criteria, checkId, type IdOf, type Options, type Pane, type PaneId } from '../../tmux/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 
 export const paneId = z.string().regex(/^%\d+$/, 'a tmux pane id like %3');
@@ -18,23 +18,37 @@ const optionScope = z.union([z.enum(['server', 'global-session', 'global-window'
 export const dispatched = { delivery: z.literal('observed') };
 const OBSERVED = 'observed' as const;
 
-/** Refuses to type into or destroy the pane drover itself runs in, unless forced. */
-export function guardSelf(context: ToolContext, target: string, what: string, forced: boolean | undefined): void {
-  if (!forced && context.selfPane !== undefined && target === context.selfPane) {
-    throw new ArgumentError(`refusing to ${what} ${target}: it is the pane this MCP server runs in (pass force: true to do it anyway)`);
-  }
+function refuseSelf(what: string, target: string): ArgumentError {
+  return new ArgumentError(`refusing to ${what} ${target}: it is the pane this MCP server runs in (pass force: true to do it anyway)`);
+}
+
+/**
+ * Refuses to type into or destroy the pane drover itself runs in, unless forced. The id is
+ * compared as tmux itself resolves it (`%03` is `%3`), and the resolved id is what the tool
+ * then acts on.
+ */
+export async function guardSelf(context: ToolContext, target: string, what: string, forced: boolean | undefined): Promise<PaneId> {
+  if (forced || context.selfPane === undefined) return checkId('pane', target);
+  const pane = await context.server.canonicalId('pane', target, context.operation);
+  if (pane === context.selfPane) throw refuseSelf(what, target);
+  return pane;
 }
 
 function paneOf(context: ToolContext, id: string): Pane {
   return context.server.pane(checkId('pane', id));
 }
 
-/** Whether a window or session holds the server's own pane, to protect it from wholesale kills. */
-async function holdsSelf(context: ToolContext, kind: 'window' | 'session', id: string): Promise<boolean> {
-  if (context.selfPane === undefined) return false;
-  const pane = (await context.server.snapshot(context.operation)).pane(context.selfPane);
-  if (!pane) return false;
-  return kind === 'window' ? pane.windowId === id : pane.sessions().toArray().some((s) => s.sessionId === id);
+/**
+ * Refuses to kill a window or session that holds the server's own pane, unless forced;
+ * returns the id as tmux resolves it.
+ */
+async function guardSelfHolder<K extends 'window' | 'session'>(context: ToolContext, kind: K, target: string, forced: boolean | undefined): Promise<IdOf<K>> {
+  if (forced || context.selfPane === undefined) return checkId(kind, target);
+  const id = await context.server.canonicalId(kind, target, context.operation);
+  const self = (await context.server.snapshot(context.operation)).pane(context.selfPane);
+  const holds = self !== undefined && (kind === 'window' ? self.windowId === id : self.sessions().toArray().some((s) => s.sessionId === id));
+  if (holds) throw refuseSelf(`kill ${kind} ${target} holding`, context.selfPane);
+  return id;
 }
 
 function optionsFor(context: ToolContext, scope: string): Options {
@@ -120,8 +134,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ pane_id: paneId, text: z.string().min(1).max(256 * 1024), enter: z.boolean().optional(), force }),
     output: z.object({ pane_id: z.string(), enter_sent: z.boolean(), ...dispatched }),
     async run(context, input) {
-      guardSelf(context, input.pane_id, 'type into', input.force);
-      const pane = paneOf(context, input.pane_id);
+      const pane = paneOf(context, await guardSelf(context, input.pane_id, 'type into', input.force));
       await pane.sendText(input.text, context.operation);
       if (input.enter) await pane.sendKeys(['Enter'], context.operation);
       return { pane_id: pane.id, enter_sent: input.enter === true, delivery: OBSERVED };
@@ -135,8 +148,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ pane_id: paneId, keys: z.array(z.string().min(1).max(64)).min(1).max(256), force }),
     output: z.object({ pane_id: z.string(), keys: z.number().int(), ...dispatched }),
     async run(context, input) {
-      guardSelf(context, input.pane_id, 'send keys to', input.force);
-      await paneOf(context, input.pane_id).sendKeys(input.keys, context.operation);
+      await paneOf(context, await guardSelf(context, input.pane_id, 'send keys to', input.force)).sendKeys(input.keys, context.operation);
       return { pane_id: input.pane_id, keys: input.keys.length, delivery: OBSERVED };
     },
   }),
@@ -347,8 +359,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ pane_id: paneId, force }),
     output: z.object({ pane_id: z.string(), ...dispatched }),
     async run(context, input) {
-      guardSelf(context, input.pane_id, 'kill', input.force);
-      await paneOf(context, input.pane_id).kill(context.operation);
+      await paneOf(context, await guardSelf(context, input.pane_id, 'kill', input.force)).kill(context.operation);
       return { pane_id: input.pane_id, delivery: OBSERVED };
     },
   }),
@@ -360,8 +371,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ window_id: windowId, force }),
     output: z.object({ window_id: z.string(), ...dispatched }),
     async run(context, input) {
-      if (!input.force && (await holdsSelf(context, 'window', input.window_id))) guardSelf(context, context.selfPane!, `kill window ${input.window_id} holding`, false);
-      await context.server.window(input.window_id).kill(context.operation);
+      await context.server.window(await guardSelfHolder(context, 'window', input.window_id, input.force)).kill(context.operation);
       return { window_id: input.window_id, delivery: OBSERVED };
     },
   }),
@@ -373,8 +383,7 @@ export const tmuxTools: readonly ToolDefinition[] = [
     input: z.object({ session_id: sessionId, force }),
     output: z.object({ session_id: z.string(), ...dispatched }),
     async run(context, input) {
-      if (!input.force && (await holdsSelf(context, 'session', input.session_id))) guardSelf(context, context.selfPane!, `kill session ${input.session_id} holding`, false);
-      await context.server.session(input.session_id).kill(context.operation);
+      await context.server.session(await guardSelfHolder(context, 'session', input.session_id, input.force)).kill(context.operation);
       return { session_id: input.session_id, delivery: OBSERVED };
     },
   }),

@@ -48,6 +48,8 @@ function tomlString(text: string): string {
  * compare parsed TOML (smol-toml's tables have no prototype, so deep equality would not do).
  */
 function canonicalJson(value: unknown): string {
+  // An integer past 2^53 is a BigInt here (parsed losslessly); its digits are its identity.
+  if (typeof value === 'bigint') return value.toString();
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (isTable(value)) {
     const keys = Object.keys(value).sort();
@@ -68,7 +70,7 @@ export function codexHookTrustHash(label: string, handler: CodexHandler): string
 
 function parseToml(text: string, path: string, what: string): Toml {
   try {
-    return parse(text) as Toml;
+    return parse(text, { integersAsBigInt: 'asNeeded' }) as Toml;
   } catch (cause) {
     throw new ArgumentError(`${path}: ${what} is not valid TOML (${(cause as Error).message.split('\n')[0]}); fix it by hand first`, { cause });
   }

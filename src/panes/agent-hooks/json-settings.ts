@@ -2,6 +2,7 @@ import { isDeepStrictEqual } from 'node:util';
 import { ArgumentError } from '../../tmux/index.js';
 import type { AgentState } from '../agent-state.js';
 import { AGENT_HOOK_MARKER, agentHookCommand } from './command.js';
+import { JsonNumber, cloneJson, parseJsonExact, stringifyJsonExact } from './json-text.js';
 
 /** One hook event (and matcher) of an agent, and the state drover records when it fires. */
 export interface HookEvent {
@@ -13,22 +14,20 @@ export interface HookEvent {
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 
 function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return typeof value === 'object' && value !== null && !Array.isArray(value) && !(value instanceof JsonNumber);
 }
 
 function isOurs(hook: unknown): boolean {
   return isRecord(hook) && typeof hook.command === 'string' && hook.command.endsWith(AGENT_HOOK_MARKER);
 }
 
-/** A settings file's JSON object; an absent or blank file is an empty one. */
+/**
+ * A settings file's JSON object; an absent or blank file is an empty one. Numbers are kept as
+ * written and a key named twice is refused (see parseJsonExact).
+ */
 export function parseSettingsObject(text: string | undefined, path: string): Record<string, unknown> {
   if (text === undefined || text.trim() === '') return {};
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(text);
-  } catch (cause) {
-    throw new ArgumentError(`${path} is not valid JSON (${(cause as Error).message}); fix it by hand first`, { cause });
-  }
+  const parsed = parseJsonExact(text, path);
   if (!isRecord(parsed)) throw new ArgumentError(`${path} does not hold a JSON object; fix it by hand first`);
   return parsed;
 }
@@ -46,7 +45,7 @@ export function mergeEventHooks(
   path: string,
   extra: Readonly<Record<string, Json>> = {},
 ): Record<string, unknown> {
-  const merged = structuredClone(settings);
+  const merged = cloneJson(settings);
   if (merged.hooks !== undefined && !isRecord(merged.hooks)) throw new ArgumentError(`${path}: "hooks" is not an object; fix it by hand first`);
   const hooks = (merged.hooks ?? {}) as Record<string, unknown>;
   for (const [event, groups] of Object.entries(hooks)) {
@@ -70,7 +69,7 @@ export function planSettingsHooks(current: string | undefined, drover: readonly 
   const settings = parseSettingsObject(current, path);
   const merged = mergeEventHooks(settings, events, drover, path, extra);
   if (current !== undefined && isDeepStrictEqual(merged, settings)) return current;
-  return `${JSON.stringify(merged, null, 2)}\n`;
+  return `${stringifyJsonExact(merged)}\n`;
 }
 
 /** `Event (matcher) → state`, one line per hook. */

@@ -12,12 +12,14 @@ import {
   CommandError,
   DroverError,
   LimitError,
+  ServerReplacedError,
   ServerUnreachableError,
   TargetNotFoundError,
   TimeoutError,
   UnsupportedFeatureError,
   type Delivery,
 } from '../errors.js';
+import { isGuardRefusal } from '../incarnation.js';
 import { checkId, type PaneId, type SessionId } from '../ids.js';
 import { clientEnvironment, type CommandResult, type CommandTransport, type ExecOptions } from '../transport.js';
 import { ConnectionLostError, ControlProtocolError, type LossReason } from './errors.js';
@@ -95,6 +97,11 @@ export interface ControlDiagnostics {
 export interface ControlConnectionSpec {
   readonly endpoint: Endpoint;
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * A tmux command run before every attach (the first and each reconnect) in the same
+   * client; when it fails, the client does not attach. The binding's incarnation guard.
+   */
+  readonly guard?: readonly string[];
   /** The exact session to attach to. */
   readonly session: SessionId;
   /** Receive %output (false attaches with no-output: commands and topology events only). */
@@ -156,6 +163,8 @@ interface Link {
   readonly parser: ControlParser;
   readonly pending: Request[];
   session: SessionId;
+  /** The guard's reply is still to come, before the attach's own. */
+  guardPending: boolean;
   attached: boolean;
   ended: boolean;
   exitReason: string | undefined;
@@ -445,7 +454,8 @@ export class ControlConnection implements CommandTransport {
     if (this.spec.pauseAfterSeconds !== undefined) flags.push(`pause-after=${this.spec.pauseAfterSeconds}`);
     const { endpoint } = this.spec;
     // -N: never start a server; a bare `tmux -C` would create a session, so the target is explicit.
-    const argv = [endpoint.executable, '-N', ...endpoint.args, '-C', 'attach-session', '-t', session, '-f', flags.join(',')];
+    const guard = this.spec.guard === undefined ? [] : [...this.spec.guard, ';'];
+    const argv = [endpoint.executable, '-N', ...endpoint.args, '-C', ...guard, 'attach-session', '-t', session, '-f', flags.join(',')];
     deadline.remaining();
     const child = await LongLivedChild.start(argv, { env: clientEnvironment(this.spec.env), stderrBytes: this.limits.maxStderrBytes });
     this.generationCount += 1;
@@ -453,7 +463,18 @@ export class ControlConnection implements CommandTransport {
       { block: (block) => this.onBlock(link, block), notification: (line) => this.onNotification(link, line) },
       { maxLineBytes: this.limits.maxLineBytes, maxBlockBytes: this.limits.maxReplyBytes },
     );
-    const link: Link = { generation: this.generationCount, child, parser, pending: [], session, attached: false, ended: false, exitReason: undefined, outbox: [] };
+    const link: Link = {
+      generation: this.generationCount,
+      child,
+      parser,
+      pending: [],
+      session,
+      guardPending: guard.length > 0,
+      attached: false,
+      ended: false,
+      exitReason: undefined,
+      outbox: [],
+    };
     if (this.link) this.stderrBefore += this.link.child.stderr().totalBytes;
     this.link = link;
     child.stdin.on('error', () => {
@@ -496,6 +517,12 @@ export class ControlConnection implements CommandTransport {
   }
 
   private onBlock(link: Link, block: GuardedBlock): void {
+    if (link.guardPending) {
+      link.guardPending = false;
+      // On another server the guard fails and tmux skips the attach: the client only exits.
+      if (!block.guardSuccess) link.onAttach?.(attachFailure(block.body.toString('utf8').trim(), link.session));
+      return;
+    }
     if (!link.attached) {
       link.attached = true;
       link.onAttach?.(block.guardSuccess ? undefined : attachFailure(block.body.toString('utf8').trim(), link.session));
@@ -711,6 +738,7 @@ function attachLoss(stderr: string): Error {
 }
 
 function attachFailure(message: string, session: SessionId): Error {
+  if (isGuardRefusal(message)) return new ServerReplacedError('the tmux server is another one now (it was restarted); the control client did not attach');
   if (/can't find session/.test(message)) return new TargetNotFoundError(session);
   if (/unknown flag -f|unknown option/.test(message)) {
     return new UnsupportedFeatureError(`this tmux cannot attach a control client without resizing windows (attach-session -f needs tmux 3.2+): ${message}`);

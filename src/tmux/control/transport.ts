@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { OperationOptions } from '../deadline.js';
-import { AbortedError, ClosedError, TimeoutError } from '../errors.js';
+import { AbortedError, ClosedError, ServerReplacedError, TimeoutError } from '../errors.js';
 import { CommandResult, type CommandTransport, type ExecOptions } from '../transport.js';
 import type { ControlConnection } from './connection.js';
 import { ConnectionLostError } from './errors.js';
@@ -107,7 +107,7 @@ export class ControlTransport implements CommandTransport {
       this.connection = connection;
       return connection;
     } catch (error) {
-      if (error instanceof TimeoutError || error instanceof AbortedError) throw error;
+      if (error instanceof TimeoutError || error instanceof AbortedError || error instanceof ServerReplacedError) throw error;
       // No session to attach to, no connection slot left, an unreachable server: a spawned
       // client either does the job or reports the failure the way it always has.
       this.nextConnectAt = performance.now() + RECONNECT_BACKOFF_MS;

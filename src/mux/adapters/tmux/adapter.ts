@@ -129,7 +129,8 @@ export class TmuxAdapter implements MuxAdapter {
 
   async reachable(): Promise<boolean> {
     try {
-      await this.tmux((server) => server.version({ timeoutMs: this.timeoutMs }));
+      // Asked every time: an answer kept from earlier says nothing about the server now.
+      await this.tmux((server) => server.command(['display-message', '-p', '#{pid}'], { timeoutMs: this.timeoutMs }));
       return true;
     } catch {
       return false;

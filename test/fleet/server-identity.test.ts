@@ -1,0 +1,68 @@
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { Endpoint } from '../../src/tmux/index.js';
+import {
+  FleetRuntime,
+  PlacementStaleError,
+  captureMember,
+  checkMemberPanes,
+  createFleetHere,
+  createMember,
+  deleteFleet,
+  deleteMember,
+  promptMember,
+  sendAndNotify,
+} from '../../src/fleet/index.js';
+import { RestartableServer } from '../support/tmux.js';
+import { echoProgram, openFixture } from './support.js';
+
+describe('a fleet whose tmux server was restarted at the same socket', () => {
+  it('types, reads and kills nothing in the new server’s panes; the member is stale and its message waits', async (t) => {
+    const fixture = openFixture(t);
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['cat', '-v']);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: echoProgram(fixture.dir), TMUX_PANE: '%0' };
+    const endpoint = Endpoint.fromSocketPath(tmux.socketPath);
+
+    const before = FleetRuntime.open({ store: fixture.store, env, tmuxEndpoint: endpoint });
+    const { fleet, director } = await createFleetHere(before, { name: 'team', agent: 'shell' });
+    const alice = await createMember(before, { fleetId: fleet.fleetId, name: 'alice', cwd: fixture.dir });
+    const bob = await createMember(before, { fleetId: fleet.fleetId, name: 'bob', cwd: fixture.dir });
+    assert.deepEqual([alice.pane, bob.pane], ['%1', '%2']);
+    assert.match(alice.member.placement?.server ?? '', /^\d+-\d+$/, 'the placement names the server its pane lives on');
+    await before.close();
+
+    // The user restarts tmux: the new server has its own %0, %1 and %2, running programs that echo what they are sent.
+    await tmux.restart(['cat', '-v']);
+    await tmux.tmuxCommand('split-window', '-t', '%0', 'cat', '-v');
+    await tmux.tmuxCommand('split-window', '-t', '%0', 'cat', '-v');
+    const runtime = FleetRuntime.open({ store: fixture.store, env, tmuxEndpoint: endpoint });
+    t.after(() => runtime.close());
+    const aliceId = alice.member.memberId;
+
+    const sent = await sendAndNotify({ ...runtime.notify, from: director.memberId, to: aliceId, text: 'echo typed-into-a-stranger' });
+    assert.equal(sent.notificationSent, false);
+    assert.match(sent.diagnostic?.diagnostic ?? '', /tmux server that is gone/);
+    assert.equal(runtime.broker.showMessage(sent.message.messageId).notifiedAt, null, 'the message stays pending');
+    const placement = runtime.broker.getMember(aliceId).placement!;
+    assert.notEqual(placement.staleAt, null, 'the member is marked stale');
+
+    await assert.rejects(promptMember({ ...runtime.notify, memberId: aliceId, text: 'echo prompted-a-stranger' }), PlacementStaleError);
+    await assert.rejects(captureMember(runtime, aliceId), PlacementStaleError);
+    const [listed] = await checkMemberPanes(runtime, [runtime.broker.getMember(aliceId)], () => [runtime.broker.getMember(aliceId)]);
+    assert.notEqual(listed?.placement?.staleAt, null);
+    assert.equal(listed?.placement?.goneAt, null, 'stale, not gone: the pane id was not looked up on a stranger');
+
+    const deleted = await deleteMember(runtime, aliceId);
+    assert.match(deleted.diagnostics.join('\n'), /was not closed/);
+    const fleetDeleted = await deleteFleet(runtime, fleet.fleetId);
+    assert.match(fleetDeleted.diagnostics.join('\n'), new RegExp(`member ${bob.member.memberId}'s pane %2 .*was not closed`));
+
+    assert.deepEqual((await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}')).trim().split('\n').sort(), ['%0', '%1', '%2'], 'every pane of the new server is alive');
+    for (const pane of ['%0', '%1', '%2']) {
+      const history = await tmux.history(pane);
+      assert.doesNotMatch(history, /stranger|drover msg|\^\[/, `${pane} was sent nothing`);
+    }
+  });
+});
