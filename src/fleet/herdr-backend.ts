@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { HerdrClient, HerdrError, parseStyledText, rowText, toHerdrKey, translateKeys } from '../mux/index.js';
-import { agentScreen, tailLines, type AgentScreen } from '../panes/index.js';
+import { HerdrClient, HerdrError, toHerdrKey, translateKeys } from '../mux/index.js';
+import { screenOfRows, tailLines, type AgentScreen } from '../panes/index.js';
 import { DroverError } from '../process/index.js';
 import { shellCommandLine } from './agents.js';
 import {
@@ -62,8 +62,7 @@ export class HerdrFleetBackend implements FleetBackend {
       try {
         const read = await this.connect(timeoutMs).paneRead(pane, { source: 'visible', format: 'ansi' });
         // herdr reports neither the size nor the cursor: the visible rows are the screen.
-        const rows = parseStyledText(read.text.replace(/\n$/, '')).map(rowText);
-        return agentScreen(read.text, { width: Math.max(0, ...rows.map((row) => Array.from(row).length)), height: rows.length, cursor: null });
+        return screenOfRows(read.text);
       } catch (error) {
         if (isGone(error)) throw new PaneGoneError(pane, { cause: error });
         throw error;

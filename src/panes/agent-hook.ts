@@ -1,6 +1,6 @@
 import { ArgumentError, Endpoint, Server, checkId, setOptionArgs } from '../tmux/index.js';
 import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, formatAgentStateValue, isAgentState } from './agent-state.js';
-import { createAgentNamer, findAgentAncestor } from './process-tree.js';
+import { createAgentNamer, findAgentAncestor, systemProcessLookup } from './process-tree.js';
 import { providersOrBuiltins } from './project-config.js';
 import { agentNames } from './providers.js';
 
@@ -25,7 +25,7 @@ export async function writeAgentHookState(state: string, options: AgentHookOptio
   const pane = env.TMUX_PANE;
   if (!env.TMUX || !pane) return { written: false, reason: 'not inside a tmux pane' };
   try {
-    const agentPid = options.agentPid ?? findAgentAncestor(process.pid, createAgentNamer(agentNames(providersOrBuiltins(process.cwd()))));
+    const agentPid = options.agentPid ?? findAgentAncestor(process.pid, createAgentNamer(agentNames(providersOrBuiltins(process.cwd()))), await systemProcessLookup());
     const value = formatAgentStateValue({ state, epochSeconds: options.nowSeconds ?? Math.floor(Date.now() / 1000), pid: agentPid });
     const server = await Server.open(Endpoint.fromEnv({ env }), { env });
     try {

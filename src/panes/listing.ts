@@ -4,7 +4,7 @@ import { callerPane, insideTmux } from './caller.js';
 import { NotInTmuxError } from './errors.js';
 import type { PaneListing } from './map-rows.js';
 import { NO_AGENT, type PaneAgent } from './pane-io.js';
-import type { AgentNamer } from './process-tree.js';
+import type { AgentNamer, ProcessLookup } from './process-tree.js';
 import { paneAgent, parseTextRows, requirePane, textRowFormat } from './tmux-pane.js';
 
 const LISTING_FIELDS = [
@@ -67,11 +67,11 @@ export interface CensusRow {
   status: AgentStatus;
 }
 
-/** Each listed pane's agent and hook state: read from /proc and the listing, no process started. */
-export function paneCensus(listings: readonly PaneListing[], nameAgent: AgentNamer, context: AgentStatusContext): CensusRow[] {
+/** Each listed pane's agent and hook state, from the listing and one process lookup. */
+export function paneCensus(listings: readonly PaneListing[], nameAgent: AgentNamer, context: AgentStatusContext, lookup: ProcessLookup): CensusRow[] {
   return listings.map((listing) => ({
     listing,
-    agent: listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent),
+    agent: listing.dead ? NO_AGENT : paneAgent(listing.panePid, nameAgent, lookup),
     status: resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), context),
   }));
 }

@@ -6,6 +6,7 @@ import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
 import { buildMapRow, type MapRow } from './map-rows.js';
 import type { PaneAgent } from './pane-io.js';
 import { captureAgentScreen, rulesFor, type ScreenPhase } from './screens/index.js';
+import { systemProcessLookup } from './process-tree.js';
 import { agentNamerFor } from './tmux-pane.js';
 import { WorktreeResolver } from './worktrees.js';
 
@@ -64,7 +65,7 @@ export async function paneMap(server: Server, scope: SessionScope, options: Pane
   };
   const context = options.agentContext ?? defaultAgentStatusContext();
   return Promise.all(
-    paneCensus(listings, agentNamerFor(options.cwd), context).map(async ({ listing, agent }) => {
+    paneCensus(listings, agentNamerFor(options.cwd), context, await systemProcessLookup()).map(async ({ listing, agent }) => {
       const info = git.get(listing.cwd)!;
       const row = buildMapRow(listing, info, info.worktree === null ? undefined : fabOf(info.worktree), context);
       row.agentName = agent.name;

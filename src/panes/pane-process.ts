@@ -1,5 +1,5 @@
 import type { Server } from '../tmux/index.js';
-import { createAgentNamer, readProcessTree, treeHasAgent, type ProcessNode } from './process-tree.js';
+import { createAgentNamer, readProcessTree, systemProcessLookup, treeHasAgent, type ProcessLookup, type ProcessNode } from './process-tree.js';
 import { providersOrBuiltins } from './project-config.js';
 import { agentNames } from './providers.js';
 import { requirePane } from './tmux-pane.js';
@@ -16,10 +16,10 @@ export interface PaneProcessReport {
  * The process tree under a pane's shell. Agent names come from the providers in effect for
  * `cwd` (a broken project config falls back to the built-ins).
  */
-export async function paneProcess(server: Server, paneId: string, options: { cwd?: string; procRoot?: string } = {}): Promise<PaneProcessReport> {
+export async function paneProcess(server: Server, paneId: string, options: { cwd?: string; lookup?: ProcessLookup } = {}): Promise<PaneProcessReport> {
   const { values } = await requirePane(server, paneId, ['pane_pid']);
   const panePid = Number(values[0]);
   const classify = createAgentNamer(agentNames(providersOrBuiltins(options.cwd ?? process.cwd())));
-  const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, classify, options.procRoot) : undefined;
+  const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, classify, options.lookup ?? (await systemProcessLookup())) : undefined;
   return { pane: paneId, pane_pid: panePid, processes: tree ? [tree] : [], has_agent: tree ? treeHasAgent(tree) : false };
 }

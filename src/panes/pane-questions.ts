@@ -3,6 +3,7 @@ import { defaultAgentStatusContext, type AgentStatusContext } from './agent-stat
 import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
 import { QUESTION_CAPTURE_LINES, discoverCandidates, sweepQuestions, type QuestionCandidate, type QuestionSweep } from './questions.js';
 import { captureAgentScreen, rulesFor } from './screens/index.js';
+import { systemProcessLookup } from './process-tree.js';
 import { agentNamerFor } from './tmux-pane.js';
 
 /** Discovery (waiting and idle panes of a session or of all sessions), or panes named by id. */
@@ -21,7 +22,7 @@ export async function paneQuestions(
 ): Promise<QuestionSweep> {
   const listings = await listPanesIn(server, scope.kind === 'panes' ? { kind: 'all' } : scope, options.env);
   const context = options.agentContext ?? defaultAgentStatusContext();
-  const candidates = paneCensus(listings, agentNamerFor(options.cwd), context).map(
+  const candidates = paneCensus(listings, agentNamerFor(options.cwd), context, await systemProcessLookup()).map(
     ({ listing, agent, status }): QuestionCandidate => ({ pane: listing.paneId, agentState: status.state, agent: agent.name, agentKind: agent.kind, dead: listing.dead }),
   );
   const ids = scope.kind === 'panes' ? scope.panes : discoverCandidates(candidates);

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { DroverError } from '../process/index.js';
+import { DroverError, run } from '../process/index.js';
 import type { AgentKind } from './screens/types.js';
 
 export type ProcessClass = 'agent' | 'node' | 'git' | 'other';
@@ -69,15 +69,24 @@ export function createProcessClassifier(agentNames: Iterable<string>): ProcessCl
   return (comm, argv) => classified(nameAgent, comm, argv).classification;
 }
 
-interface ProcessFacts {
+/** One process as a lookup gives it. */
+export interface ProcessFacts {
   ppid: number;
   comm: string;
   argv: string[];
   children: number[];
 }
 
-/** Reads one process, or undefined when it exited meanwhile. */
-function readProcess(procRoot: string, pid: number): ProcessFacts | undefined {
+/**
+ * Where process facts come from: Linux's /proc, read one process at a time as a walk needs
+ * it, or one `ps` listing on macOS. A process that has exited is undefined.
+ */
+export interface ProcessLookup {
+  facts(pid: number): ProcessFacts | undefined;
+}
+
+/** Reads one process from /proc, or undefined when it exited meanwhile. */
+function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined {
   const dir = join(procRoot, String(pid));
   try {
     const stat = readFileSync(join(dir, 'stat'), 'utf8');
@@ -99,20 +108,75 @@ function readProcess(procRoot: string, pid: number): ProcessFacts | undefined {
 }
 
 /**
- * The process tree under `rootPid` (root included) from Linux's /proc, walking each task's
- * `children` list. Undefined when the root process does not exist. A process that exits
- * during the walk is left out.
+ * Linux: each process read from `procRoot` when asked for, children from each task's
+ * `children` list (a kernel that does not list them is refused, naming the file).
  */
-export function readProcessTree(rootPid: number, nameAgent: AgentNamer, procRoot = '/proc'): ProcessNode | undefined {
-  const probe = join(procRoot, String(rootPid), 'task', String(rootPid), 'children');
-  if (existsSync(join(procRoot, String(rootPid))) && !existsSync(probe)) {
-    throw new DroverError(`${probe} is missing: this kernel does not list child processes in /proc`, { phase: 'inspect' });
+export function procLookup(procRoot = '/proc'): ProcessLookup {
+  return {
+    facts(pid) {
+      const probe = join(procRoot, String(pid), 'task', String(pid), 'children');
+      if (existsSync(join(procRoot, String(pid))) && !existsSync(probe)) {
+        throw new DroverError(`${probe} is missing: this kernel does not list child processes in /proc`, { phase: 'inspect' });
+      }
+      return readProcFacts(procRoot, pid);
+    },
+  };
+}
+
+/** `ps -axo pid=,ppid=,comm=`: what macOS lists of every process, one per line. */
+export const PS_TABLE_ARGV: readonly string[] = Object.freeze(['ps', '-axo', 'pid=,ppid=,comm=']);
+/** `ps -axo pid=,args=`: every process's command line, in one more listing. */
+export const PS_ARGS_ARGV: readonly string[] = Object.freeze(['ps', '-axo', 'pid=,args=']);
+
+/**
+ * macOS: the two `ps` listings parsed into a lookup. `comm` may hold blanks (an application
+ * path), so a line is split on its first two runs of blanks only. ps prints a command line
+ * with blanks between its words and does not quote them, so an argument holding a blank
+ * reads as two words; naming agents only looks at the first two, where that rarely matters.
+ */
+export function psLookup(table: string, args: string): ProcessLookup {
+  const argvOf = new Map<number, string[]>();
+  for (const line of args.split('\n')) {
+    const match = /^\s*(\d+)\s+(.*)$/.exec(line);
+    if (match) argvOf.set(Number(match[1]), match[2]!.trim().split(/\s+/));
   }
+  const facts = new Map<number, ProcessFacts>();
+  for (const line of table.split('\n')) {
+    const match = /^\s*(\d+)\s+(\d+)\s+(.*)$/.exec(line);
+    if (!match) continue;
+    const pid = Number(match[1]);
+    facts.set(pid, { ppid: Number(match[2]), comm: match[3]!.trim(), argv: argvOf.get(pid) ?? [], children: [] });
+  }
+  for (const [pid, process] of facts) facts.get(process.ppid)?.children.push(pid);
+  return { facts: (pid) => facts.get(pid) };
+}
+
+/**
+ * The lookup for this machine: /proc on Linux, two `ps` listings on macOS. Any other system
+ * is refused by name, rather than answered with an empty tree that would look like "no agent".
+ */
+export async function systemProcessLookup(platform: NodeJS.Platform = process.platform): Promise<ProcessLookup> {
+  if (platform === 'linux') return procLookup();
+  if (platform === 'darwin') {
+    const [table, args] = await Promise.all([run(PS_TABLE_ARGV, { timeoutMs: 5000 }), run(PS_ARGS_ARGV, { timeoutMs: 5000 })]);
+    for (const listing of [table, args]) {
+      if (!listing.ok) throw new DroverError(`${listing.argv.join(' ')} failed: ${listing.stderrText().trim()}`, { phase: 'inspect' });
+    }
+    return psLookup(table.text(), args.text());
+  }
+  throw new DroverError(`drover reads process trees from /proc (Linux) or ps (macOS); ${platform} is neither`, { phase: 'inspect' });
+}
+
+/**
+ * The process tree under `rootPid` (root included). Undefined when the root process does not
+ * exist. A process that exits during the walk is left out.
+ */
+export function readProcessTree(rootPid: number, nameAgent: AgentNamer, lookup: ProcessLookup): ProcessNode | undefined {
   const seen = new Set<number>();
   const walk = (pid: number): ProcessNode | undefined => {
     if (seen.has(pid)) return undefined;
     seen.add(pid);
-    const facts = readProcess(procRoot, pid);
+    const facts = lookup.facts(pid);
     if (facts === undefined) return undefined;
     return {
       pid,
@@ -130,11 +194,11 @@ export function readProcessTree(rootPid: number, nameAgent: AgentNamer, procRoot
  * The nearest of up to `maxDepth` ancestors of `pid` (its parent first) that classifies as
  * an agent: the process an agent hook runs for.
  */
-export function findAgentAncestor(pid: number, nameAgent: AgentNamer, maxDepth = 5, procRoot = '/proc'): number | undefined {
-  let current = readProcess(procRoot, pid);
+export function findAgentAncestor(pid: number, nameAgent: AgentNamer, lookup: ProcessLookup, maxDepth = 5): number | undefined {
+  let current = lookup.facts(pid);
   for (let depth = 0; depth < maxDepth && current !== undefined && current.ppid > 1; depth += 1) {
     const ancestor = current.ppid;
-    current = readProcess(procRoot, ancestor);
+    current = lookup.facts(ancestor);
     if (current !== undefined && nameAgent(current.comm, current.argv) !== undefined) return ancestor;
   }
   return undefined;

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { TargetNotFoundError, isPaneId, parseFramedRows, rowFormat, type Pane, type Server } from '../tmux/index.js';
 import { PaneNotFoundError } from './errors.js';
 import { NO_AGENT, type PaneAgent, type PaneIO } from './pane-io.js';
-import { createAgentNamer, firstAgent, knownAgentKind, readProcessTree, type AgentNamer } from './process-tree.js';
+import { createAgentNamer, firstAgent, knownAgentKind, readProcessTree, systemProcessLookup, type AgentNamer, type ProcessLookup } from './process-tree.js';
 import { providersOrBuiltins } from './project-config.js';
 import { agentNames } from './providers.js';
 import { captureAgentScreen } from './screens/index.js';
@@ -40,8 +40,8 @@ export function agentNamerFor(cwd: string = process.cwd()): AgentNamer {
 }
 
 /** The agent a pane runs: the first agent of the process tree under its shell. */
-export function paneAgent(panePid: number, nameAgent: AgentNamer): PaneAgent {
-  const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, nameAgent) : undefined;
+export function paneAgent(panePid: number, nameAgent: AgentNamer, lookup: ProcessLookup): PaneAgent {
+  const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, nameAgent, lookup) : undefined;
   const agent = tree === undefined ? undefined : firstAgent(tree);
   if (agent === undefined || agent.agent === null) return NO_AGENT;
   return { name: agent.agent, kind: knownAgentKind(agent.agent) ?? null, pid: agent.pid };
@@ -69,7 +69,7 @@ export function tmuxPaneIO(pane: Pane, nameAgent: AgentNamer = agentNamerFor()):
     describe: async () => {
       const fields = ['pane_current_command', 'pane_dead', 'pane_pid'];
       const [foreground, dead, pid] = parseTextRows(Buffer.concat([await pane.display(textRowFormat(fields)), Buffer.from('\n')]), fields)[0] ?? [];
-      return { foreground: foreground ?? '', dead: dead === '1', agent: dead === '1' ? NO_AGENT : paneAgent(Number(pid), nameAgent) };
+      return { foreground: foreground ?? '', dead: dead === '1', agent: dead === '1' ? NO_AGENT : paneAgent(Number(pid), nameAgent, await systemProcessLookup()) };
     },
     capture: async (lines) => (await pane.capture({ start: -lines })).toString('utf8'),
     screen: async () => (await captureAgentScreen(pane)).screen,

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { readProcessTree, type ProcessNode } from '../../src/panes/index.js';
+import { procLookup, readProcessTree, type ProcessNode } from '../../src/panes/index.js';
 import { isProcessAlive } from '../../src/process/index.js';
 import { Server } from '../../src/tmux/index.js';
 import { git } from '../support/git.js';
@@ -130,7 +130,7 @@ export async function startAgentBed(name: AgentName, options: BedOptions = {}): 
 async function paneProcesses(server: Server): Promise<number[]> {
   const pids = (await server.snapshot()).panes.toArray().map((pane) => pane.panePid as number);
   const flatten = (node: ProcessNode | undefined): number[] => (node === undefined ? [] : [node.pid, ...node.children.flatMap(flatten)]);
-  return pids.flatMap((pid) => flatten(readProcessTree(pid, () => undefined)));
+  return pids.flatMap((pid) => flatten(readProcessTree(pid, () => undefined, procLookup())));
 }
 
 /**

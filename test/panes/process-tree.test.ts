@@ -10,12 +10,16 @@ import {
   createAgentNamer,
   createProcessClassifier,
   firstAgent,
+  procLookup,
+  psLookup,
+  systemProcessLookup,
   findAgentAncestor,
   readProcessTree,
   renderProcessTree,
   treeHasAgent,
   type ProcessNode,
 } from '../../src/panes/index.js';
+import { fixture } from './fixtures.js';
 
 const classify = createProcessClassifier(agentNames(BUILTIN_PROVIDERS));
 const nameAgent = createAgentNamer(agentNames(BUILTIN_PROVIDERS));
@@ -67,7 +71,7 @@ describe('readProcessTree over a /proc layout', () => {
   after(() => rmSync(proc, { recursive: true, force: true }));
 
   it('walks every task, keeps the root, skips processes that exited, and parses odd command names', () => {
-    const tree = readProcessTree(100, nameAgent, proc);
+    const tree = readProcessTree(100, nameAgent, procLookup(proc));
     const flat = (node: ProcessNode): [number, number, string, string, string][] => [
       [node.pid, node.ppid, node.comm, node.cmdline, node.classification],
       ...node.children.flatMap(flat),
@@ -87,25 +91,25 @@ describe('readProcessTree over a /proc layout', () => {
   });
 
   it('has the JSON shape of `drover pane process`', () => {
-    const leaf = readProcessTree(300, nameAgent, proc);
+    const leaf = readProcessTree(300, nameAgent, procLookup(proc));
     assert.deepEqual(JSON.parse(JSON.stringify(leaf)), { pid: 300, ppid: 100, comm: 'git', cmdline: 'git fetch', classification: 'git', agent: null, children: [] });
   });
 
   it('finds the nearest agent among a process’s ancestors', () => {
-    assert.equal(findAgentAncestor(400, nameAgent, 5, proc), 200);
-    assert.equal(findAgentAncestor(300, nameAgent, 5, proc), undefined);
-    assert.equal(findAgentAncestor(400, createAgentNamer([]), 1, proc), 200, 'gemini is known without any provider');
-    assert.equal(findAgentAncestor(300, createAgentNamer(['bash']), 1, proc), 100, 'a configured name counts too');
-    assert.equal(findAgentAncestor(300, createAgentNamer(['zsh']), 1, proc), undefined);
+    assert.equal(findAgentAncestor(400, nameAgent, procLookup(proc), 5), 200);
+    assert.equal(findAgentAncestor(300, nameAgent, procLookup(proc), 5), undefined);
+    assert.equal(findAgentAncestor(400, createAgentNamer([]), procLookup(proc), 1), 200, 'gemini is known without any provider');
+    assert.equal(findAgentAncestor(300, createAgentNamer(['bash']), procLookup(proc), 1), 100, 'a configured name counts too');
+    assert.equal(findAgentAncestor(300, createAgentNamer(['zsh']), procLookup(proc), 1), undefined);
   });
 
   it('is undefined for a process that does not exist', () => {
-    assert.equal(readProcessTree(12345, nameAgent, proc), undefined);
+    assert.equal(readProcessTree(12345, nameAgent, procLookup(proc)), undefined);
   });
 
   it('says so when the kernel does not list children', () => {
     fakeProcess(proc, 500, 1, 'sh', ['sh'], {});
-    assert.throws(() => readProcessTree(500, nameAgent, proc), (error) => error instanceof DroverError && /does not list child processes/.test(error.message));
+    assert.throws(() => readProcessTree(500, nameAgent, procLookup(proc)), (error) => error instanceof DroverError && /does not list child processes/.test(error.message));
   });
 });
 
@@ -113,7 +117,7 @@ describe('readProcessTree on this machine', () => {
   it('finds a child of this process with its command line', async () => {
     const child = await LongLivedChild.start(['sleep', '30'], { stdin: 'ignore', stdout: 'ignore' });
     try {
-      const tree = readProcessTree(process.pid, createAgentNamer(['sleep']));
+      const tree = readProcessTree(process.pid, createAgentNamer(['sleep']), procLookup());
       assert.ok(tree);
       assert.equal(tree.pid, process.pid);
       const node = tree.children.find((candidate) => candidate.pid === child.pid);
@@ -123,5 +127,40 @@ describe('readProcessTree on this machine', () => {
     } finally {
       await child.stop(0, 'SIGKILL');
     }
+  });
+});
+
+describe('process trees on macOS, from ps', () => {
+  const lookup = psLookup(fixture('ps-macos-table.txt'), fixture('ps-macos-args.txt'));
+  const agentOf = (pid: number) => firstAgent(readProcessTree(pid, nameAgent, lookup)!);
+
+  it('builds the tree under a pane from the two listings, command names with blanks included', () => {
+    const tree = readProcessTree(5101, nameAgent, lookup);
+    assert.ok(tree);
+    assert.deepEqual(
+      tree.children.map((child) => [child.pid, child.comm, child.children.map((grandchild) => grandchild.pid)]),
+      [
+        [5102, '-zsh', [5120]],
+        [5140, '-zsh', [5141]],
+        [5150, '-zsh', [5151]],
+        [5160, '/opt/homebrew/bin/opencode', []],
+        [5170, '-zsh', [5171]],
+      ],
+    );
+    assert.equal(lookup.facts(412)?.comm, '/Applications/Visual Studio Code.app/Contents/MacOS/Electron');
+  });
+
+  it('names the agents as on Linux: native binaries, node scripts, the first agent of a pane', () => {
+    assert.deepEqual([agentOf(5102)?.pid, agentOf(5102)?.agent], [5120, 'claude']);
+    assert.deepEqual([agentOf(5140)?.pid, agentOf(5140)?.agent], [5141, 'codex'], 'the node launcher runs codex');
+    assert.deepEqual([agentOf(5150)?.pid, agentOf(5150)?.agent], [5151, 'gemini']);
+    assert.equal(agentOf(5160)?.agent, 'opencode');
+    assert.equal(agentOf(5170), undefined, 'vim editing claude.md is no agent');
+    assert.equal(findAgentAncestor(5131, nameAgent, lookup), 5120, "a hook run by Claude Code's tool shell finds Claude Code");
+  });
+
+  it('is what this machine uses on macOS, /proc on Linux, and a refusal elsewhere', async () => {
+    assert.equal((await systemProcessLookup('linux')).facts(process.pid)?.ppid, process.ppid);
+    await assert.rejects(systemProcessLookup('win32'), /drover reads process trees from \/proc \(Linux\) or ps \(macOS\); win32 is neither/);
   });
 });

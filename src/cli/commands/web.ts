@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge } from '../../bridge/index.js';
 import { FleetRuntime, resolveDatabasePath } from '../../fleet/index.js';
 import { MUX_NAMES, openMux, tmuxIds, type MuxName, type MuxPort } from '../../mux/index.js';
-import { agentNamerFor, defaultAgentStatusContext, listPanes, paneCensus } from '../../panes/index.js';
+import { agentNamerFor, defaultAgentStatusContext, listPanes, paneCensus, systemProcessLookup } from '../../panes/index.js';
 import { isProcessAlive } from '../../process/index.js';
 import { Server } from '../../tmux/index.js';
 import type { SocketFlags } from '../endpoint.js';
@@ -64,7 +64,7 @@ export function tmuxAgentCensus(server: Server, cwd: string): AgentCensus {
   const nameAgent = agentNamerFor(cwd);
   return {
     read: async () => {
-      const census = paneCensus(await listPanes(server), nameAgent, defaultAgentStatusContext());
+      const census = paneCensus(await listPanes(server), nameAgent, defaultAgentStatusContext(), await systemProcessLookup());
       return new Map(census.map(({ listing, agent, status }) => [tmuxIds.pane(listing.paneId), { agent: agent.name, hook: status.state }]));
     },
   };
