@@ -217,6 +217,9 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         const to = created.member.memberId;
         // An agent that takes no prompt on its command line gets it as its first message.
         await drain(runtime, to);
+        // Ready only counts once the member's first turn reached the model: before that, an
+        // agent still starting its turn shows the same idle composer it shows after it.
+        await bed.mock.waitForTurns('the member prompt', (all) => all.some((turn) => turn.text.includes('You are a test member')), 60_000);
         await readyBecomes(bed, created.pane, ['ready']);
 
         const idle = await sendAndNotify({ ...runtime.notify, from, to, text: 'first message: status please' });
