@@ -27,6 +27,17 @@ export class DroverError extends Error {
   }
 }
 
+/**
+ * Attaches cleanup failures to the failure they happened after, keeping that failure itself:
+ * a DroverError lists them in cleanupErrors; any other error is returned as it is.
+ */
+export function withCleanupErrors(error: unknown, cleanup: readonly Error[]): unknown {
+  if (error instanceof DroverError && cleanup.length > 0) {
+    Object.defineProperty(error, 'cleanupErrors', { value: Object.freeze([...error.cleanupErrors, ...cleanup]) });
+  }
+  return error;
+}
+
 /** Invalid arguments detected locally, before any I/O. */
 export class ArgumentError extends DroverError {
   constructor(message: string, context: ErrorContext = {}) {

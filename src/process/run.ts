@@ -30,6 +30,11 @@ export const DEFAULT_RUN_LIMITS: Readonly<RunLimits> = Object.freeze({
 export const DEFAULT_TIMEOUT_MS = 5000;
 /** How long cleanup may wait for the kernel to report the killed child's exit. */
 const REAP_BOUND_MS = 500;
+/**
+ * How long output may keep arriving after the child exited. A descendant that inherited the
+ * pipes (a daemon it started) can hold them open for ever; its output is not the child's.
+ */
+export const DRAIN_BOUND_MS = 500;
 
 export interface RunOptions {
   /** Bytes written to the child's stdin, which is then closed. Defaults to empty. */
@@ -157,9 +162,10 @@ function waitForExit(child: ChildProcess, boundMs: number): Promise<Error | unde
 
 /**
  * Runs argv without a shell and collects stdout and stderr separately, within a deadline.
- * Completion needs the child's exit and EOF on both pipes. At the deadline, on abort or on
- * an output bound, the child's process group is killed, the child reaped and both pipes
- * closed, even when the child exited but a descendant still holds a pipe open.
+ * Completion is the child's exit and EOF on both pipes, or its exit and DRAIN_BOUND_MS more
+ * when a descendant still holds a pipe open: then the pipes are closed and the result is the
+ * child's, without waiting for the deadline. At the deadline, on abort or on an output bound,
+ * the child's process group is killed, the child reaped and both pipes closed.
  */
 export function run(argv: readonly string[], options: RunOptions = {}): Promise<RunResult> {
   const limits = resolveLimits(options.limits);
@@ -205,6 +211,7 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     let stdoutBytes = 0;
     let stderrBytes = 0;
     let settled = false;
+    let drain: NodeJS.Timeout | undefined;
     const timer = setTimeout(() => {
       fail(new TimeoutError(`${argvCopy[0]} did not finish within ${timeoutMs} ms`, timeoutMs));
     }, timeoutMs);
@@ -213,6 +220,7 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
 
     const cleanupListeners = (): void => {
       clearTimeout(timer);
+      clearTimeout(drain);
       options.signal?.removeEventListener('abort', onAbort);
     };
 
@@ -262,13 +270,18 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     });
     child.stdin!.end(input ?? undefined);
 
-    child.on('close', (code: number | null, signal: NodeJS.Signals | null) => {
+    const finish = (code: number | null, signal: NodeJS.Signals | null): void => {
       if (settled) return;
       settled = true;
       cleanupListeners();
       counters.running -= 1;
+      destroyPipes(child);
       resolve(new RunResult(argvCopy, child.pid!, code, signal, performance.now() - started, Buffer.concat(stdout), Buffer.concat(stderr)));
+    };
+    child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
+      if (!settled) drain = setTimeout(() => finish(code, signal), DRAIN_BOUND_MS);
     });
+    child.on('close', finish);
 
     options.signal?.addEventListener('abort', onAbort, { once: true });
   });

@@ -88,10 +88,27 @@ describe('run', () => {
     assert.deepEqual(childPids(), []);
   });
 
-  it('times out when the child exited but a descendant holds the pipe open', async () => {
-    const started = Date.now();
-    await assert.rejects(run(['sh', '-c', 'sleep 10 & exit 0'], { timeoutMs: 300 }), TimeoutError);
-    assert.ok(Date.now() - started < 1500);
+  it('ends with the child, not at the deadline, when a descendant holds the pipe open', async () => {
+    // The background sleep keeps both pipes open for 30 s; a runner that waited for EOF would
+    // reach the 20 s deadline and throw TimeoutError instead of returning the child's result.
+    const result = await run(['sh', '-c', 'sleep 30 & printf "%s" "$!"; exit 7'], { timeoutMs: 20_000 });
+    try {
+      assert.equal(result.exitCode, 7);
+      assert.match(result.stdout.toString(), /^\d+$/);
+    } finally {
+      process.kill(Number(result.stdout.toString()), 'SIGKILL');
+    }
+  });
+
+  it('keeps the signal of a child that died while a descendant holds the pipe open', async () => {
+    const result = await run(['sh', '-c', 'sleep 30 & printf "%s" "$!"; kill -TERM $$'], { timeoutMs: 20_000 });
+    try {
+      assert.equal(result.exitCode, null);
+      assert.equal(result.signal, 'SIGTERM');
+      assert.equal(result.ok, false);
+    } finally {
+      process.kill(Number(result.stdout.toString()), 'SIGKILL');
+    }
   });
 
   it('honours an AbortSignal', async () => {
