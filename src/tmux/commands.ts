@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ArgumentError } from './errors.js';
+import { ArgumentError, UnsupportedFeatureError } from './errors.js';
 import { escapeFormat, protectArgument } from './escape.js';
 import type { PaneId, SessionId, WindowId } from './ids.js';
 
@@ -34,6 +34,11 @@ export function checkName(what: string, name: string): string {
   if (name.includes('\0')) throw new ArgumentError(`${what} contains NUL`);
   if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw new ArgumentError(`${what} is longer than ${MAX_NAME_BYTES} bytes`);
   return name;
+}
+
+/** A window name may be empty: tmux then shows no name and leaves automatic-rename off, as tmuxp files expect. */
+function checkWindowName(name: string): string {
+  return name === '' ? name : checkName('window name', name);
 }
 
 export function checkEnvName(name: string): string {
@@ -91,7 +96,7 @@ export interface NewSessionSpec extends SpawnSpec {
 export function newSessionArgs(spec: NewSessionSpec = {}): string[] {
   const args = ['new-session', '-d', '-P', '-F', CREATION_FORMAT];
   if (spec.name !== undefined) args.push('-s', protectArgument(escapeFormat(checkName('session name', spec.name))));
-  if (spec.windowName !== undefined) args.push('-n', protectArgument(escapeFormat(checkName('window name', spec.windowName))));
+  if (spec.windowName !== undefined) args.push('-n', protectArgument(escapeFormat(checkWindowName(spec.windowName))));
   if (spec.width !== undefined) args.push('-x', String(checkCells('width', spec.width)));
   if (spec.height !== undefined) args.push('-y', String(checkCells('height', spec.height)));
   const { flags, command } = spawnArgs(spec);
@@ -111,7 +116,7 @@ export function newWindowArgs(session: SessionId, spec: NewWindowSpec = {}): str
   if (!spec.focus) args.push('-d');
   const index = spec.index === undefined ? '' : String(checkIndex(spec.index));
   args.push('-t', `${session}:${index}`);
-  if (spec.name !== undefined) args.push('-n', protectArgument(escapeFormat(checkName('window name', spec.name))));
+  if (spec.name !== undefined) args.push('-n', protectArgument(escapeFormat(checkWindowName(spec.name))));
   const { flags, command } = spawnArgs(spec);
   return [...args, ...flags, ...command];
 }
@@ -131,10 +136,7 @@ export interface SplitSpec extends SpawnSpec {
 }
 
 export function splitArgs(target: PaneId | WindowId, spec: SplitSpec): string[] {
-  if (spec.direction !== 'horizontal' && spec.direction !== 'vertical') {
-    throw new ArgumentError('split direction must be "horizontal" or "vertical"');
-  }
-  const args = ['split-window', '-P', '-F', CREATION_FORMAT, '-t', target, spec.direction === 'horizontal' ? '-h' : '-v'];
+  const args = ['split-window', '-P', '-F', CREATION_FORMAT, '-t', target, directionFlag(spec.direction)];
   if (!spec.focus) args.push('-d');
   if (spec.before) args.push('-b');
   if (spec.fullSize) args.push('-f');
@@ -146,22 +148,162 @@ export function splitArgs(target: PaneId | WindowId, spec: SplitSpec): string[] 
 export interface RespawnSpec extends SpawnSpec {
   /**
    * A command line tmux runs through the default shell, exactly as it runs
-   * default-command for a new pane. Exclusive with `command`; with neither, the pane's
-   * original command runs again.
+   * default-command for a new pane.
    */
   shellCommand?: string;
+  /**
+   * Run again the command the pane was created (or last respawned) with; for a pane created
+   * without one, what a new pane runs now (default-command, else default-shell).
+   */
+  original?: true;
   /** Kill a still-running program first (tmux -k); otherwise a live pane refuses. */
   kill?: boolean;
 }
 
+/** Exactly one of command, shellCommand and original says what the pane runs: never implied. */
 export function respawnPaneArgs(pane: PaneId, spec: RespawnSpec): string[] {
-  if (spec.shellCommand !== undefined && spec.command !== undefined) throw new ArgumentError('give either command (argv) or shellCommand (a shell line), not both');
+  const given = [spec.command !== undefined, spec.shellCommand !== undefined, spec.original === true].filter(Boolean).length;
+  if (given !== 1) throw new ArgumentError('respawn needs exactly one of command (argv), shellCommand (a shell line) or original: true');
   const args = ['respawn-pane', '-t', pane];
   if (spec.kill) args.push('-k');
   const { flags, command } = spawnArgs(spec);
   args.push(...flags, ...command);
   if (spec.shellCommand !== undefined) args.push(protectArgument(checkName('shell command', spec.shellCommand)));
   return args;
+}
+
+export interface JoinSpec {
+  /** horizontal: the pane lands beside the target (tmux -h); vertical: below it (tmux -v). */
+  direction: SplitDirection;
+  /** Put the pane left of / above the target instead (default false). */
+  before?: boolean;
+  /** Cells, or a percentage string like "30%". */
+  size?: number | string;
+  /** Span the whole window rather than the target pane (tmux -f). */
+  fullSize?: boolean;
+  /** Make the moved pane the active one (default false). */
+  focus?: boolean;
+}
+
+/** Moves a pane next to another (tmux join-pane; move-pane is the same command). */
+export function joinPaneArgs(source: PaneId, target: PaneId | WindowId, spec: JoinSpec): string[] {
+  const args = ['join-pane', '-s', source, '-t', target, directionFlag(spec.direction)];
+  if (!spec.focus) args.push('-d');
+  if (spec.before) args.push('-b');
+  if (spec.fullSize) args.push('-f');
+  if (spec.size !== undefined) args.push('-l', checkSize(spec.size));
+  return args;
+}
+
+export interface BreakSpec {
+  /** The new window's index in the destination session; the next free one when absent. An index in use fails. */
+  index?: number;
+  name?: string;
+  /** Make the new window current (default false). */
+  focus?: boolean;
+}
+
+/** Breaks a pane out into a new window of a session, printing the new window's ids. */
+export function breakPaneArgs(pane: PaneId, session: SessionId, spec: BreakSpec = {}): string[] {
+  const index = spec.index === undefined ? '' : String(checkIndex(spec.index));
+  const args = ['break-pane', '-P', '-F', CREATION_FORMAT, '-s', pane, '-t', `${session}:${index}`];
+  if (!spec.focus) args.push('-d');
+  if (spec.name !== undefined) args.push('-n', protectArgument(escapeFormat(checkName('window name', spec.name))));
+  return args;
+}
+
+/** Links a window into a session at an explicit index; an index in use fails rather than being replaced. */
+export function linkWindowArgs(window: WindowId, session: SessionId, index: number, focus = false): string[] {
+  return ['link-window', ...(focus ? [] : ['-d']), '-s', window, '-t', `${session}:${checkIndex(index)}`];
+}
+
+export interface PipeSpec {
+  /** Pipe what the pane's program writes to the command (default true). */
+  output?: boolean;
+  /** Send what the command writes to the pane as input (default false). */
+  input?: boolean;
+  /** tmux -o: when a pipe is already open, close it and start nothing. */
+  onlyIfClosed?: boolean;
+}
+
+/**
+ * Pipes a pane to an authored shell command (tmux expands formats in it and runs it with
+ * the default shell), or closes the pane's pipe when the command is null.
+ */
+export function pipePaneArgs(pane: PaneId, shellCommand: string | null, spec: PipeSpec = {}): string[] {
+  if (shellCommand === null) return ['pipe-pane', '-t', pane];
+  const output = spec.output ?? true;
+  const input = spec.input ?? false;
+  if (!output && !input) throw new ArgumentError('a pipe needs a direction: output, input or both');
+  return [
+    'pipe-pane',
+    ...(output ? ['-O'] : []),
+    ...(input ? ['-I'] : []),
+    ...(spec.onlyIfClosed ? ['-o'] : []),
+    '-t',
+    pane,
+    protectArgument(checkName('shell command', shellCommand)),
+  ];
+}
+
+export interface CopyModeSpec {
+  /** Scroll one page up on entering (tmux -u). */
+  scrollUp?: boolean;
+  /** Scroll one page down when already in copy mode (tmux -d, tmux 3.5+). */
+  pageDown?: boolean;
+  /** Begin a mouse drag (tmux -M; only meaningful from a mouse binding). */
+  mouseDrag?: boolean;
+  /** Leave copy mode when scrolling reaches the bottom (tmux -e). */
+  exitOnBottom?: boolean;
+  /** Cancel copy mode and any other mode (tmux -q). */
+  cancel?: boolean;
+  /** Hide the position indicator (tmux -H). */
+  hidePosition?: boolean;
+}
+
+/** The flags copy-mode takes, with the tmux version each needs. */
+const COPY_MODE_FLAGS: readonly { key: keyof CopyModeSpec; flag: string; since?: string }[] = [
+  { key: 'scrollUp', flag: '-u' },
+  { key: 'pageDown', flag: '-d', since: '3.5' },
+  { key: 'mouseDrag', flag: '-M' },
+  { key: 'exitOnBottom', flag: '-e' },
+  { key: 'cancel', flag: '-q' },
+  { key: 'hidePosition', flag: '-H' },
+];
+
+/** Enters (or changes) copy mode; a source pane shows that pane's contents instead (tmux -s). */
+export function copyModeArgs(pane: PaneId, spec: CopyModeSpec, source: PaneId | undefined, tmuxVersion: string | undefined): string[] {
+  const args = ['copy-mode'];
+  for (const { key, flag, since } of COPY_MODE_FLAGS) {
+    if (!spec[key]) continue;
+    if (since !== undefined && (tmuxVersion === undefined || !versionAtLeast(tmuxVersion, since))) {
+      throw new UnsupportedFeatureError(`copy mode's ${key} needs tmux ${since} or newer (this server runs ${tmuxVersion ?? 'an unknown version'})`);
+    }
+    args.push(flag);
+  }
+  if (source !== undefined) args.push('-s', source);
+  return [...args, '-t', pane];
+}
+
+/** Whether copyModeArgs needs the server's version for this spec. */
+export function copyModeNeedsVersion(spec: CopyModeSpec): boolean {
+  return COPY_MODE_FLAGS.some(({ key, since }) => since !== undefined && spec[key] === true);
+}
+
+const COPY_COMMAND = /^[a-z][a-z-]{0,63}$/;
+
+/** A copy-mode command (`begin-selection`, `search-backward` …) and its arguments, sent with send-keys -X. */
+export function copyCommandArgs(pane: PaneId, command: string, args: readonly string[] = []): string[] {
+  if (typeof command !== 'string' || !COPY_COMMAND.test(command)) throw new ArgumentError(`${JSON.stringify(command)} is not a copy-mode command name (lower-case words joined by "-")`);
+  args.forEach((arg, i) => {
+    if (typeof arg !== 'string' || arg.includes('\0')) throw new ArgumentError(`copy command argument ${i} must be a string without NUL`);
+  });
+  return ['send-keys', '-t', pane, '-X', '--', command, ...args.map(protectArgument)];
+}
+
+function directionFlag(direction: SplitDirection): string {
+  if (direction !== 'horizontal' && direction !== 'vertical') throw new ArgumentError('direction must be "horizontal" or "vertical"');
+  return direction === 'horizontal' ? '-h' : '-v';
 }
 
 export function checkCells(what: string, value: number): number {
@@ -183,11 +325,23 @@ function checkSize(size: number | string): string {
 
 const LAYOUT_NAMES = ['even-horizontal', 'even-vertical', 'main-horizontal', 'main-vertical', 'tiled'] as const;
 const MIRRORED_LAYOUTS = ['main-horizontal-mirrored', 'main-vertical-mirrored'] as const;
+const MIRRORED_SINCE = '3.5';
 const SAVED_LAYOUT = /^[0-9a-f]{4},\d+x\d+,\d+,\d+[,[{]/;
 
 /**
- * Resolves a layout name the way tmux does (full names and unambiguous prefixes) or accepts
- * a saved layout string; anything else fails before tmux is asked.
+ * Whether resolving this layout name depends on the tmux version: only a name that is, or
+ * abbreviates, a mirrored layout does. The five base names and saved layouts never do.
+ */
+export function layoutNeedsVersion(layout: string): boolean {
+  if (typeof layout !== 'string' || layout === '' || /^[0-9a-f]{4},/.test(layout) || (LAYOUT_NAMES as readonly string[]).includes(layout)) return false;
+  return MIRRORED_LAYOUTS.some((name) => name.startsWith(layout));
+}
+
+/**
+ * Resolves a layout name the way tmux does (an exact name first, else an unambiguous
+ * prefix) or accepts a saved layout string; anything else fails before tmux is asked. The
+ * mirrored layouts need tmux 3.5: on an older server (or without its version) a name that
+ * resolves only to one of them is UnsupportedFeatureError.
  */
 export function resolveLayout(layout: string, tmuxVersion?: string): string {
   if (typeof layout !== 'string' || layout === '') throw new ArgumentError('layout must be a non-empty string');
@@ -195,13 +349,16 @@ export function resolveLayout(layout: string, tmuxVersion?: string): string {
     if (!SAVED_LAYOUT.test(layout)) throw new ArgumentError('saved layout string is malformed (expected "XXXX,WxH,X,Y…")');
     return layout;
   }
-  const mirroredSupported = tmuxVersion !== undefined && versionAtLeast(tmuxVersion, '3.5');
+  const mirroredSupported = tmuxVersion !== undefined && versionAtLeast(tmuxVersion, MIRRORED_SINCE);
   const names: readonly string[] = mirroredSupported ? [...LAYOUT_NAMES, ...MIRRORED_LAYOUTS] : LAYOUT_NAMES;
   if (names.includes(layout)) return layout;
-  if ((MIRRORED_LAYOUTS as readonly string[]).includes(layout)) throw new ArgumentError(`layout ${layout} needs tmux 3.5 or newer`);
   const matches = names.filter((name) => name.startsWith(layout));
   if (matches.length === 1) return matches[0]!;
   if (matches.length > 1) throw new ArgumentError(`layout ${JSON.stringify(layout)} is ambiguous (${matches.join(', ')})`);
+  const mirrored = MIRRORED_LAYOUTS.filter((name) => name.startsWith(layout));
+  if (mirrored.length > 0) {
+    throw new UnsupportedFeatureError(`layout ${mirrored.length === 1 ? mirrored[0] : JSON.stringify(layout)} needs tmux ${MIRRORED_SINCE} or newer (this server runs ${tmuxVersion ?? 'an unknown version'})`);
+  }
   throw new ArgumentError(`unknown layout ${JSON.stringify(layout)} (layouts: ${names.join(', ')})`);
 }
 
@@ -247,12 +404,28 @@ export interface CaptureSpec {
   trailingSpaces?: boolean;
   /** Capture the alternate screen (tmux -a). */
   alternate?: boolean;
+  /** Capture the copy-mode screen the pane shows (tmux -M, tmux 3.6+). */
+  modeScreen?: boolean;
   /** Capture output tmux has not yet processed (tmux -P). */
   pending?: boolean;
 }
 
-export function captureArgs(pane: PaneId, spec: CaptureSpec = {}): string[] {
-  if (spec.alternate && spec.pending) throw new ArgumentError('alternate and pending captures are mutually exclusive');
+/** Capture flags that need a newer tmux than drover's oldest, with the version each needs. */
+const CAPTURE_FLAG_SINCE: Readonly<Partial<Record<keyof CaptureSpec, string>>> = { modeScreen: '3.6' };
+
+/** Whether captureArgs needs the server's version for this spec. */
+export function captureNeedsVersion(spec: CaptureSpec): boolean {
+  return Object.keys(CAPTURE_FLAG_SINCE).some((key) => spec[key as keyof CaptureSpec] === true);
+}
+
+export function captureArgs(pane: PaneId, spec: CaptureSpec = {}, tmuxVersion?: string): string[] {
+  const modes = (['alternate', 'modeScreen', 'pending'] as const).filter((mode) => spec[mode]);
+  if (modes.length > 1) throw new ArgumentError(`capture modes ${modes.join(' and ')} are mutually exclusive`);
+  for (const [key, since] of Object.entries(CAPTURE_FLAG_SINCE)) {
+    if (spec[key as keyof CaptureSpec] === true && (tmuxVersion === undefined || !versionAtLeast(tmuxVersion, since))) {
+      throw new UnsupportedFeatureError(`capture's ${key} needs tmux ${since} or newer (this server runs ${tmuxVersion ?? 'an unknown version'})`);
+    }
+  }
   const args = ['capture-pane', '-p', '-t', pane];
   const line = (what: string, value: number | '-'): string => {
     if (value === '-' || Number.isSafeInteger(value)) return String(value);
@@ -264,6 +437,7 @@ export function captureArgs(pane: PaneId, spec: CaptureSpec = {}): string[] {
   if (spec.join) args.push('-J');
   if (spec.trailingSpaces) args.push('-N');
   if (spec.alternate) args.push('-a');
+  if (spec.modeScreen) args.push('-M');
   if (spec.pending) args.push('-P');
   return args;
 }
@@ -312,8 +486,10 @@ export function unsetOptionArgs(scope: OptionScope, name: string): string[] {
   return ['set-option', ...scopeFlags(scope), '-u', '--', checkOptionName(name)];
 }
 
-export function listOptionArgs(scope: OptionScope, inherited: boolean): string[] {
-  return ['show-options', ...scopeFlags(scope), ...(inherited ? ['-A'] : [])];
+/** The listing (names, `[index]`, `*` for inherited, quoted values) of every option, or of one. */
+export function listOptionArgs(scope: OptionScope, inherited: boolean, name?: string): string[] {
+  const base = name === undefined ? [] : ['-q', '--', checkOptionName(name)];
+  return ['show-options', ...scopeFlags(scope), ...(inherited ? ['-A'] : []), ...base];
 }
 
 export type HookScope = { kind: 'global' } | { kind: 'session'; id: SessionId } | { kind: 'window'; id: WindowId } | { kind: 'pane'; id: PaneId };

@@ -329,3 +329,38 @@ export class Criteria {
     return { version: CRITERIA_VERSION, entity: this.entity, where: this.where };
   }
 }
+
+/** What a validated tree reads: the fields of each entity it reaches, the relations it follows and whether it matches patterns. */
+export interface CriteriaReads {
+  readonly fields: Readonly<Partial<Record<CriteriaEntity, readonly string[]>>>;
+  readonly relations: readonly string[];
+  readonly patterns: boolean;
+}
+
+/** Walks a validated tree (its shape is already known good) and lists what evaluating it reads. */
+export function criteriaReads(criteria: Criteria): CriteriaReads {
+  const fields = new Map<CriteriaEntity, Set<string>>();
+  const relations = new Set<string>();
+  let patterns = false;
+  const stack: { entity: CriteriaEntity; node: Expr; path: string }[] = [{ entity: criteria.entity, node: criteria.where, path: criteria.entity }];
+  while (stack.length > 0) {
+    const { entity, node, path } = stack.pop()!;
+    if ('and' in node) for (const child of node.and) stack.push({ entity, node: child, path });
+    else if ('or' in node) for (const child of node.or) stack.push({ entity, node: child, path });
+    else if ('not' in node) stack.push({ entity, node: node.not, path });
+    else if ('field' in node) {
+      if (!fields.has(entity)) fields.set(entity, new Set());
+      fields.get(entity)!.add(node.field);
+      if (node.op === 'regex') patterns = true;
+    } else {
+      const clause = 'some' in node ? node.some : 'every' in node ? node.every : node.none;
+      relations.add(`${path}.${clause.relation}`);
+      stack.push({ entity: RELATIONS[entity][clause.relation]!, node: clause.where, path: `${path}.${clause.relation}` });
+    }
+  }
+  return Object.freeze({
+    fields: Object.freeze(Object.fromEntries([...fields].map(([entity, names]) => [entity, Object.freeze([...names].sort())]))),
+    relations: Object.freeze([...relations].sort()),
+    patterns,
+  });
+}

@@ -25,7 +25,8 @@ export class Deadline {
   static start(options: OperationOptions = {}, defaultMs = DEFAULT_OPERATION_TIMEOUT_MS): Deadline {
     const timeoutMs = options.timeoutMs ?? defaultMs;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw new ArgumentError(`timeoutMs must be a positive number, got ${timeoutMs}`);
-    return new Deadline(timeoutMs, options.signal);
+    // Whole milliseconds: a budget left over from another (performance.now() - start) is quoted in messages.
+    return new Deadline(Math.ceil(timeoutMs), options.signal);
   }
 
   /** Milliseconds left; throws when none are, saying what may already have happened. */
@@ -33,7 +34,7 @@ export class Deadline {
     if (this.signal?.aborted) throw new AbortedError('operation was aborted', { delivery });
     const left = this.expiresAt - performance.now();
     if (left <= 0) throw new TimeoutError(`operation did not finish within ${this.timeoutMs} ms`, this.timeoutMs, { delivery });
-    return left;
+    return Math.ceil(left);
   }
 
   get expired(): boolean {

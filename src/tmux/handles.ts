@@ -1,15 +1,28 @@
 import {
+  breakPaneArgs,
   captureArgs,
+  captureNeedsVersion,
   checkCells,
   checkName,
+  copyCommandArgs,
+  copyModeArgs,
+  copyModeNeedsVersion,
+  joinPaneArgs,
+  layoutNeedsVersion,
+  linkWindowArgs,
   newWindowArgs,
+  pipePaneArgs,
   resolveLayout,
   respawnPaneArgs,
   sendKeysArgs,
   sendTextArgs,
   splitArgs,
+  type BreakSpec,
   type CaptureSpec,
+  type CopyModeSpec,
+  type JoinSpec,
   type NewWindowSpec,
+  type PipeSpec,
   type RespawnSpec,
   type SplitSpec,
 } from './commands.js';
@@ -87,6 +100,21 @@ abstract class Handle<K extends 'session' | 'window' | 'pane', I extends string>
   }
 }
 
+/** Destination handles must come from the same binding: ids of another server name other objects. */
+function sameBinding(server: Server, other: { readonly server: Server }, what: string): void {
+  if (other.server !== server) throw new ArgumentError(`the ${what} belongs to another binding`);
+}
+
+/** Handles of the window links a list-windows listing printed with LINK_FORMAT. */
+export function linksOf(server: Server, result: CommandResult): WindowLink[] {
+  return result.idLines().map((line) => {
+    const [session, index, window] = line.split(' ');
+    return server.windowLink(session!, Number(index), window!);
+  });
+}
+
+export const LINK_FORMAT = '#{session_id} #{window_index} #{window_id}';
+
 async function guardedKill(server: Server, target: SessionId | WindowId, kill: string, condition: string, options: OperationOptions): Promise<CommandResult> {
   const result = await server.command(['if-shell', '-F', '-t', target, condition, `${kill} -t '${target}'`, `display-message -p ${GUARD_REFUSED}`], options);
   if (result.stdout.toString('latin1').includes(GUARD_REFUSED)) {
@@ -124,12 +152,17 @@ export class Session extends Handle<'session', SessionId> {
 
   async listWindows(options: OperationOptions = {}): Promise<Window[]> {
     const result = await this.server.command(['list-windows', '-t', this.id, '-F', '#{window_id}'], options);
-    return lines(result).map((id) => this.server.window(id));
+    return result.idLines().map((id) => this.server.window(id));
   }
 
   async listPanes(options: OperationOptions = {}): Promise<Pane[]> {
     const result = await this.server.command(['list-panes', '-s', '-t', this.id, '-F', '#{pane_id}'], options);
-    return lines(result).map((id) => this.server.pane(id));
+    return result.idLines().map((id) => this.server.pane(id));
+  }
+
+  /** The session's window links in tmux's order (by index). */
+  async listWindowLinks(options: OperationOptions = {}): Promise<WindowLink[]> {
+    return linksOf(this.server, await this.server.command(['list-windows', '-t', this.id, '-F', LINK_FORMAT], options));
   }
 
   /** The session's entry in a fresh snapshot. */
@@ -174,9 +207,30 @@ export class Window extends Handle<'window', WindowId> {
 
   /** Moves the window to an index of a session (tmux move-window); an index in use fails. */
   async move(session: Session, index: number, options: OperationOptions = {}): Promise<CommandResult> {
-    if (session.server !== this.server) throw new ArgumentError('the session belongs to another binding');
+    sameBinding(this.server, session, 'session');
     if (!Number.isSafeInteger(index) || index < 0) throw new ArgumentError('window index must be a non-negative integer');
     return this.server.command(['move-window', '-d', '-s', this.id, '-t', `${session.id}:${index}`], options);
+  }
+
+  /** Swaps this window's place with another window's (tmux swap-window); focus stays unless asked. */
+  async swap(other: Window, options: OperationOptions & { focus?: boolean } = {}): Promise<CommandResult> {
+    sameBinding(this.server, other, 'window');
+    return this.server.command(['swap-window', ...(options.focus ? [] : ['-d']), '-s', this.id, '-t', other.id], options);
+  }
+
+  /**
+   * Links this window into a session at an explicit index (the same window, shown in both
+   * places); an index in use fails rather than replacing what is there.
+   */
+  async link(session: Session, index: number, options: OperationOptions & { focus?: boolean } = {}): Promise<WindowLink> {
+    sameBinding(this.server, session, 'session');
+    await this.server.command(linkWindowArgs(this.id, session.id, index, options.focus), options);
+    return this.server.windowLink(session.id, index, this.id);
+  }
+
+  /** Every place this window is linked into, in listing order. */
+  async listWindowLinks(options: OperationOptions = {}): Promise<WindowLink[]> {
+    return (await this.server.listWindowLinks(options)).filter((link) => link.windowId === this.id);
   }
 
   /** Splits the window's active pane. */
@@ -187,8 +241,8 @@ export class Window extends Handle<'window', WindowId> {
   /** Applies a layout: a tmux layout name, an unambiguous prefix, or a saved layout string. */
   async selectLayout(layout: string, options: OperationOptions = {}): Promise<CommandResult> {
     const deadline = Deadline.start(options);
-    const needsVersion = layout.includes('mirrored');
-    const resolved = resolveLayout(layout, needsVersion ? await this.server.version({ timeoutMs: deadline.remaining(), signal: options.signal }) : undefined);
+    const version = layoutNeedsVersion(layout) ? await this.server.version({ timeoutMs: deadline.remaining(), signal: options.signal }) : undefined;
+    const resolved = resolveLayout(layout, version);
     return this.server.command(['select-layout', '-t', this.id, protectArgument(resolved)], { deadline });
   }
 
@@ -202,7 +256,7 @@ export class Window extends Handle<'window', WindowId> {
 
   async listPanes(options: OperationOptions = {}): Promise<Pane[]> {
     const result = await this.server.command(['list-panes', '-t', this.id, '-F', '#{pane_id}'], options);
-    return lines(result).map((id) => this.server.pane(id));
+    return result.idLines().map((id) => this.server.pane(id));
   }
 
   async snapshot(options: OperationOptions = {}): Promise<WindowRecord> {
@@ -247,9 +301,11 @@ export class Pane extends Handle<'pane', PaneId> {
     return this.server.command(sendKeysArgs(this.id, keys), options);
   }
 
-  /** The pane's screen (visible part by default) as raw bytes. */
+  /** The pane's screen (visible part by default) as raw bytes; flags this tmux lacks are refused before dispatch. */
   async capture(spec: CaptureSpec & OperationOptions = {}): Promise<Buffer> {
-    return (await this.server.command(captureArgs(this.id, spec), spec)).stdout;
+    const deadline = Deadline.start(spec);
+    const version = captureNeedsVersion(spec) ? await this.server.version({ timeoutMs: deadline.remaining(), signal: spec.signal }) : undefined;
+    return (await this.server.command(captureArgs(this.id, spec, version), { deadline })).stdout;
   }
 
   async kill(options: OperationOptions = {}): Promise<CommandResult> {
@@ -286,9 +342,34 @@ export class Pane extends Handle<'pane', PaneId> {
     return this.server.command(args, options);
   }
 
+  /**
+   * Moves this pane next to a pane (or a window's active pane), splitting it: tmux join-pane,
+   * which move-pane is another name for. The direction is required; the pane lands after
+   * the target unless `before`.
+   */
+  async join(target: Pane | Window, spec: JoinSpec & OperationOptions): Promise<CommandResult> {
+    sameBinding(this.server, target, target.kind);
+    return this.server.command(joinPaneArgs(this.id, target.id, spec), spec);
+  }
+
+  /** Breaks this pane out into a new window of `session`; returns that window. */
+  async breakOut(session: Session, spec: BreakSpec & OperationOptions = {}): Promise<Window> {
+    sameBinding(this.server, session, 'session');
+    return this.server.receipt(await this.server.command(breakPaneArgs(this.id, session.id, spec), spec)).window;
+  }
+
+  /**
+   * Pipes the pane to an authored shell command (output only unless `input` is asked), or
+   * closes its pipe when the command is null. Says tmux started it, nothing about the command.
+   */
+  async pipe(shellCommand: string | null, spec: PipeSpec & OperationOptions = {}): Promise<CommandResult> {
+    // Only the deadline goes on: the spec's `input` is a pipe direction, not bytes for tmux's stdin.
+    return this.server.command(pipePaneArgs(this.id, shellCommand, spec), { timeoutMs: spec.timeoutMs, signal: spec.signal });
+  }
+
   /** Swaps this pane with another of the same binding. */
   async swap(other: Pane, options: OperationOptions & { keepFocus?: boolean } = {}): Promise<CommandResult> {
-    if (other.server !== this.server) throw new ArgumentError('cannot swap with a pane of another binding');
+    sameBinding(this.server, other, 'pane');
     return this.server.command(['swap-pane', '-s', this.id, '-t', other.id, ...(options.keepFocus ? ['-d'] : [])], options);
   }
 
@@ -317,9 +398,21 @@ export class Pane extends Handle<'pane', PaneId> {
     return this.server.command(['send-keys', '-t', this.id, '-X', 'cancel'], options);
   }
 
-  /** Enters copy mode. */
-  async copyMode(options: OperationOptions = {}): Promise<CommandResult> {
-    return this.server.command(['copy-mode', '-t', this.id], options);
+  /**
+   * Enters copy mode, or changes it (scroll, cancel…); every flag defaults to off. With a
+   * source pane, copy mode shows that pane's contents. A flag this tmux lacks is refused
+   * before dispatch.
+   */
+  async copyMode(spec: CopyModeSpec & OperationOptions & { source?: Pane } = {}): Promise<CommandResult> {
+    if (spec.source !== undefined) sameBinding(this.server, spec.source, 'source pane');
+    const deadline = Deadline.start(spec);
+    const version = copyModeNeedsVersion(spec) ? await this.server.version({ timeoutMs: deadline.remaining(), signal: spec.signal }) : undefined;
+    return this.server.command(copyModeArgs(this.id, spec, spec.source?.id, version), { deadline });
+  }
+
+  /** Sends a copy-mode command (`begin-selection`, `search-backward` …) with its arguments; tmux refuses it outside copy mode. */
+  async copyCommand(command: string, args: readonly string[] = [], options: OperationOptions = {}): Promise<CommandResult> {
+    return this.server.command(copyCommandArgs(this.id, command, args), options);
   }
 
   async snapshot(options: OperationOptions = {}): Promise<PaneRecord> {
@@ -345,6 +438,7 @@ export class WindowLink {
     readonly index: number,
     readonly windowId: WindowId,
   ) {
+    if (!Number.isSafeInteger(index) || index < 0) throw new ArgumentError('window index must be a non-negative integer');
     Object.freeze(this);
   }
 
@@ -360,10 +454,26 @@ export class WindowLink {
     return this.server.window(this.windowId);
   }
 
+  equals(other: unknown): boolean {
+    return other instanceof WindowLink && other.server === this.server && other.sessionId === this.sessionId && other.index === this.index && other.windowId === this.windowId;
+  }
+
   /** Confirms the session still has this window at this index. */
   private async check(deadline: Deadline): Promise<void> {
-    const shown = (await this.server.command(['display-message', '-p', '-t', this.target, '#{session_id} #{window_id}'], { deadline })).stdout.toString('latin1').trim();
-    if (shown !== `${this.sessionId} ${this.windowId}`) throw new TargetNotFoundError(this.target);
+    await this.display('', { deadline });
+  }
+
+  /**
+   * Expands a tmux format in this link's context. The link's identity is printed in the same
+   * reply, so a link that moved or went away is TargetNotFoundError, never another window's answer.
+   */
+  async display(format: string, options: OperationOptions & { deadline?: Deadline } = {}): Promise<Buffer> {
+    if (format !== '') checkName('format', format);
+    const result = await this.server.command(['display-message', '-p', '-t', this.target, protectArgument(`#{session_id} #{window_id} ${format}`)], options);
+    const out = result.stdout.subarray(0, result.stdout.at(-1) === 0x0a ? -1 : undefined);
+    const expected = Buffer.from(`${this.sessionId} ${this.windowId} `);
+    if (!out.subarray(0, expected.length).equals(expected)) throw new TargetNotFoundError(this.target, { result });
+    return out.subarray(expected.length);
   }
 
   async select(options: OperationOptions = {}): Promise<CommandResult> {
@@ -378,8 +488,46 @@ export class WindowLink {
     await this.check(deadline);
     return this.server.command(['unlink-window', ...(options.force ? ['-k'] : []), '-t', this.target], { deadline });
   }
+
+  /** Moves this link to an index of a session (tmux move-window); an index in use fails. Returns the link there. */
+  async move(session: Session, index: number, options: OperationOptions = {}): Promise<WindowLink> {
+    sameBinding(this.server, session, 'session');
+    const destination = this.server.windowLink(session.id, index, this.windowId);
+    const deadline = Deadline.start(options);
+    await this.check(deadline);
+    await this.server.command(['move-window', '-d', '-s', this.target, '-t', destination.target], { deadline });
+    return destination;
+  }
+
+  /**
+   * Swaps the windows of two links (tmux swap-window), each checked first; returns the two
+   * links as they are afterwards, this place first.
+   */
+  async swap(other: WindowLink, options: OperationOptions & { focus?: boolean } = {}): Promise<[WindowLink, WindowLink]> {
+    sameBinding(this.server, other, 'window link');
+    const deadline = Deadline.start(options);
+    await this.check(deadline);
+    await other.check(deadline);
+    await this.server.command(['swap-window', ...(options.focus ? [] : ['-d']), '-s', this.target, '-t', other.target], { deadline });
+    return [this.server.windowLink(this.sessionId, this.index, other.windowId), this.server.windowLink(other.sessionId, other.index, this.windowId)];
+  }
+
+  /** The window's options, reached through this link: each access checks the link first. */
+  options(): Options {
+    return new Options(this.server, { kind: 'window', id: this.windowId }, (deadline) => this.check(deadline));
+  }
+
+  /** The window's hooks, reached through this link: each access checks the link first. */
+  hooks(): Hooks {
+    return new Hooks(this.server, { kind: 'window', id: this.windowId }, (deadline) => this.check(deadline));
+  }
+
+  toString(): string {
+    return `window link ${this.target} (${this.windowId})`;
+  }
+
+  toJSON(): { kind: 'window-link'; session_id: SessionId; index: number; window_id: WindowId } {
+    return { kind: 'window-link', session_id: this.sessionId, index: this.index, window_id: this.windowId };
+  }
 }
 
-function lines(result: CommandResult): string[] {
-  return result.stdout.toString('latin1').split('\n').filter((line) => line !== '');
-}

@@ -20,7 +20,6 @@ import {
   type WaitForOutputOptions,
   type WaitForTopologyOptions,
 } from './control/index.js';
-import { Criteria } from './criteria.js';
 import { Deadline, type OperationOptions } from './deadline.js';
 import { Endpoint, resolvedSocketPath, tmuxVariable } from './endpoint.js';
 import {
@@ -35,14 +34,31 @@ import {
   ServerUnreachableError,
   TargetNotFoundError,
   TimeoutError,
+  UnsupportedFeatureError,
 } from './errors.js';
 import { protectArgument } from './escape.js';
+import { explainPaneSearch, paneCriteria, type PaneSearchPlan, type Pushdown } from './explain.js';
+import { closeAfter } from './lifetime.js';
+import { boundedMap, type MapItemContext, type MapOptions } from './map.js';
 import { checkId, type EntityKind, type IdOf, type PaneId, type SessionId, type WindowId } from './ids.js';
 import { INCARNATION_FORMAT, incarnationGuard, isGuardRefusal, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
 import { Environment, Options, Hooks, Buffers } from './settings.js';
 import { OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
-import { Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
-import { Selection, Snapshot, snapshotCommands, type PaneRecord, type SnapshotOptions } from './snapshot.js';
+import { LINK_FORMAT, linksOf, Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
+import { Criteria } from './criteria.js';
+import {
+  CLIENT_FORMAT,
+  parseClientRecords,
+  Selection,
+  Snapshot,
+  snapshotCommands,
+  type ClientRecord,
+  type PaneRecord,
+  type SessionRecord,
+  type SnapshotOptions,
+  type WindowLinkRecord,
+  type WindowRecord,
+} from './snapshot.js';
 import { CommandResult, SpawnTransport, clientEnvironment, type CommandTransport, type ExecOptions } from './transport.js';
 
 export interface ServerOptions {
@@ -92,10 +108,21 @@ export interface ServerDiagnostics {
   readonly owned: boolean;
   readonly closed: boolean;
   readonly transport: 'spawn' | 'control';
+  /** Requests holding a request slot, until their tmux client is reaped (retirement included). */
   readonly admittedRequests: number;
+  /** Process slots reserved: one per admitted request, held until its tmux client is reaped (a request over a control connection holds one too). */
+  readonly reservedProcessSlots: number;
   readonly waitingRequests: number;
+  /** Control connections registered with the binding, closed ones included until close() prunes them. */
   readonly controlConnections: number;
+  /** map() operations running. */
+  readonly maps: number;
   readonly limits: { readonly maxRequests: number; readonly maxControlConnections: number; readonly closeTimeoutMs: number };
+}
+
+/** Search options: a snapshot's, plus how much of the criteria tmux may filter. */
+export interface SearchOptions extends SnapshotOptions, OperationOptions {
+  pushdown?: Pushdown;
 }
 
 interface SocketIdentity {
@@ -105,6 +132,9 @@ interface SocketIdentity {
 
 /** Marks the line with which a binding's first spawned command prints the server's incarnation. */
 const LEARNING_MARK = 'DROVER-INCARNATION';
+
+/** What tmux answers a listing on a server that has no sessions. */
+const EMPTY_SERVER = /no current (target|session)|no sessions/;
 
 const UNREACHABLE = /^(no server running on|error connecting to|server exited unexpectedly|lost server|server version is too old|open terminal failed)/m;
 const NOT_FOUND = /can't find (session|window|pane|client)[: ]\s*(.*)$/m;
@@ -229,6 +259,7 @@ export class Server {
   /** Aborted by close(): running requests are cancelled with it. */
   private readonly closing = new AbortController();
   private readonly running = new Set<Promise<unknown>>();
+  private maps = 0;
   /** Extra resources (control connections) retired with the binding. */
   private readonly owned = new Set<{ close(): Promise<void> }>();
 
@@ -262,23 +293,35 @@ export class Server {
     }
   }
 
-  /** Binds a running server. Starts nothing; a missing socket or a dead server fails here. */
-  static async open(endpoint: Endpoint, options: ServerOptions = {}): Promise<Server> {
+  /**
+   * Binds a running server. Starts nothing; a missing socket or a dead server fails here.
+   * With `use`, the binding is closed when `use` settles and its value is returned.
+   */
+  static async open(endpoint: Endpoint, options?: ServerOptions): Promise<Server>;
+  static async open<T>(endpoint: Endpoint, options: ServerOptions, use: (server: Server) => Promise<T>): Promise<T>;
+  static async open<T>(endpoint: Endpoint, options: ServerOptions = {}, use?: (server: Server) => Promise<T>): Promise<Server | T> {
     const identity = identityOf(endpoint.socketPath);
     if (!identity) throw new ServerUnreachableError(`no tmux server socket at ${endpoint.socketPath}`);
     await probeSocket(endpoint.socketPath, 1000);
-    return Server.withTransport(new Server(endpoint, identity, undefined, options), options);
+    const server = await Server.withTransport(new Server(endpoint, identity, undefined, options), options);
+    return use === undefined ? server : closeAfter(server, use);
   }
 
-  /** Starts and owns a private tmux server in a fresh 0700 temporary directory. */
-  static async start(options: StartOptions = {}): Promise<Server> {
+  /**
+   * Starts and owns a private tmux server in a fresh 0700 temporary directory. With `use`,
+   * the server is retired when `use` settles, and a failure of `use` is the one thrown.
+   */
+  static async start(options?: StartOptions): Promise<Server>;
+  static async start<T>(options: StartOptions, use: (server: Server) => Promise<T>): Promise<T>;
+  static async start<T>(options: StartOptions = {}, use?: (server: Server) => Promise<T>): Promise<Server | T> {
     const daemon = await OwnedDaemon.start({ ...options, env: options.env });
     const identity = identityOf(daemon.record.socketPath);
     if (!identity) {
       await daemon.retire().catch(() => undefined);
       throw new ServerUnreachableError('the owned tmux server socket disappeared right after start');
     }
-    return Server.withTransport(new Server(daemon.endpoint, identity, daemon, options), options);
+    const server = await Server.withTransport(new Server(daemon.endpoint, identity, daemon, options), options);
+    return use === undefined ? server : closeAfter(server, use);
   }
 
   /** Binds a persistent daemon drover started earlier, taking back its ownership. */
@@ -337,7 +380,14 @@ export class Server {
    * closed by close()). It attaches to the given session, else the first existing one, else
    * a detached anchor session created for it and removed when it closes.
    */
-  async openControl(options: OpenControlOptions = {}): Promise<ControlConnection> {
+  async openControl(options?: OpenControlOptions): Promise<ControlConnection>;
+  async openControl<T>(options: OpenControlOptions, use: (connection: ControlConnection) => Promise<T>): Promise<T>;
+  async openControl<T>(options: OpenControlOptions = {}, use?: (connection: ControlConnection) => Promise<T>): Promise<ControlConnection | T> {
+    const connection = await this.openControlConnection(options);
+    return use === undefined ? connection : closeAfter(connection, use);
+  }
+
+  private async openControlConnection(options: OpenControlOptions): Promise<ControlConnection> {
     if (this.closed) throw new ClosedError();
     const deadline = Deadline.start(options);
     if (options.session !== undefined && options.session.server !== this) throw new ArgumentError('the session belongs to another binding');
@@ -380,11 +430,18 @@ export class Server {
   }
 
   private async sessionIds(deadline: Deadline): Promise<SessionId[]> {
-    const result = await this.execute(['list-sessions', '-F', '#{session_id}'], deadline, undefined, this.spawnTransport);
-    // A server kept alive without sessions (exit-empty off) answers "no sessions".
-    if (!result.ok && /no sessions/.test(result.stderrText())) return [];
-    if (!result.ok) throw failureOf(result);
-    return idsOf(result).map((id) => checkId('session', id));
+    return (await this.listing(['list-sessions', '-F', '#{session_id}'], deadline, this.spawnTransport)).idLines().map((id) => checkId('session', id));
+  }
+
+  /**
+   * Runs a listing command. A server without sessions answers the listings with an error
+   * ("no sessions", "no current target") rather than nothing; that is an empty answer.
+   */
+  private async listing(args: readonly string[], deadline: Deadline, transport: CommandTransport = this.transport): Promise<CommandResult> {
+    const result = await this.execute(args, deadline, undefined, transport);
+    if (result.ok) return result;
+    if (result.stdout.length === 0 && EMPTY_SERVER.test(result.stderrText())) return new CommandResult(result.args, Buffer.alloc(0), Buffer.alloc(0), 0, result.elapsedMs, result.transport, result.pid, result.argv);
+    throw failureOf(result);
   }
 
   private async createAnchor(deadline: Deadline): Promise<SessionId> {
@@ -460,7 +517,7 @@ export class Server {
         else if (seen !== undefined && !sameIncarnation(this.known!, seen)) throw this.replaced('is another server now (it was restarted)', 'possibly_sent');
       }
     }
-    return new CommandResult(args, stdout, raw.stderr, raw.exitCode, raw.elapsedMs, 'spawn', raw.pid, raw.argv);
+    return new CommandResult(args, stdout, raw.stderr, raw.exitCode, raw.elapsedMs, 'spawn', raw.pid, raw.argv, raw.signal);
   }
 
   /** Runs tmux arguments on the chosen transport within the deadline, admission included; close() cancels it. */
@@ -610,37 +667,74 @@ export class Server {
   async snapshot(options: SnapshotOptions & OperationOptions = {}): Promise<Snapshot> {
     const startedAt = Date.now();
     const args = snapshotCommands(options).flatMap((command, i) => (i === 0 ? command : [';', ...command]));
-    const deadline = Deadline.start(options);
-    const result = await this.execute(args, deadline, undefined, this.transport);
-    if (!result.ok) {
-      // An empty server answers the window and pane listings with "no current target".
-      const empty = result.stdout.length === 0 && /no current (target|session)|no sessions/.test(result.stderrText());
-      if (!empty) throw failureOf(result);
-      return new Snapshot(Buffer.alloc(0), { ...options, startedAt, finishedAt: Date.now() });
-    }
-    return new Snapshot(result.stdout, { ...options, startedAt, finishedAt: Date.now() });
+    const result = await this.listing(args, Deadline.start(options));
+    return new Snapshot(result.stdout, { ...options, startedAt, finishedAt: Date.now(), binding: this });
   }
 
-  /** Captures a snapshot and returns the panes matching criteria (wire form or Criteria). */
-  async searchPanes(criteria: Criteria | object | string, options: SnapshotOptions & OperationOptions = {}): Promise<Selection<PaneRecord>> {
-    const compiled = criteria instanceof Criteria ? criteria : typeof criteria === 'string' || 'version' in criteria ? Criteria.fromJSON(criteria) : Criteria.build('pane', criteria);
-    if (compiled.entity !== 'pane') throw new ArgumentError(`searchPanes needs pane criteria, not ${compiled.entity}`);
-    return (await this.snapshot(options)).panes.where(compiled);
+  /**
+   * Captures a snapshot and returns the panes matching criteria (wire form or Criteria).
+   * `pushdown: 'required'` is refused before any I/O: drover has no tmux-side filter.
+   */
+  async searchPanes(criteria: Criteria | object | string, options: SearchOptions = {}): Promise<Selection<PaneRecord>> {
+    const plan = explainPaneSearch(criteria, options.pushdown);
+    if (!plan.executable) throw new UnsupportedFeatureError(`a search with pushdown: required cannot run: ${plan.rejected.join('; ')}`);
+    return (await this.snapshot(options)).panes.where(paneCriteria(criteria));
+  }
+
+  /** How searchPanes would run these criteria: capture, residual criteria and why nothing is pushed to tmux. No I/O. */
+  explainPanes(criteria: Criteria | object | string, options: { pushdown?: Pushdown } = {}): PaneSearchPlan {
+    return explainPaneSearch(criteria, options.pushdown);
+  }
+
+  /** The handle a captured record names, on this binding; a record captured elsewhere, or a client's, is refused. No I/O. */
+  resolve(record: SessionRecord): Session;
+  resolve(record: WindowRecord): Window;
+  resolve(record: PaneRecord): Pane;
+  resolve(record: WindowLinkRecord): WindowLink;
+  resolve(record: ClientRecord): never;
+  resolve(record: SessionRecord | WindowRecord | PaneRecord | WindowLinkRecord | ClientRecord): Session | Window | Pane | WindowLink {
+    if (record.binding !== this) throw new ArgumentError('the record was captured through another binding (or none); resolve it there');
+    return record.ref();
   }
 
   async listSessions(options: OperationOptions = {}): Promise<Session[]> {
-    const result = await this.command(['list-sessions', '-F', '#{session_id}'], options);
-    return idsOf(result).map((id) => this.session(id));
+    return (await this.listing(['list-sessions', '-F', '#{session_id}'], Deadline.start(options))).idLines().map((id) => this.session(id));
   }
 
   async listWindows(options: OperationOptions = {}): Promise<Window[]> {
-    const result = await this.command(['list-windows', '-a', '-F', '#{window_id}'], options);
-    return [...new Set(idsOf(result))].map((id) => this.window(id));
+    return [...new Set((await this.listing(['list-windows', '-a', '-F', '#{window_id}'], Deadline.start(options))).idLines())].map((id) => this.window(id));
   }
 
   async listPanes(options: OperationOptions = {}): Promise<Pane[]> {
-    const result = await this.command(['list-panes', '-a', '-F', '#{pane_id}'], options);
-    return [...new Set(idsOf(result))].map((id) => this.pane(id));
+    return [...new Set((await this.listing(['list-panes', '-a', '-F', '#{pane_id}'], Deadline.start(options))).idLines())].map((id) => this.pane(id));
+  }
+
+  /** Every window link (session, index, window) of the server, in tmux's listing order. */
+  async listWindowLinks(options: OperationOptions = {}): Promise<WindowLink[]> {
+    return linksOf(this, await this.listing(['list-windows', '-a', '-F', LINK_FORMAT], Deadline.start(options)));
+  }
+
+  /**
+   * The attached clients as captured records. A record is an observation: its name, tty and
+   * pid name whichever client holds them later, so it never becomes a command target.
+   */
+  async listClients(options: OperationOptions = {}): Promise<ClientRecord[]> {
+    return parseClientRecords((await this.listing(['list-clients', '-F', CLIENT_FORMAT], Deadline.start(options))).stdout, this);
+  }
+
+  /**
+   * Runs `work` over the items, at most `concurrency` (4) at once, results in input order.
+   * More than `maxItems` (1 024) items or `maxResultBytes` (1 MiB) of results is refused; the
+   * first failure cancels the rest through their signal, and close() cancels the map.
+   */
+  async map<T, R>(items: Iterable<T>, work: (item: T, context: MapItemContext) => Promise<R>, options: MapOptions<R> = {}): Promise<R[]> {
+    if (this.closed) throw new ClosedError();
+    this.maps += 1;
+    try {
+      return await boundedMap(items, work, options, this.closing.signal);
+    } finally {
+      this.maps -= 1;
+    }
   }
 
   /**
@@ -736,6 +830,11 @@ export class Server {
     if (cleanupErrors.length > 0) throw new DroverError('closing the tmux binding left resources behind; retry close()', { phase: 'cleanup', cleanupErrors });
   }
 
+  /** Closes the binding, for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
+  }
+
   /** Local counts only: no I/O, no paths, no identifiers. */
   diagnostics(): ServerDiagnostics {
     return Object.freeze({
@@ -743,15 +842,13 @@ export class Server {
       closed: this.closed,
       transport: this.transport.kind,
       admittedRequests: this.admission.admitted,
+      reservedProcessSlots: this.admission.admitted,
       waitingRequests: this.admission.waiting,
       controlConnections: this.owned.size,
+      maps: this.maps,
       limits: Object.freeze({ ...this.limits }),
     });
   }
-}
-
-function idsOf(result: CommandResult): string[] {
-  return result.stdout.toString('latin1').split('\n').filter((line) => line !== '');
 }
 
 function stripNewline(bytes: Buffer): Buffer {

@@ -18,7 +18,7 @@ import {
   type HookScope,
   type OptionScope,
 } from './commands.js';
-import type { OperationOptions } from './deadline.js';
+import { Deadline, type OperationOptions } from './deadline.js';
 import { ArgumentError, FieldDecodeError, NoMatchError, TargetNotFoundError } from './errors.js';
 import { decodeUtf8 } from '../process/errors.js';
 import { protectArgument } from './escape.js';
@@ -30,7 +30,10 @@ export class OptionValue {
   constructor(
     readonly name: string,
     readonly raw: Buffer,
+    /** True when the value is not set at the scope asked but inherited from a wider one. */
     readonly inherited: boolean,
+    /** The entry's index in an array option (`status-format[1]`); null for a plain option. */
+    readonly index: number | null = null,
   ) {
     Object.freeze(this);
   }
@@ -74,12 +77,49 @@ function withoutFinalNewline(bytes: Buffer): Buffer {
   return bytes.length > 0 && bytes[bytes.length - 1] === 0x0a ? bytes.subarray(0, -1) : bytes;
 }
 
+/** One entry of a show-options listing: its name, array index and whether it is inherited (`*`). */
+interface OptionEntry {
+  readonly name: string;
+  readonly index: number | null;
+  readonly inherited: boolean;
+}
+
+/**
+ * The entries a show-options listing (without -v) names for one option. tmux escapes line
+ * breaks in these values, so every line starts with a name.
+ */
+function optionEntries(listing: string, base: string): OptionEntry[] {
+  const entries: OptionEntry[] = [];
+  for (const line of listing.split('\n')) {
+    if (!line.startsWith(base)) continue;
+    const match = /^(\[(\d+)\])?(\*)?( |$)/.exec(line.slice(base.length));
+    if (match === null) continue;
+    entries.push({ name: `${base}${match[1] ?? ''}`, index: match[2] === undefined ? null : Number(match[2]), inherited: match[3] === '*' });
+  }
+  return entries;
+}
+
+/** Checks a scope's context (a window link still in place) before each access. */
+export type ScopeCheck = (deadline: Deadline) => Promise<void>;
+
 /** Options at one explicit scope. Absent and empty are different answers. */
 export class Options {
   constructor(
     private readonly server: Server,
     readonly scope: OptionScope,
+    private readonly precondition?: ScopeCheck,
   ) {}
+
+  /** Starts one access: its deadline, with the scope's context checked once under it. */
+  private async access(options: OperationOptions): Promise<Deadline> {
+    const deadline = Deadline.start(options);
+    await this.precondition?.(deadline);
+    return deadline;
+  }
+
+  private async command(args: readonly string[], options: OperationOptions): Promise<CommandResult> {
+    return this.server.command(args, { deadline: await this.access(options) });
+  }
 
   /** The option's value; NoMatchError when it is not set at this scope (or inherited, if asked). */
   async get(name: string, options: OperationOptions & { inherited?: boolean } = {}): Promise<OptionValue> {
@@ -88,25 +128,39 @@ export class Options {
     return value;
   }
 
+  /**
+   * The option's value, or undefined when absent. Inherited values count unless
+   * `inherited: false`, and say so. An array option with several entries needs an index
+   * (`status-format[1]`): which entry is meant is never guessed.
+   */
   async getOrUndefined(name: string, options: OperationOptions & { inherited?: boolean } = {}): Promise<OptionValue | undefined> {
     const inherited = options.inherited ?? true;
-    const result = await this.server.command(showOptionArgs(this.scope, name, inherited), options);
+    const deadline = await this.access(options);
+    const listing = await this.server.command(listOptionArgs(this.scope, inherited, name), { deadline });
+    const base = name.replace(/\[\d+\]$/, '');
+    const entries = optionEntries(listing.lossyText(), base).filter((entry) => entry.name === name || name === base);
+    if (entries.length === 0) return undefined;
+    if (entries.length > 1) {
+      throw new ArgumentError(`option ${name} is an array with ${entries.length} entries; name one, as ${entries[0]!.name}`);
+    }
+    const entry = entries[0]!;
+    const result = await this.server.command(showOptionArgs(this.scope, entry.name, inherited), { deadline });
     // -q -v prints nothing for an absent option and a line (maybe empty) for a present one.
     if (result.stdout.length === 0) return undefined;
-    return new OptionValue(name, withoutFinalNewline(result.stdout), false);
+    return new OptionValue(entry.name, withoutFinalNewline(result.stdout), entry.inherited, entry.index);
   }
 
   async set(name: string, value: string | number | boolean, options: OperationOptions & { append?: boolean } = {}): Promise<CommandResult> {
-    return this.server.command(setOptionArgs(this.scope, name, value, options.append), options);
+    return this.command(setOptionArgs(this.scope, name, value, options.append), options);
   }
 
   async unset(name: string, options: OperationOptions = {}): Promise<CommandResult> {
-    return this.server.command(unsetOptionArgs(this.scope, name), options);
+    return this.command(unsetOptionArgs(this.scope, name), options);
   }
 
   /** Option names and raw value text as tmux lists them at this scope. */
   async list(options: OperationOptions & { inherited?: boolean } = {}): Promise<string[]> {
-    const result = await this.server.command(listOptionArgs(this.scope, options.inherited ?? false), options);
+    const result = await this.command(listOptionArgs(this.scope, options.inherited ?? false), options);
     return result.lossyText().split('\n').filter((line) => line !== '');
   }
 }
@@ -116,24 +170,31 @@ export class Hooks {
   constructor(
     private readonly server: Server,
     readonly scope: HookScope,
+    private readonly precondition?: ScopeCheck,
   ) {}
 
+  private async command(args: readonly string[], options: OperationOptions): Promise<CommandResult> {
+    const deadline = Deadline.start(options);
+    await this.precondition?.(deadline);
+    return this.server.command(args, { deadline });
+  }
+
   async list(options: OperationOptions = {}): Promise<string[]> {
-    const result = await this.server.command(showHooksArgs(this.scope), options);
+    const result = await this.command(showHooksArgs(this.scope), options);
     return result.lossyText().split('\n').filter((line) => line !== '');
   }
 
   async set(name: string, command: string, options: OperationOptions & { append?: boolean } = {}): Promise<CommandResult> {
-    return this.server.command(setHookArgs(this.scope, name, command, options.append), options);
+    return this.command(setHookArgs(this.scope, name, command, options.append), options);
   }
 
   async unset(name: string, options: OperationOptions = {}): Promise<CommandResult> {
-    return this.server.command(unsetHookArgs(this.scope, name), options);
+    return this.command(unsetHookArgs(this.scope, name), options);
   }
 
   /** Runs the hook's commands now (tmux set-hook -R). */
   async run(name: string, options: OperationOptions = {}): Promise<CommandResult> {
-    return this.server.command(runHookArgs(this.scope, name), options);
+    return this.command(runHookArgs(this.scope, name), options);
   }
 }
 

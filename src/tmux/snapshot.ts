@@ -15,9 +15,11 @@ import {
   type WindowFields,
 } from './catalog.js';
 import { Criteria, type CriteriaEntity, type EvaluableRecord } from './criteria.js';
-import { ArgumentError, FieldDecodeError, IncompleteSnapshotError, MultipleMatchesError, NoMatchError } from './errors.js';
+import { ArgumentError, FieldDecodeError, IncompleteSnapshotError, MultipleMatchesError, NoMatchError, UnsupportedFeatureError } from './errors.js';
 import { DEFAULT_FRAMING_LIMITS, decodeField, parseFramedRows, rowFormat, tableSpecs, type FramingLimits, type RawRow } from './framing.js';
+import type { Pane, Session, Window, WindowLink } from './handles.js';
 import type { PaneId, SessionId, WindowId } from './ids.js';
+import type { Server } from './server.js';
 
 let nextCaptureId = 1;
 
@@ -61,6 +63,11 @@ abstract class SnapshotRecord implements EvaluableRecord {
 
   abstract related(relation: string): readonly EvaluableRecord[];
 
+  /** The binding that captured this record, which alone can turn it into a handle. */
+  get binding(): Server | undefined {
+    return this.graph.binding;
+  }
+
   /** Fields by tmux name; text that is not valid UTF-8 is shown with replacement characters. */
   toJSON(): Record<string, string | number | boolean | null> {
     const out: Record<string, string | number | boolean | null> = {};
@@ -96,6 +103,11 @@ function defineReaders(proto: object, table: FieldTable): void {
 export interface SessionRecord extends SessionFields {}
 export class SessionRecord extends SnapshotRecord {
   readonly entity = 'session' as const;
+
+  /** The session's handle on the binding that captured it (no tmux I/O). */
+  ref(): Session {
+    return this.graph.capturer('session').session(this.sessionId);
+  }
 
   /** Window links of this session in index order. */
   links(): readonly WindowLinkRecord[] {
@@ -143,6 +155,15 @@ export class WindowLinkRecord {
     return this.graph.windowById(this.windowId);
   }
 
+  get binding(): Server | undefined {
+    return this.graph.binding;
+  }
+
+  /** The link's handle on the binding that captured it: session, index and window together. */
+  ref(): WindowLink {
+    return this.graph.capturer('window link').windowLink(this.sessionId, this.windowIndex, this.windowId);
+  }
+
   toJSON(): Record<string, string | number | boolean> {
     return { session_id: this.sessionId, window_index: this.windowIndex, window_id: this.windowId, window_active: this.windowActive };
   }
@@ -151,6 +172,10 @@ export class WindowLinkRecord {
 export interface WindowRecord extends WindowFields {}
 export class WindowRecord extends SnapshotRecord {
   readonly entity = 'window' as const;
+
+  ref(): Window {
+    return this.graph.capturer('window').window(this.windowId);
+  }
 
   links(): readonly WindowLinkRecord[] {
     return this.graph.linksOfWindow(this.windowId as WindowId);
@@ -175,6 +200,10 @@ defineReaders(WindowRecord.prototype, WINDOW_FIELDS);
 export interface PaneRecord extends PaneFields {}
 export class PaneRecord extends SnapshotRecord {
   readonly entity = 'pane' as const;
+
+  ref(): Pane {
+    return this.graph.capturer('pane').pane(this.paneId);
+  }
 
   window(): WindowRecord {
     return this.graph.windowById(this.windowId as WindowId);
@@ -203,6 +232,14 @@ defineReaders(PaneRecord.prototype, PANE_FIELDS);
 export interface ClientRecord extends ClientFields {}
 export class ClientRecord extends SnapshotRecord {
   readonly entity = 'client' as const;
+
+  /**
+   * Always refused: a client's name, tty or pid names whichever client holds it now, not
+   * this observed one, so a client record never becomes a command target.
+   */
+  ref(): never {
+    throw new UnsupportedFeatureError('a client record cannot become a command target: its name, tty and pid do not identify this client over time');
+  }
 
   related(relation: string): readonly EvaluableRecord[] {
     throw new ArgumentError(`client has no relation ${relation}`);
@@ -295,6 +332,16 @@ export interface SnapshotOptions {
   limits?: Partial<FramingLimits>;
 }
 
+/** Client records from a list-clients reply framed with CLIENT_FORMAT. */
+export function parseClientRecords(output: Buffer, binding: Server, limits: Partial<FramingLimits> = {}): ClientRecord[] {
+  const graph = new SnapshotGraph(binding);
+  graph.add(parseFramedRows(output, { C: CLIENT_SPECS.length }, { ...DEFAULT_FRAMING_LIMITS, ...limits }));
+  return [...graph.clients];
+}
+
+/** The row format of one client, as snapshots and listClients() read it. */
+export const CLIENT_FORMAT = rowFormat('C', CLIENT_SPECS);
+
 /** The tmux commands one snapshot runs, joined into one client invocation. */
 export function snapshotCommands(options: SnapshotOptions = {}): string[][] {
   const commands = [
@@ -302,7 +349,7 @@ export function snapshotCommands(options: SnapshotOptions = {}): string[][] {
     ['list-windows', '-a', '-F', rowFormat('W', LINK_AND_WINDOW_SPECS)],
     ['list-panes', '-a', '-F', rowFormat('P', PANE_SPECS)],
   ];
-  if (options.clients) commands.push(['list-clients', '-F', rowFormat('C', CLIENT_SPECS)]);
+  if (options.clients) commands.push(['list-clients', '-F', CLIENT_FORMAT]);
   return commands;
 }
 
@@ -314,6 +361,14 @@ export interface SnapshotCoverage {
 }
 
 class SnapshotGraph {
+  constructor(readonly binding: Server | undefined) {}
+
+  /** The binding records become handles on; refused for records not captured through one. */
+  capturer(what: string): Server {
+    if (this.binding === undefined) throw new ArgumentError(`this ${what} record was not captured through a binding, so it names nothing to act on`);
+    return this.binding;
+  }
+
   readonly sessions = new Map<SessionId, SessionRecord>();
   readonly windows = new Map<WindowId, WindowRecord>();
   readonly panes = new Map<PaneId, PaneRecord>();
@@ -410,9 +465,10 @@ export class Snapshot {
   private readonly capturedClients: Selection<ClientRecord> | undefined;
   private readonly graph: SnapshotGraph;
 
-  constructor(output: Buffer, options: SnapshotOptions & { startedAt?: number; finishedAt?: number } = {}) {
+  /** `binding`: the server binding that captured it; only its records become handles. */
+  constructor(output: Buffer, options: SnapshotOptions & { startedAt?: number; finishedAt?: number; binding?: Server } = {}) {
     const rows = parseFramedRows(output, FIELD_COUNTS, { ...DEFAULT_FRAMING_LIMITS, ...options.limits });
-    const graph = new SnapshotGraph();
+    const graph = new SnapshotGraph(options.binding);
     graph.add(rows);
     graph.check();
     this.graph = graph;

@@ -22,6 +22,8 @@ export class CommandResult {
     readonly pid: number | undefined,
     /** The full argv for the spawn transport. */
     readonly argv: readonly string[],
+    /** The signal that ended the tmux client, when one did (exitCode is then null). */
+    readonly signal: NodeJS.Signals | null = null,
   ) {
     Object.freeze(this);
   }
@@ -37,6 +39,11 @@ export class CommandResult {
 
   lossyText(): string {
     return this.stdout.toString('utf8');
+  }
+
+  /** The non-empty lines of stdout, byte for byte (latin1): for listings of ids and numbers. */
+  idLines(): string[] {
+    return this.stdout.toString('latin1').split('\n').filter((line) => line !== '');
   }
 
   stderrText(): string {
@@ -78,7 +85,7 @@ export class SpawnTransport implements CommandTransport {
       signal: options.signal,
       env: this.env,
     });
-    return new CommandResult(args, result.stdout, result.stderr, result.exitCode, result.elapsedMs, 'spawn', result.pid, result.argv);
+    return new CommandResult(args, result.stdout, result.stderr, result.exitCode, result.elapsedMs, 'spawn', result.pid, result.argv, result.signal);
   }
 
   async close(): Promise<void> {

@@ -344,6 +344,24 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     const record = await window.snapshot();
     assert.equal(record.panes().toArray().every((p) => p.paneWidth === 100), true);
     await assert.rejects(window.selectLayout('nonsense'), ArgumentError);
+    await window.selectLayout('even-horizontal');
+    const sizeOf = async (pane: typeof first): Promise<[number, number]> => {
+      const record = await pane.snapshot();
+      return [record.paneWidth, record.paneHeight];
+    };
+    const height = (await sizeOf(first))[1];
+    await first.resize({ width: 30 });
+    assert.deepEqual(await sizeOf(first), [30, height], 'the width changed, the height did not');
+    await first.resize({ direction: 'right' });
+    assert.deepEqual(await sizeOf(first), [31, height], 'a direction without cells moves one cell');
+    await first.resize({ direction: 'left', cells: 5 });
+    assert.deepEqual(await sizeOf(first), [26, height]);
+    await first.resize({ zoom: true });
+    assert.equal((await window.snapshot()).windowZoomedFlag, true);
+    assert.deepEqual(await sizeOf(first), [100, height], 'zoomed: the pane has the whole window');
+    await first.resize({ zoom: true });
+    assert.equal((await window.snapshot()).windowZoomedFlag, false);
+    await assert.rejects(first.resize({}), ArgumentError);
     await first.swap(second);
     const ordered = (await window.snapshot()).panes().toArray().map((p) => p.paneId);
     assert.deepEqual(ordered, [second.id, first.id]);

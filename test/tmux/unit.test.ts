@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   ArgumentError,
   Criteria,
   CriteriaError,
+  criteriaJsonSchema,
   Endpoint,
   FieldDecodeError,
   LimitError,
@@ -12,8 +14,10 @@ import {
   escapeFormat,
   parseFramedRows,
   protectArgument,
+  layoutNeedsVersion,
   resolveLayout,
   rowFormat,
+  UnsupportedFeatureError,
   versionAtLeast,
   type EvaluableRecord,
 } from '../../src/tmux/index.js';
@@ -88,8 +92,17 @@ describe('layouts and versions', () => {
     assert.equal(resolveLayout('ti'), 'tiled');
     assert.throws(() => resolveLayout('main'), /ambiguous/);
     assert.throws(() => resolveLayout('spiral'), /unknown layout/);
-    assert.throws(() => resolveLayout('main-vertical-mirrored', '3.3a'), /3\.5/);
+    assert.throws(() => resolveLayout('main-vertical-mirrored', '3.3a'), (error: unknown) => error instanceof UnsupportedFeatureError && /3\.5/.test(error.message));
+    // A prefix that only a mirrored layout has is unsupported too, not unknown.
+    assert.throws(() => resolveLayout('main-vertical-', '3.3a'), UnsupportedFeatureError);
+    assert.throws(() => resolveLayout('main-vertical-mirrored'), UnsupportedFeatureError);
     assert.equal(resolveLayout('main-vertical-mirrored', '3.5a'), 'main-vertical-mirrored');
+    // tmux 3.5 knows both main-vertical and its mirror, so the prefix is ambiguous there.
+    assert.throws(() => resolveLayout('main-v', '3.5a'), /ambiguous/);
+    assert.equal(layoutNeedsVersion('main-v'), true);
+    assert.equal(layoutNeedsVersion('main-vertical'), false);
+    assert.equal(layoutNeedsVersion('ti'), false);
+    assert.equal(layoutNeedsVersion('b25d,80x24,0,0,2'), false);
     assert.equal(resolveLayout('b25d,80x24,0,0,2'), 'b25d,80x24,0,0,2');
     assert.throws(() => resolveLayout('b25d,nonsense'), ArgumentError);
   });
@@ -184,6 +197,37 @@ describe('Criteria', () => {
     let deep: unknown = { field: 'pane_id', op: 'eq', value: '%1' };
     for (let i = 0; i < 40; i += 1) deep = { not: deep };
     assert.throws(() => Criteria.build('pane', deep), /deeper than/);
+  });
+
+  it('publishes a JSON Schema of the wire form that agrees with the validator on shape', () => {
+    const validate = new AjvJsonSchemaValidator().getValidator<unknown>(criteriaJsonSchema());
+    const wire = (entity: string, where: unknown): unknown => ({ version: 1, entity, where });
+    const valid = [
+      wire('pane', { and: [{ field: 'pane_current_command', op: 'regex', value: '^cl' }, { not: { field: 'pane_dead_status', op: 'notNull' } }] }),
+      wire('pane', { some: { relation: 'sessions', where: { field: 'session_name', op: 'startsWith', value: 'w', caseInsensitive: true } } }),
+      wire('window', { every: { relation: 'panes', where: { field: 'pane_width', op: 'ge', value: 80 } } }),
+      wire('session', { or: [{ field: 'session_attached', op: 'gt', value: 0 }, { field: 'session_name', op: 'eq', value: 'x' }] }),
+    ];
+    for (const sample of valid) {
+      assert.doesNotThrow(() => Criteria.fromJSON(sample as object));
+      assert.equal(validate(sample).valid, true, JSON.stringify(sample));
+    }
+    const invalid = [
+      wire('pane', { field: 'nope', op: 'eq', value: 1 }),
+      wire('pane', { field: 'pane_id', op: 'like', value: 'x' }),
+      wire('pane', { field: 'pane_id', op: 'eq', value: 'x', extra: 1 }),
+      wire('pane', { field: 'pane_id', op: 'isNull', value: 'x' }),
+      wire('pane', { and: [] }),
+      wire('pane', { some: { relation: 'clients', where: { field: 'pane_id', op: 'eq', value: 'x' } } }),
+      wire('window', { field: 'pane_id', op: 'eq', value: '%1' }),
+      wire('nothing', { field: 'pane_id', op: 'eq', value: '%1' }),
+      { version: 2, entity: 'pane', where: { field: 'pane_id', op: 'eq', value: '%1' } },
+      { version: 1, entity: 'pane', where: { field: 'pane_id', op: 'eq', value: '%1' }, more: 1 },
+    ];
+    for (const sample of invalid) {
+      assert.throws(() => Criteria.fromJSON(sample as object), CriteriaError);
+      assert.equal(validate(sample).valid, false, JSON.stringify(sample));
+    }
   });
 
   it('is immutable and composes', () => {

@@ -87,6 +87,12 @@ export interface ControlDiagnostics {
   /** Cumulative, across generations. */
   readonly stderrReceivedBytes: number;
   readonly subscriptions: number;
+  /** close() has begun and not finished retiring the client. */
+  readonly stopping: boolean;
+  /** close() has finished (with or without cleanup errors). */
+  readonly finished: boolean;
+  /** Cleanup failures close() met. */
+  readonly cleanupErrors: number;
   readonly events: number;
   readonly gaps: number;
   readonly unsolicitedBlocks: number;
@@ -193,6 +199,8 @@ export class ControlConnection implements CommandTransport {
   private generationCount = 0;
   private state: 'new' | 'open' | 'closed' = 'new';
   private closing: Promise<void> | undefined;
+  private retired = false;
+  private cleanupFailures = 0;
   private readonly waiting: Request[] = [];
   private admitted = 0;
   private writing = 0;
@@ -423,6 +431,9 @@ export class ControlConnection implements CommandTransport {
       retainedReplyBytes: this.retainedReplyBytes,
       stderrReceivedBytes: this.stderrBefore + (this.link?.child.stderr().totalBytes ?? 0),
       subscriptions: this.subscriptions.size,
+      stopping: this.closing !== undefined && !this.retired,
+      finished: this.retired,
+      cleanupErrors: this.cleanupFailures,
       events: this.eventCount,
       gaps: this.gapCount,
       unsolicitedBlocks: this.unsolicitedBlocks,
@@ -699,7 +710,14 @@ export class ControlConnection implements CommandTransport {
       await link.child.stop(0).catch((e: Error) => cleanupErrors.push(e));
     }
     if (this.spec.onClose) await this.spec.onClose().catch((e: Error) => cleanupErrors.push(e));
+    this.retired = true;
+    this.cleanupFailures = cleanupErrors.length;
     if (cleanupErrors.length > 0) throw new DroverError('closing the control connection left resources behind', { phase: 'cleanup', cleanupErrors });
+  }
+
+  /** Closes the connection, for `await using`. */
+  async [Symbol.asyncDispose](): Promise<void> {
+    await this.close();
   }
 
   private async flowControl(pane: string, action: 'pause' | 'continue', options: OperationOptions): Promise<GuardedReply> {

@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { before, describe, it } from 'node:test';
 import { processDiagnostics } from '../../../src/process/index.js';
 import {
@@ -267,6 +268,30 @@ describe('control connection', () => {
     } finally {
       await target.kill();
     }
+  });
+
+  it('waits for output on events: no capture while the pane is silent, one when it writes', async () => {
+    await withServer(async (server) => {
+      const [pane] = await (await server.newSession({ command: ['cat'], width: 80, height: 24 })).listPanes();
+      const sibling = await pane!.split({ direction: 'vertical', command: ['cat'] });
+      let captures = 0;
+      const command = server.command.bind(server);
+      server.command = (args, options) => {
+        if (args[0] === 'capture-pane' && args.includes(pane!.id)) captures += 1;
+        return command(args, options);
+      };
+      const waiting = server.waitForOutput(pane!, 'drover-wake', { timeoutMs: 20_000 });
+      await eventually('the first capture', () => captures === 1);
+      // Output of another pane reaches the same connection; it is not this pane's, so no capture.
+      for (let i = 0; i < 5; i += 1) await sibling.sendText(`noise-${i} `);
+      await eventually('the sibling to echo its input', async () => (await sibling.capture()).toString().includes('noise-4'));
+      // A quiet spell longer than any re-read interval: a polling waiter would capture here.
+      await sleep(600);
+      assert.equal(captures, 1, 'no capture while the pane wrote nothing');
+      await pane!.sendText('drover-wake');
+      assert.match(await waiting, /drover-wake/);
+      assert.ok(captures >= 2 && captures <= 3, `the pane's output woke the waiter for a capture or two, not ${captures}`);
+    });
   });
 
   it('waits for a topology change made by another client', async () => {
