@@ -135,7 +135,7 @@ export async function run(): Promise<Record<string, number | string | boolean>> 
     await owned.pane(panes[7]!).sendText('probe\n');
     await arrived;
     await delay(500);
-    const grid = (await getJson(`${bridge.url}api/panes/${probe}/grid`, token)) as { revision: string; text: string };
+    const grid = (await getJson(`${bridge.url}api/panes/${encodeURIComponent(probe)}/grid`, token)) as { revision: string; text: string };
     if (!grid.text.includes('probe')) throw new Error('the grid does not show what was typed');
     if (lastRevision !== grid.revision) throw new Error('the stream did not carry the revision the grid shows');
 

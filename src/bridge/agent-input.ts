@@ -19,11 +19,15 @@ export async function readViewport(port: MuxPort, paneId: string): Promise<MuxGr
   return unwrap(await port.readGrid(paneId, { scope: 'viewport', styling: 'preserve' }));
 }
 
-/** Keys in the neutral spelling; text typed with the port's typeText, which submits nothing. */
+/**
+ * Keys in the neutral spelling; text as one bracketed paste where the multiplexer declares
+ * pasteText (as `pane deliver` pastes, so line breaks stay in the composer), else typed with
+ * typeText. Neither submits anything.
+ */
 export function muxAgentInput(port: MuxPort, paneId: string): AgentInputPort {
   return {
     read: async () => screenOfRows((await readViewport(port, paneId)).text),
-    paste: async (text) => unwrap(await port.typeText(paneId, text)),
+    paste: async (text) => unwrap(await (port.declaration.supports.pasteText ? port.pasteText(paneId, text) : port.typeText(paneId, text))),
     keys: async (keys) => unwrap(await port.sendKeys(paneId, keys)),
   };
 }

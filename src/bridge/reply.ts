@@ -5,15 +5,15 @@
  * check, and a receipt that says so.
  */
 import { systemClock } from '../fleet/index.js';
-import type { MuxPort } from '../mux/index.js';
+import { unsupportedDetail, type MuxDescription, type MuxPort } from '../mux/index.js';
 import { checkDeliverableText, submissionBudgetMs, submitToAgent, type AgentScreenRules } from '../panes/index.js';
 import { ArgumentError } from '../process/index.js';
 import { muxAgentInput, unwrap } from './agent-input.js';
 import { BridgeError } from './errors.js';
 import type { ReplyReceipt } from './protocol.js';
 
-/** The text as it will be typed, or why not, before anything is sent. */
-export function checkReplyText(text: unknown): string {
+/** The text as it will be sent, or why not, before anything is sent. */
+export function checkReplyText(text: unknown, mux: MuxDescription): string {
   if (typeof text !== 'string') throw new BridgeError('bad_request', 'the reply needs "text", a string');
   let checked: string;
   try {
@@ -22,8 +22,10 @@ export function checkReplyText(text: unknown): string {
     if (error instanceof ArgumentError) throw new BridgeError('bad_request', error.message);
     throw error;
   }
-  // The port types text as keys; a line break would press Enter in the middle of the reply.
-  if (checked.includes('\n')) throw new BridgeError('multiline_unsupported', 'a reply is one line: the multiplexer types it as keys, and a line break would submit the first line alone');
+  // Without a paste, text goes in as keys, and a line break would submit the first line alone.
+  if (checked.includes('\n') && !mux.declaration.supports.pasteText) {
+    throw new BridgeError('multiline_unsupported', `a reply is one line here: ${unsupportedDetail(mux.mux, 'pasteText', mux.declaration)}`);
+  }
   return checked;
 }
 
@@ -35,7 +37,8 @@ export async function replyToPane(
 ): Promise<ReplyReceipt> {
   const chars = Array.from(text).length;
   if (target.rules === undefined) {
-    unwrap(await mux.typeText(paneId, text));
+    // Only checkReplyText's multi-line text needs the paste; a line stays typed, as a person would.
+    unwrap(await (text.includes('\n') ? mux.pasteText(paneId, text) : mux.typeText(paneId, text)));
     unwrap(await mux.sendKeys(paneId, ['Enter']));
     return {
       pane_id: paneId,

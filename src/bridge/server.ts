@@ -10,7 +10,7 @@ import { createServer, type IncomingMessage, type Server as HttpServer, type Ser
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import type { FleetRuntime } from '../fleet/index.js';
-import { formatMuxKey, isDeclaredUnsupported, KeySpellingError, parseMuxKey, type MuxPort } from '../mux/index.js';
+import type { MuxPort } from '../mux/index.js';
 import { sendKeysInTurn, unwrap } from './agent-input.js';
 import { AuditLog, textFingerprint } from './audit.js';
 import { DeviceRegistry, type Device } from './devices.js';
@@ -178,7 +178,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const keyTray: KeyTrayEntry[] = KEY_TRAY.map(({ label, key }) => ({
     label,
     key,
-    refused: isDeclaredUnsupported(parseMuxKey(key), mux.declaration.unsupportedKeys) ? `${mux.mux} cannot send ${key}` : null,
+    refused: mux.keyProblem(key) ?? null,
   }));
   const config = (): ConfigView => ({
     version: options.version ?? '',
@@ -275,7 +275,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
       handler: async (context) => {
         const paneId = await paneOf(context);
         const body = await readJsonBody(context.request);
-        const text = checkReplyText(body.text);
+        const text = checkReplyText(body.text, mux);
         const expected = stringField(body, 'question', { optional: true, nullable: true });
         context.audit = { ...textFingerprint(text), question: expected ?? null };
         return panes.run(paneId, async () => {
@@ -324,15 +324,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
         }
         context.audit = { keys };
         const refused = keys.flatMap((key: string) => {
-          try {
-            const parsed = parseMuxKey(key);
-            return isDeclaredUnsupported(parsed, mux.declaration.unsupportedKeys)
-              ? [{ key, reason: `${mux.mux} cannot send ${formatMuxKey(parsed)}${mux.declaration.notes.sendKeys === undefined ? '' : `: ${mux.declaration.notes.sendKeys}`}` }]
-              : [];
-          } catch (error) {
-            if (error instanceof KeySpellingError) return [{ key, reason: error.message }];
-            throw error;
-          }
+          const problem = mux.keyProblem(key);
+          return problem === undefined ? [] : [{ key, reason: problem }];
         });
         if (refused.length > 0) {
           throw new BridgeError('key_refused', `refused ${refused.map((entry) => JSON.stringify(entry.key)).join(', ')}; nothing was sent`, { details: { refused } });

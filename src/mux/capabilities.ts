@@ -12,6 +12,7 @@ export const MUX_CAPABILITIES = [
   'agentDetection',
   'agentSessionRef',
   'typeText',
+  'pasteText',
   'sendKeys',
   'renamePane',
   'closePane',
@@ -47,6 +48,7 @@ export interface MuxDeclaration {
 export const VERB_CAPABILITY = {
   readGrid: 'paneGrid',
   typeText: 'typeText',
+  pasteText: 'pasteText',
   sendKeys: 'sendKeys',
   renamePane: 'renamePane',
   closePane: 'closePane',
@@ -86,20 +88,25 @@ export function declareCapabilities(
   });
 }
 
-export const HERDR_DECLARATION: MuxDeclaration = declareCapabilities(MUX_CAPABILITIES, {
-  unsupportedKeys: ['PageUp', 'PageDown', 'Home', 'End', 'Insert', 'Delete'],
-  notes: {
-    sendKeys: 'herdr has no key names for PageUp, PageDown, Home, End, Insert or Delete.',
+export const HERDR_DECLARATION: MuxDeclaration = declareCapabilities(
+  MUX_CAPABILITIES.filter((capability) => capability !== 'pasteText'),
+  {
+    unsupportedKeys: ['PageUp', 'PageDown', 'Home', 'End', 'Insert', 'Delete'],
+    notes: {
+      sendKeys: 'herdr has no key names for PageUp, PageDown, Home, End, Insert or Delete.',
+      pasteText: "herdr's socket offers no paste: its send_text types the text as keys, so a line break would press Enter.",
+    },
+    topologyLatency: { kind: 'push' },
+    spaces: 'many',
   },
-  topologyLatency: { kind: 'push' },
-  spaces: 'many',
-});
+);
 
 export const TMUX_DECLARATION: MuxDeclaration = declareCapabilities(
   [
     'paneGrid',
     'gridScrollback',
     'typeText',
+    'pasteText',
     'sendKeys',
     'renamePane',
     'closePane',
@@ -112,7 +119,8 @@ export const TMUX_DECLARATION: MuxDeclaration = declareCapabilities(
     'pushPaneEvents',
   ],
   {
-    unsupportedKeys: ['ctrl+Enter'],
+    // Probed: tmux sends every key name of the alphabet, including the six herdr lacks.
+    unsupportedKeys: [],
     notes: {
       agentDetection: 'tmux reports only the foreground command and the pane title, neither of which names an agent.',
       agentSessionRef: 'tmux keeps no reference to an agent session.',
@@ -120,7 +128,7 @@ export const TMUX_DECLARATION: MuxDeclaration = declareCapabilities(
       createWorktree: 'tmux keeps no record tying a checkout to the session showing it.',
       openWorktree: 'tmux keeps no record tying a checkout to the session showing it.',
       listSessions: 'tmux cannot list other servers; every session of this server is already a space.',
-      sendKeys: 'tmux sends ctrl+Enter as a plain Enter and has no Super/Command modifier, so those are refused.',
+      sendKeys: 'tmux has no Super/Command modifier, and delivers nothing for ctrl+Enter to a pane that did not ask for extended keys, so those chords are refused.',
     },
     topologyLatency: { kind: 'push' },
     spaces: 'many',
@@ -134,7 +142,8 @@ export function zellijDeclaration(censusCeilingMs: number = ZELLIJ_CENSUS_CEILIN
   return declareCapabilities(
     ['paneGrid', 'gridScrollback', 'typeText', 'sendKeys', 'renamePane', 'closePane', 'createTab', 'renameTab', 'closeTab', 'pushPaneEvents'],
     {
-      unsupportedKeys: ['ctrl+Enter'],
+      // Probed: zellij accepts every key name of the alphabet (Escape spelled Esc).
+      unsupportedKeys: [],
       notes: {
         agentDetection: "zellij's listing reports a title and a launch command, neither of which names an agent.",
         agentSessionRef: 'zellij keeps no reference to an agent session.',
@@ -146,7 +155,8 @@ export function zellijDeclaration(censusCeilingMs: number = ZELLIJ_CENSUS_CEILIN
         pushTopologyEvents: 'zellij announces no structure change; drover takes a census instead.',
         listSessions: 'one drover mux instance drives exactly one zellij session.',
         typeText: 'zellij takes text as one command argument, so text of 128 KiB or more is refused, never split.',
-        sendKeys: 'zellij sends ctrl+Enter as a plain Enter and drops a Super/Command modifier, so those are refused.',
+        pasteText: "drover does not drive zellij's paste action yet, so a line break cannot be sent without pressing Enter.",
+        sendKeys: 'zellij drops a Super/Command modifier and would send the bare key, so those chords are refused.',
       },
       topologyLatency: { kind: 'bounded', ms: censusCeilingMs },
       spaces: 'one',

@@ -6,16 +6,17 @@
  * 3. Unique within one drover mux instance.
  * 4. Never recycled: a pane id that went away never names another pane (tab ids may be, on
  *    zellij, which hands a new tab the lowest free number).
- * 5. Safe as one URL path segment: 1–128 characters from [A-Za-z0-9 . _ ~ - : @ $].
+ * 5. One URL path segment once percent-encoded (encodeURIComponent): 1–128 characters from
+ *    [A-Za-z0-9 . _ ~ - : @ $ %], so never a slash, a space or a control character.
  *
  * How each multiplexer's native ids map:
- *   tmux   session $3 → s3, window @7 → w7, pane %12 → p12 (a "%" is a URL escape introducer)
+ *   tmux   session $3, window @7, pane %12 — carried unchanged, as tmux itself names them
  *   herdr  workspace w1, tab w1:t2, pane w1:p3 — carried unchanged
  *   zellij the one session → "session", tab id 3 → tab_3, terminal pane 7 → terminal_7
  */
 import type { MuxSnapshot } from './types.js';
 
-const MUX_ID = /^[A-Za-z0-9._~:@$-]{1,128}$/;
+const MUX_ID = /^[A-Za-z0-9._~:@$%-]{1,128}$/;
 
 export function isValidMuxId(id: unknown): id is string {
   return typeof id === 'string' && MUX_ID.test(id);
@@ -27,25 +28,23 @@ function nativeNumber(id: string, prefix: string): number | undefined {
   return /^(0|[1-9][0-9]{0,15})$/.test(digits) ? Number(digits) : undefined;
 }
 
-/** tmux ids: sigils become letters so that a pane id survives a URL. */
+/**
+ * tmux ids are published as tmux writes them. These check the shape, so that an id of the
+ * wrong kind (a window id where a pane is meant) is refused before tmux is asked.
+ */
 export const tmuxIds = Object.freeze({
-  space: (sessionId: string): string => `s${sigilNumber(sessionId, '$')}`,
-  tab: (windowId: string): string => `w${sigilNumber(windowId, '@')}`,
-  pane: (paneId: string): string => `p${sigilNumber(paneId, '%')}`,
-  /** The tmux session id ($N) behind a space id, or undefined when it is not one. */
-  nativeSpace: (id: string): string | undefined => withSigil(nativeNumber(id, 's'), '$'),
-  nativeTab: (id: string): string | undefined => withSigil(nativeNumber(id, 'w'), '@'),
-  nativePane: (id: string): string | undefined => withSigil(nativeNumber(id, 'p'), '%'),
+  space: (sessionId: string): string => checkedTmuxId(sessionId, '$'),
+  tab: (windowId: string): string => checkedTmuxId(windowId, '@'),
+  pane: (paneId: string): string => checkedTmuxId(paneId, '%'),
+  /** The tmux session id behind a space id, or undefined when it is not one. */
+  nativeSpace: (id: string): string | undefined => (nativeNumber(id, '$') === undefined ? undefined : id),
+  nativeTab: (id: string): string | undefined => (nativeNumber(id, '@') === undefined ? undefined : id),
+  nativePane: (id: string): string | undefined => (nativeNumber(id, '%') === undefined ? undefined : id),
 });
 
-function sigilNumber(native: string, sigil: string): number {
-  const number = nativeNumber(native, sigil);
-  if (number === undefined) throw new RangeError(`${JSON.stringify(native)} is not a tmux id of the form ${sigil}N`);
-  return number;
-}
-
-function withSigil(number: number | undefined, sigil: string): string | undefined {
-  return number === undefined ? undefined : `${sigil}${number}`;
+function checkedTmuxId(native: string, sigil: string): string {
+  if (nativeNumber(native, sigil) === undefined) throw new RangeError(`${JSON.stringify(native)} is not a tmux id of the form ${sigil}N`);
+  return native;
 }
 
 /** zellij ids: one constant space, prefixed tab ids (tab and pane numbers are unrelated), terminal panes as zellij names them. */
@@ -63,7 +62,7 @@ export function checkIdentitySet(snapshot: MuxSnapshot): string[] {
   const collect = (kind: string, ids: readonly string[]): Set<string> => {
     const seen = new Set<string>();
     for (const id of ids) {
-      if (!isValidMuxId(id)) problems.push(`${kind} id ${JSON.stringify(id)} is not URL-segment safe (1–128 of [A-Za-z0-9._~:@$-])`);
+      if (!isValidMuxId(id)) problems.push(`${kind} id ${JSON.stringify(id)} is not URL-segment safe (1–128 of [A-Za-z0-9._~:@$%-])`);
       if (seen.has(id)) problems.push(`${kind} id ${JSON.stringify(id)} appears more than once`);
       seen.add(id);
     }

@@ -7,6 +7,7 @@ export * from './errors.js';
 export * from './select.js';
 export * from './port.js';
 export * from './open.js';
+export * from './executables.js';
 export { HerdrAdapter, type HerdrAdapterOptions } from './adapters/herdr/adapter.js';
 export { HerdrClient, HERDR_DEFAULT_TIMEOUT_MS, HERDR_WORKTREE_TIMEOUT_MS, type HerdrClientOptions, type HerdrRequestOptions, type HerdrStream, type HerdrStreamHandlers } from './adapters/herdr/client.js';
 export type * from './adapters/herdr/protocol.js';

@@ -203,6 +203,8 @@ const TMUX_PREFIXES: Readonly<Record<Exclude<MuxModifier, 'meta'>, string>> = { 
 /** tmux's send-keys spelling: C-/M-/S- prefixes, its own names, BTab for a shifted Tab. */
 export function toTmuxKey(key: MuxKey): KeyTranslation {
   if (key.modifiers.includes('meta')) return refuse('tmux has no Super/Command modifier (its M- is alt)');
+  // Probed on tmux 3.3: C-Enter reaches a pane that did not ask for extended keys as nothing at all.
+  if (key.named && key.key === 'Enter' && key.modifiers.includes('ctrl')) return refuse('tmux delivers nothing for ctrl+Enter to a pane that did not ask for extended keys');
   if (key.named && key.key === 'Tab' && key.modifiers.length === 1 && key.modifiers[0] === 'shift') return { ok: true, key: 'BTab' };
   const prefix = key.modifiers.map((modifier) => TMUX_PREFIXES[modifier as Exclude<MuxModifier, 'meta'>]).join('');
   // A ";" key is protected from tmux's command splitting where the argv is built (src/tmux).

@@ -6,6 +6,7 @@ import { Endpoint, type Server } from '../tmux/index.js';
 import { HerdrAdapter } from './adapters/herdr/adapter.js';
 import { TmuxAdapter } from './adapters/tmux/adapter.js';
 import { ZellijAdapter } from './adapters/zellij/adapter.js';
+import { muxBinary } from './executables.js';
 import { createMuxPort } from './port.js';
 import type { MuxSelection, TmuxEndpointSpec } from './select.js';
 import type { MuxPort } from './types.js';
@@ -21,15 +22,16 @@ export interface OpenMuxOptions {
   readonly tmuxServer?: Server;
 }
 
-/** The tmux server a tmux endpoint spec names. */
+/** The tmux server a tmux endpoint spec names, through the tmux binary muxBinary chooses. */
 export function tmuxEndpointOf(spec: TmuxEndpointSpec, env: NodeJS.ProcessEnv = process.env): Endpoint {
+  const options = { env, executable: muxBinary('tmux', env) };
   switch (spec.kind) {
     case 'socketName':
-      return Endpoint.fromSocketName(spec.socketName, { env });
+      return Endpoint.fromSocketName(spec.socketName, options);
     case 'socketPath':
-      return Endpoint.fromSocketPath(spec.socketPath, { env });
+      return Endpoint.fromSocketPath(spec.socketPath, options);
     case 'environment':
-      return Endpoint.fromEnv({ env });
+      return Endpoint.fromEnv(options);
   }
 }
 
@@ -39,7 +41,7 @@ export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): 
     case 'herdr':
       return createMuxPort(new HerdrAdapter({ socketPath: endpoint.socketPath, timeoutMs: options.timeoutMs }));
     case 'zellij':
-      return createMuxPort(new ZellijAdapter({ session: endpoint.session, env: options.env, timeoutMs: options.timeoutMs }));
+      return createMuxPort(new ZellijAdapter({ session: endpoint.session, executable: muxBinary('zellij', options.env), env: options.env, timeoutMs: options.timeoutMs }));
     case 'tmux': {
       if (options.tmuxServer !== undefined) return createMuxPort(new TmuxAdapter({ server: options.tmuxServer, timeoutMs: options.timeoutMs }));
       const tmux = options.tmuxEndpoint ?? tmuxEndpointOf(endpoint, options.env ?? process.env);

@@ -15,6 +15,7 @@ import { isValidMuxId } from './identity.js';
 import { formatMuxKey, isDeclaredUnsupported, KeySpellingError, parseMuxKey } from './keys.js';
 import { refusalFromError, requestedCwd } from './rules.js';
 import type {
+  KeyTranslation,
   MuxAdapter,
   MuxCreatedPane,
   MuxCreateSpaceRequest,
@@ -36,7 +37,7 @@ import { refusal } from './types.js';
 const MAX_LABEL_LENGTH = 256;
 
 function badId(kind: string, id: unknown): string | undefined {
-  return isValidMuxId(id) ? undefined : `${kind} id ${JSON.stringify(id)} is not a drover mux id (1–128 of [A-Za-z0-9._~:@$-])`;
+  return isValidMuxId(id) ? undefined : `${kind} id ${JSON.stringify(id)} is not a drover mux id (1–128 of [A-Za-z0-9._~:@$%-])`;
 }
 
 function badLabel(what: string, label: unknown, allowEmpty: boolean): string | undefined {
@@ -65,6 +66,12 @@ function badGridRequest(request: MuxGridRequest): string | undefined {
     return `grid lines ${JSON.stringify(request.lines)} is not a whole number from 1 to 1000000`;
   }
   return undefined;
+}
+
+function badText(text: unknown): string | undefined {
+  if (typeof text !== 'string') return 'text must be a string';
+  if (text === '') return 'text is empty';
+  return text.includes('\0') ? 'text contains NUL' : undefined;
 }
 
 function firstProblem(...problems: (string | undefined)[]): string | undefined {
@@ -179,34 +186,44 @@ class GatedMuxPort implements MuxPort {
   }
 
   typeText(paneId: string, text: string): Promise<MuxOutcome<void>> {
-    const problem = firstProblem(
-      badId('pane', paneId),
-      typeof text !== 'string' ? 'text must be a string' : text === '' ? 'text is empty' : text.includes('\0') ? 'text contains NUL' : undefined,
-    );
-    return this.gated('typeText', problem, () => this.adapter.typeText?.(paneId, text));
+    return this.gated('typeText', firstProblem(badId('pane', paneId), badText(text)), () => this.adapter.typeText?.(paneId, text));
+  }
+
+  pasteText(paneId: string, text: string): Promise<MuxOutcome<void>> {
+    return this.gated('pasteText', firstProblem(badId('pane', paneId), badText(text)), () => this.adapter.pasteText?.(paneId, text));
+  }
+
+  keyProblem(spelling: string): string | undefined {
+    const translation = this.translate(spelling);
+    return translation.ok ? undefined : translation.detail;
+  }
+
+  /** One key in this multiplexer's spelling, or the whole sentence saying why not. */
+  private translate(spelling: string): KeyTranslation {
+    try {
+      const key = parseMuxKey(spelling);
+      if (isDeclaredUnsupported(key, this.declaration.unsupportedKeys)) {
+        const note = this.declaration.notes.sendKeys;
+        return { ok: false, detail: `${this.mux} cannot send ${formatMuxKey(key)}${note === undefined ? '' : `: ${note}`}` };
+      }
+      const translation = this.adapter.translateKey(key);
+      return translation.ok ? translation : { ok: false, detail: `${this.mux} cannot send ${formatMuxKey(key)}: ${translation.detail}` };
+    } catch (error) {
+      if (!(error instanceof KeySpellingError)) throw error;
+      return { ok: false, detail: error.message };
+    }
   }
 
   sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>> {
     let problem = firstProblem(badId('pane', paneId), Array.isArray(keys) && keys.length > 0 ? undefined : 'at least one key is needed');
     const translated: string[] = [];
     for (const spelling of problem === undefined ? keys : []) {
-      try {
-        const key = parseMuxKey(spelling);
-        if (isDeclaredUnsupported(key, this.declaration.unsupportedKeys)) {
-          problem = `${this.mux} cannot send ${formatMuxKey(key)}`;
-          break;
-        }
-        const translation = this.adapter.translateKey(key);
-        if (!translation.ok) {
-          problem = `${this.mux} cannot send ${formatMuxKey(key)}: ${translation.detail}`;
-          break;
-        }
-        translated.push(translation.key);
-      } catch (error) {
-        if (!(error instanceof KeySpellingError)) throw error;
-        problem = error.message;
+      const translation = this.translate(spelling);
+      if (!translation.ok) {
+        problem = translation.detail;
         break;
       }
+      translated.push(translation.key);
     }
     return this.gated('sendKeys', problem, () => this.adapter.sendKeys?.(paneId, translated));
   }

@@ -204,8 +204,15 @@ export interface MuxPort extends MuxDescription {
   readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>>;
   /** Literal text, never submitted. */
   typeText(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  /**
+   * Text as one bracketed paste, never submitted: a program that asked for bracketed paste reads
+   * its line breaks as line breaks rather than as Enter (pasteText capability).
+   */
+  pasteText(paneId: string, text: string): Promise<MuxOutcome<void>>;
   /** Neutral key spellings (keys.ts), sent in order; all are checked before any is sent. */
   sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>>;
+  /** Why sendKeys would refuse this one key (its spelling, the declaration, the translation), or undefined. No I/O. */
+  keyProblem(spelling: string): string | undefined;
   /** null clears the label drover gave the pane. */
   renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
   closePane(paneId: string): Promise<MuxOutcome<void>>;
@@ -240,6 +247,7 @@ export interface MuxAdapter extends MuxDescription {
 
   readGrid?(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>>;
   typeText?(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  pasteText?(paneId: string, text: string): Promise<MuxOutcome<void>>;
   /** `keys` are already translated by translateKey, in order. */
   sendKeys?(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>>;
   renamePane?(paneId: string, label: string | null): Promise<MuxOutcome<void>>;

@@ -1,5 +1,4 @@
-import { randomBytes } from 'node:crypto';
-import { TargetNotFoundError, isPaneId, parseFramedRows, rowFormat, type Pane, type Server } from '../tmux/index.js';
+import { ArgumentError, TargetNotFoundError, failureOf, isPaneId, parseFramedRows, pasteFromBuffer, rowFormat, type Pane, type PaneId, type Server } from '../tmux/index.js';
 import { PaneNotFoundError } from './errors.js';
 import { NO_AGENT, type PaneAgent, type PaneIO } from './pane-io.js';
 import { createAgentNamer, firstAgent, knownAgentKind, readProcessTree, systemProcessLookup, type AgentNamer, type ProcessLookup } from './process-tree.js';
@@ -34,6 +33,35 @@ export async function requirePane(server: Server, id: string, fields: readonly s
   }
 }
 
+/** The ways a pane may be named wherever drover takes one, as its errors list them. */
+export const PANE_TARGET_FORMS = 'a pane id such as %3, or SESSION:WINDOW[.PANE] with the window by index or name, such as work:0.1 or work:editor';
+
+/** A tmux target a person types: `session:window` with an optional `.pane`, no control characters, not an option. */
+const TARGET = /^[^\s:-][^:\u0000-\u001f\u007f]*:[^:\u0000-\u001f\u007f]*$/;
+
+/**
+ * The pane id a target names, asked of tmux once: `%3` as it is, `work:0.1` or `work:editor`
+ * (that window's active pane) resolved to its `%id`, so everything after acts on that one pane
+ * even if windows are renamed or moved meanwhile. A missing pane is PaneNotFoundError; a
+ * target of another form is refused before tmux is asked.
+ */
+export async function resolvePaneTarget(server: Server, target: string): Promise<PaneId> {
+  if (isPaneId(target)) return target;
+  if (!TARGET.test(target)) throw new ArgumentError(`${JSON.stringify(target)} does not name a pane: give ${PANE_TARGET_FORMS}`);
+  // display-message alone answers for the current pane when its target names none, so a
+  // read-only command that fails on a missing pane (show-options -p) goes first, in the same client.
+  const result = await server.run(['show-options', '-p', '-t', target, ';', 'display-message', '-p', '-t', target, '#{pane_id}']);
+  if (!result.ok) {
+    const failure = failureOf(result);
+    // show-options reports a missing target as "no such pane: TARGET".
+    const missing = failure instanceof TargetNotFoundError || /^no such pane: /m.test(result.stderrText());
+    throw missing ? new PaneNotFoundError(target, `give ${PANE_TARGET_FORMS}`) : failure;
+  }
+  const id = result.text().trimEnd().split('\n').at(-1) ?? '';
+  if (!isPaneId(id)) throw new PaneNotFoundError(target, `give ${PANE_TARGET_FORMS}`);
+  return id;
+}
+
 /** The agent names in effect for a directory: the built-ins plus its project's providers. */
 export function agentNamerFor(cwd: string = process.cwd()): AgentNamer {
   return createAgentNamer(agentNames(providersOrBuiltins(cwd)));
@@ -47,20 +75,9 @@ export function paneAgent(panePid: number, nameAgent: AgentNamer, lookup: Proces
   return { name: agent.agent, kind: knownAgentKind(agent.agent) ?? null, pid: agent.pid };
 }
 
-/**
- * Pastes through a buffer of its own (a unique name, so concurrent deliveries never paste
- * each other's text), bracketed so the program reads it as one paste, deleted by the paste
- * itself or, when the paste fails, afterwards.
- */
-export async function pasteText(pane: Pane, text: string): Promise<void> {
-  const name = `drover-paste-${process.pid}-${randomBytes(6).toString('hex')}`;
-  await pane.server.buffers().write(name, text);
-  try {
-    await pane.paste(name, { delete: true, bracketed: true });
-  } catch (error) {
-    await pane.server.buffers().delete(name).catch(() => undefined);
-    throw error;
-  }
+/** A bracketed paste, so that the agent reads the text as one paste and its line breaks as line breaks. */
+export function pasteText(pane: Pane, text: string): Promise<void> {
+  return pasteFromBuffer(pane, text, { bracketed: true });
 }
 
 /** The readiness probe's and delivery's view of a live tmux pane. */

@@ -76,6 +76,11 @@ describe('drover web over herdr (the fake herdr server)', () => {
     const keys = await world.post(`/api/panes/${encodeURIComponent(claude.pane_id)}/keys`, { keys: ['PageUp', 'Enter'] });
     assert.equal(keys.json.error?.code, 'key_refused');
     assert.match(String((keys.json.error?.refused as { reason: string }[])[0]?.reason), /herdr has no key names for PageUp/);
+    const multiline = await world.post(`/api/panes/${encodeURIComponent(claude.pane_id)}/reply`, { text: 'one\ntwo' });
+    assert.equal(multiline.status, 422);
+    assert.equal(multiline.json.error?.code, 'multiline_unsupported');
+    assert.match(String(multiline.json.error?.message), /herdr's socket offers no paste/);
+    assert.equal(herdr.server.inputs().length, before, 'nothing reached the pane');
   });
 });
 
@@ -92,7 +97,7 @@ describe('drover web over zellij (the fake zellij)', () => {
     assert.deepEqual(view.tabs.map((tab) => tab.label), ['agents', 'scratch']);
     const target = view.panes[0]!.pane_id;
 
-    const focus = await world.post(`/api/panes/${target}/focus`);
+    const focus = await world.post(`/api/panes/${encodeURIComponent(target)}/focus`);
     assert.equal(focus.status, 501);
     assert.equal(focus.json.error?.code, 'unsupported');
     assert.equal(focus.json.error?.capability, 'setFocus');
@@ -105,7 +110,7 @@ describe('drover web over zellij (the fake zellij)', () => {
     t.after(() => stream.close());
     await zellij.changePane(target);
     const changed = await stream.next('a pane event', (event) => event.kind === 'pane' && event.data.pane_id === target);
-    const grid = await world.call(`/api/panes/${target}/grid`);
+    const grid = await world.call(`/api/panes/${encodeURIComponent(target)}/grid`);
     assert.equal(grid.json.revision, changed.data.revision);
     assert.match(String(grid.json.text), /printed line/);
   });

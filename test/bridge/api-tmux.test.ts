@@ -72,7 +72,8 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     );
     assert.equal(view.tabs[1]?.label, 'log');
     assert.deepEqual(new Set(view.panes.map((pane) => pane.pane_id)), new Set([agentId, catId]));
-    assert.equal(view.panes.filter((pane) => pane.focused).length, 1, 'the active pane of the active tab');
+    assert.deepEqual(view.panes.filter((pane) => pane.focused), [], 'no terminal is attached, so no pane is on anyone\'s screen');
+    assert.deepEqual(view.panes.map((pane) => pane.pane_id).sort(), [agent.id, cat.id].sort(), "tmux's own pane ids");
     assert.equal(view.triage.length, 2);
     assert.match(view.event_id, /^[0-9a-f]+\.\d+$/);
   });
@@ -101,44 +102,44 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
 
   it('refuses an answer meant for another question, then delivers the right one', async () => {
     const current = (await paneView(agentId)).question!;
-    const stale = await world.post(`/api/panes/${agentId}/answer`, { question: 'q0-00000000', option: 0 });
+    const stale = await world.post(`/api/panes/${encodeURIComponent(agentId)}/answer`, { question: 'q0-00000000', option: 0 });
     assert.equal(stale.status, 409);
     assert.equal(stale.json.error?.code, 'question_changed');
     assert.equal((stale.json.error?.current as { id: string }).id, current.id, 'the refusal carries the question now on screen');
     assert.doesNotMatch(await history(agent), /answer: /, 'nothing was typed');
-    const wrongOption = await world.post(`/api/panes/${agentId}/answer`, { question: current.id, option: 7 });
+    const wrongOption = await world.post(`/api/panes/${encodeURIComponent(agentId)}/answer`, { question: current.id, option: 7 });
     assert.equal(wrongOption.json.error?.code, 'bad_request');
-    const answered = await world.post(`/api/panes/${agentId}/answer`, { question: current.id, option: 1 });
+    const answered = await world.post(`/api/panes/${encodeURIComponent(agentId)}/answer`, { question: current.id, option: 1 });
     assert.equal(answered.status, 200, answered.text);
     assert.deepEqual(answered.json.keys, ['n']);
     await screenShows(agent, 'answer: n');
     await eventually('the question to leave the snapshot', async () => (await paneView(agentId)).question === null);
-    const again = await world.post(`/api/panes/${agentId}/answer`, { question: current.id, option: 0 });
+    const again = await world.post(`/api/panes/${encodeURIComponent(agentId)}/answer`, { question: current.id, option: 0 });
     assert.equal(again.json.error?.code, 'question_changed', 'the same answer twice does not reach the next screen');
   });
 
   it('serves a grid with its SGR styling, a 304 for an unchanged revision, and scrollback on request', async () => {
-    const viewport = await world.call(`/api/panes/${catId}/grid`);
+    const viewport = await world.call(`/api/panes/${encodeURIComponent(catId)}/grid`);
     assert.equal(viewport.status, 200);
     const grid = viewport.json as unknown as GridView;
     assert.equal(grid.scope, 'viewport');
     assert.ok(grid.text.split('\n').length <= 30);
     const etag = String(viewport.headers.etag);
     assert.equal(etag, `"${grid.revision}"`);
-    const unchanged = await world.call(`/api/panes/${catId}/grid`, { headers: { 'If-None-Match': etag } });
+    const unchanged = await world.call(`/api/panes/${encodeURIComponent(catId)}/grid`, { headers: { 'If-None-Match': etag } });
     assert.equal(unchanged.status, 304);
-    const recent = (await world.call(`/api/panes/${catId}/grid?lines=150`)).json as unknown as GridView;
+    const recent = (await world.call(`/api/panes/${encodeURIComponent(catId)}/grid?lines=150`)).json as unknown as GridView;
     assert.equal(recent.scope, 'recent');
     assert.ok(recent.text.split('\n').length > 100, 'scrollback reaches beyond the screen');
-    const top = (await world.call(`/api/panes/${catId}/grid?lines=1000`)).json as unknown as GridView;
+    const top = (await world.call(`/api/panes/${encodeURIComponent(catId)}/grid?lines=1000`)).json as unknown as GridView;
     assert.match(top.text, /\x1b\[[0-9;]*31m/, 'the colour escape is kept for the mirror');
-    assert.equal((await world.call(`/api/panes/${catId}/grid?lines=0`)).json.error?.code, 'bad_request');
+    assert.equal((await world.call(`/api/panes/${encodeURIComponent(catId)}/grid?lines=0`)).json.error?.code, 'bad_request');
     assert.equal((await world.call('/api/panes/p999/grid')).json.error?.code, 'gone');
   });
 
   it('names every refused key and sends nothing, then sends keys in the neutral grammar', async () => {
     const before = await history(cat);
-    const refused = await world.post(`/api/panes/${catId}/keys`, { keys: ['x', 'ctrl+Enter', 'C-c', 'Enter'] });
+    const refused = await world.post(`/api/panes/${encodeURIComponent(catId)}/keys`, { keys: ['x', 'ctrl+Enter', 'C-c', 'Enter'] });
     assert.equal(refused.status, 422);
     assert.equal(refused.json.error?.code, 'key_refused');
     assert.deepEqual(
@@ -147,13 +148,13 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     );
     assert.match(String(refused.json.error?.message), /nothing was sent/);
     assert.equal(await history(cat), before);
-    const sent = await world.post(`/api/panes/${catId}/keys`, { keys: ['k', 'e', 'y', 's', 'Enter'] });
+    const sent = await world.post(`/api/panes/${encodeURIComponent(catId)}/keys`, { keys: ['k', 'e', 'y', 's', 'Enter'] });
     assert.equal(sent.status, 200, sent.text);
     await eventually('the keys to arrive', async () => /^keys$/m.test(await history(cat)));
   });
 
   it('types a reply to a program it cannot verify and says so in the receipt', async () => {
-    const answer = await world.post(`/api/panes/${catId}/reply`, { text: 'hello from the web' });
+    const answer = await world.post(`/api/panes/${encodeURIComponent(catId)}/reply`, { text: 'hello from the web' });
     assert.equal(answer.status, 200, answer.text);
     const receipt = answer.json as unknown as ReplyReceipt;
     assert.equal(receipt.status, 'not_verifiable');
@@ -161,9 +162,13 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     assert.equal(receipt.typed, true);
     assert.equal(receipt.submitted, false);
     await eventually('the reply to arrive', async () => /^hello from the web$/m.test(await history(cat)));
-    const multiline = await world.post(`/api/panes/${catId}/reply`, { text: 'one\ntwo' });
-    assert.equal(multiline.json.error?.code, 'multiline_unsupported');
-    const guarded = await world.post(`/api/panes/${agentId}/reply`, { text: 'main', question: 'q0-00000000' });
+    // tmux declares pasteText, so a reply may hold line breaks: pasted, then Enter.
+    const multiline = await world.post(`/api/panes/${encodeURIComponent(catId)}/reply`, { text: 'first of two\nsecond of two' });
+    assert.equal(multiline.status, 200, multiline.text);
+    assert.equal((multiline.json as unknown as ReplyReceipt).chars, 'first of two\nsecond of two'.length);
+    await eventually('both lines of the reply to arrive', async () => /^first of two$[\s\S]*^second of two$/m.test(await history(cat)));
+    assert.deepEqual(await tmux.buffers().list(), [], 'the paste leaves no buffer behind');
+    const guarded = await world.post(`/api/panes/${encodeURIComponent(agentId)}/reply`, { text: 'main', question: 'q0-00000000' });
     assert.equal(guarded.json.error?.code, 'question_changed', 'a reply meant for a question that is gone is refused');
   });
 
@@ -175,7 +180,7 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
       await cat.sendKeys(['Enter']);
       const first = await stream.next('a pane event', (event) => event.kind === 'pane' && event.data.pane_id === catId);
       assert.equal(typeof first.data.revision, 'string');
-      const grid = (await world.call(`/api/panes/${catId}/grid`)).json as unknown as GridView;
+      const grid = (await world.call(`/api/panes/${encodeURIComponent(catId)}/grid`)).json as unknown as GridView;
       await eventually('the stream to carry the grid revision', () => stream.events.some((event) => event.kind === 'pane' && event.data.revision === grid.revision));
       stream.close();
       await cat.sendText('live-2');
@@ -210,11 +215,11 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
   it('renames, focuses, opens a tab and a space, closes a pane, and says so on the stream', async () => {
     const stream = await world.stream();
     try {
-      assert.equal((await world.post(`/api/panes/${catId}/rename`, { label: 'build log' })).status, 200);
+      assert.equal((await world.post(`/api/panes/${encodeURIComponent(catId)}/rename`, { label: 'build log' })).status, 200);
       assert.equal((await paneView(catId)).label, 'build log');
-      assert.equal((await world.post(`/api/panes/${catId}/rename`, { label: 42 })).json.error?.code, 'bad_request');
-      assert.equal((await world.post(`/api/panes/${catId}/focus`)).status, 200);
-      assert.equal((await paneView(catId)).focused, true);
+      assert.equal((await world.post(`/api/panes/${encodeURIComponent(catId)}/rename`, { label: 42 })).json.error?.code, 'bad_request');
+      assert.equal((await world.post(`/api/panes/${encodeURIComponent(catId)}/focus`)).status, 200);
+      assert.equal((await cat.display('#{pane_active}#{window_active}')).toString('utf8').trim(), '11', 'its window and pane are the active ones');
       const spaceId = (await snapshot()).spaces[0]!.space_id;
       const tab = await world.post('/api/tabs', { space_id: spaceId, label: 'extra' });
       assert.equal(tab.status, 200, tab.text);
@@ -223,7 +228,7 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
       assert.equal(space.status, 200, space.text);
       const created = String(tab.json.pane_id);
       await eventually('the new tab in the snapshot', async () => (await snapshot()).panes.some((pane) => pane.pane_id === created));
-      assert.equal((await world.post(`/api/panes/${created}/close`)).status, 200);
+      assert.equal((await world.post(`/api/panes/${encodeURIComponent(created)}/close`)).status, 200);
       await eventually('the closed pane to leave the snapshot', async () => !(await snapshot()).panes.some((pane) => pane.pane_id === created));
       assert.deepEqual(new Set((await snapshot()).spaces.map((entry) => entry.label)), new Set(['work', 'second']));
     } finally {
@@ -239,7 +244,7 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
   it('answers unknown routes and methods with their codes', async () => {
     assert.equal((await world.call('/api/nothing')).json.error?.code, 'not_found');
     assert.equal((await world.call('/api/snapshot', { method: 'POST', body: {}, headers: { Origin: world.origin } })).json.error?.code, 'method_not_allowed');
-    const notJson = await world.call(`/api/panes/${catId}/keys`, { method: 'POST', body: 'keys=Enter', headers: { Origin: world.origin, 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const notJson = await world.call(`/api/panes/${encodeURIComponent(catId)}/keys`, { method: 'POST', body: 'keys=Enter', headers: { Origin: world.origin, 'Content-Type': 'application/x-www-form-urlencoded' } });
     assert.equal(notJson.json.error?.code, 'unsupported_media_type', 'a form post (what a cross-site form can send) is refused');
     assert.equal((await world.call('/api/panes/%E0%A4%A/grid')).json.error?.code, 'bad_request');
   });

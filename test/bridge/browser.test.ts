@@ -120,7 +120,7 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
     const context = await browser.newContext(PHONE);
     try {
       const page = await pairedPage(context);
-      await page.goto(`${bridge.url}#/pane/${logId}`);
+      await page.goto(`${bridge.url}#/pane/${encodeURIComponent(logId)}`);
       const mirror = page.getByRole('region', { name: 'Pane screen' });
       await shows(mirror, '<script>window.pwned=1</script> <img src=x onerror="window.pwned=2">');
       assert.equal(await page.evaluate('window.pwned'), undefined, 'no pane text ran as script');
@@ -139,6 +139,16 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
       await shows(page.getByRole('status').filter({ hasText: /not verifiable/ }), 'the text was typed and Enter pressed');
       await shows(mirror, 'reply from the phone');
       assert.equal(await page.getByRole('textbox', { name: 'Reply text' }).inputValue(), '');
+
+      // tmux pastes, so Shift+Enter's line break reaches the pane as a line break.
+      const composer = page.getByRole('textbox', { name: 'Reply text' });
+      assert.equal(await composer.getAttribute('placeholder'), 'Reply… (Shift+Enter for a new line)');
+      await composer.fill('first of two');
+      await composer.press('Shift+Enter');
+      await composer.pressSequentially('second of two');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await shows(mirror, 'second of two');
+      assert.match(await textOf(mirror), /first of two\s*second of two/);
     } finally {
       await context.close();
     }

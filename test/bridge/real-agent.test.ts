@@ -36,7 +36,7 @@ describe('drover web with a real agent', () => {
     assert.deepEqual([idle.agent, idle.verifiable, idle.state_source], ['claude', true, 'screen'], 'named from its process tree, read by its screen rules');
 
     const text = 'Say hello in one word.';
-    const answer = await world.post(`/api/panes/${paneId}/reply`, { text });
+    const answer = await world.post(`/api/panes/${encodeURIComponent(paneId)}/reply`, { text });
     const receipt = answer.json as unknown as ReplyReceipt;
     assert.equal(receipt.status, 'submitted', `${receipt.reason}`);
     assert.notEqual(receipt.evidence, null);
@@ -44,7 +44,7 @@ describe('drover web with a real agent', () => {
     assert.equal(arrivals(turns, text), 1, 'whole, once');
 
     await eventually('claude at its composer again', async () => (await paneView(world, paneId)).state === 'idle', 30_000);
-    const ask = await world.post(`/api/panes/${paneId}/reply`, { text: `${TOOL_MARKER} run the check` });
+    const ask = await world.post(`/api/panes/${encodeURIComponent(paneId)}/reply`, { text: `${TOOL_MARKER} run the check` });
     assert.equal((ask.json as unknown as ReplyReceipt).status, 'submitted', String(ask.json.reason));
     const question = await eventually(
       'the permission prompt as a question',
@@ -63,11 +63,11 @@ describe('drover web with a real agent', () => {
         ['2. No', ['2', 'Enter']],
       ],
     );
-    const refused = await world.post(`/api/panes/${paneId}/reply`, { text: 'this must not be typed into the question' });
+    const refused = await world.post(`/api/panes/${encodeURIComponent(paneId)}/reply`, { text: 'this must not be typed into the question' });
     assert.deepEqual([(refused.json as unknown as ReplyReceipt).status, (refused.json as unknown as ReplyReceipt).typed], ['failed', false]);
 
     const before = bed.mock.requests.length;
-    const answered = await world.post(`/api/panes/${paneId}/answer`, { question: (question as QuestionView).id, option: 0 });
+    const answered = await world.post(`/api/panes/${encodeURIComponent(paneId)}/answer`, { question: (question as QuestionView).id, option: 0 });
     assert.equal(answered.status, 200, answered.text);
     await eventually('the tool result to reach the model', () => bed.mock.requests.slice(before).some((request) => JSON.stringify(request.body).includes('drover-tool-ran')), 30_000);
     await eventually('the question to be gone', async () => (await paneView(world, paneId)).question === null, 30_000);

@@ -52,7 +52,7 @@ try {
       const page = await browser.newPage({ viewport: { width: 1100, height: 700 } });
       await page.goto(`${bridge.url}#pair=${bridge.devices.createPairingCode().code}`);
       await page.getByRole('heading', { name: 'Agents' }).waitFor();
-      await page.goto(`${bridge.url}#/pane/${tmuxIds.pane(asking.id)}`);
+      await page.goto(`${bridge.url}#/pane/${encodeURIComponent(asking.id)}`);
       await page.getByRole('group', { name: 'Question' }).waitFor();
       await delay(500);
       await page.screenshot({ path: output });

@@ -12,12 +12,12 @@ import { request, startWebWorld, suiteTeardown, tempDirectory, type WebWorld } f
 /** Every write the API has, with a body that would pass its own checks. */
 function writes(paneId: string, spaceId: string): [string, unknown][] {
   return [
-    [`/api/panes/${paneId}/reply`, { text: 'should not arrive' }],
-    [`/api/panes/${paneId}/keys`, { keys: ['x', 'Enter'] }],
-    [`/api/panes/${paneId}/answer`, { question: 'q1-00000000', option: 0 }],
-    [`/api/panes/${paneId}/rename`, { label: 'renamed' }],
-    [`/api/panes/${paneId}/focus`, {}],
-    [`/api/panes/${paneId}/close`, {}],
+    [`/api/panes/${encodeURIComponent(paneId)}/reply`, { text: 'should not arrive' }],
+    [`/api/panes/${encodeURIComponent(paneId)}/keys`, { keys: ['x', 'Enter'] }],
+    [`/api/panes/${encodeURIComponent(paneId)}/answer`, { question: 'q1-00000000', option: 0 }],
+    [`/api/panes/${encodeURIComponent(paneId)}/rename`, { label: 'renamed' }],
+    [`/api/panes/${encodeURIComponent(paneId)}/focus`, {}],
+    [`/api/panes/${encodeURIComponent(paneId)}/close`, {}],
     ['/api/tabs', { space_id: spaceId }],
     ['/api/spaces', {}],
     ['/api/fleet/1/messages', { to: 2, text: 'hi' }],
@@ -88,12 +88,12 @@ describe('drover web security', { concurrency: 1 }, () => {
   it('refuses writes and streams from another Origin, and writes without one', async (t) => {
     const world = await startWebWorld(t, { mux: port });
     const before = (await pane.capture()).toString('utf8');
-    const foreign = await world.post(`/api/panes/${paneId}/keys`, { keys: ['x'] }, { headers: { Origin: 'http://evil.example' } });
+    const foreign = await world.post(`/api/panes/${encodeURIComponent(paneId)}/keys`, { keys: ['x'] }, { headers: { Origin: 'http://evil.example' } });
     assert.equal(foreign.status, 403);
     assert.equal(foreign.json.error?.code, 'forbidden_origin');
-    const otherPort = await world.post(`/api/panes/${paneId}/keys`, { keys: ['x'] }, { headers: { Origin: 'http://127.0.0.1:1' } });
+    const otherPort = await world.post(`/api/panes/${encodeURIComponent(paneId)}/keys`, { keys: ['x'] }, { headers: { Origin: 'http://127.0.0.1:1' } });
     assert.equal(otherPort.json.error?.code, 'forbidden_origin');
-    const none = await world.call(`/api/panes/${paneId}/keys`, { method: 'POST', body: { keys: ['x'] } });
+    const none = await world.call(`/api/panes/${encodeURIComponent(paneId)}/keys`, { method: 'POST', body: { keys: ['x'] } });
     assert.equal(none.json.error?.code, 'forbidden_origin', 'a write must say where it comes from');
     const pairing = await world.call('/api/pair', { method: 'POST', body: { code: 'AAAA-AAAA' }, headers: { Origin: 'http://evil.example' } });
     assert.equal(pairing.json.error?.code, 'forbidden_origin', 'another site cannot even try codes');
@@ -113,7 +113,7 @@ describe('drover web security', { concurrency: 1 }, () => {
 
   it('needs a paired, unrevoked device for reads too, and cuts a revoked device off live', async (t) => {
     const world = await startWebWorld(t, { mux: port, heartbeatMs: 200 });
-    for (const path of ['/api/snapshot', '/api/config', `/api/panes/${paneId}/grid`, '/api/fleet', '/api/session']) {
+    for (const path of ['/api/snapshot', '/api/config', `/api/panes/${encodeURIComponent(paneId)}/grid`, '/api/fleet', '/api/session']) {
       assert.equal((await world.call(path, { token: null })).json.error?.code, 'unauthorized', `${path} without a token`);
       assert.equal((await world.call(path, { token: 'dw_forged' })).json.error?.code, 'unauthorized', `${path} with a forged token`);
     }
@@ -170,7 +170,7 @@ describe('drover web security', { concurrency: 1 }, () => {
 
   it('keeps markup and escapes in pane text as data', async (t) => {
     const world = await startWebWorld(t, { mux: port });
-    const answer = await world.call(`/api/panes/${paneId}/grid`);
+    const answer = await world.call(`/api/panes/${encodeURIComponent(paneId)}/grid`);
     // JSON that a browser will not sniff into a page; the page itself inserts it as text (the browser tests).
     assert.match(String(answer.headers['content-type']), /^application\/json/);
     assert.equal(answer.headers['x-content-type-options'], 'nosniff');
@@ -201,7 +201,7 @@ describe('drover web security', { concurrency: 1 }, () => {
   it('limits the write rate per device and audits what it turned away', async (t) => {
     const world = await startWebWorld(t, { mux: port, writeRate: { burst: 2, perSecond: 0.2 } });
     const answers = [];
-    for (let i = 0; i < 3; i += 1) answers.push(await world.post(`/api/panes/${paneId}/keys`, { keys: ['Escape'] }));
+    for (let i = 0; i < 3; i += 1) answers.push(await world.post(`/api/panes/${encodeURIComponent(paneId)}/keys`, { keys: ['Escape'] }));
     assert.deepEqual(
       answers.map((answer) => answer.status),
       [200, 200, 429],

@@ -28,6 +28,7 @@ import {
 import { AGENT_KINDS, agentScreen, rulesFor, screenOfRows } from '../../src/panes/index.js';
 import { loadScreenFixture, screenFixtures } from '../panes/screens/fixtures.js';
 import { QUESTIONS } from '../fixtures/fake-agent.js';
+import { MUX_DECLARATIONS } from '../../src/mux/index.js';
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'drover-web-'));
@@ -245,11 +246,17 @@ describe('the mirror and replies', () => {
     assert.deepEqual(presentSpan({ inverse: true, fg: 2 }), { classes: ['sgr-inverse'], color: null, background: '#0dbc79' });
   });
 
-  it('refuses a reply it cannot type as it is, before anything is sent', () => {
-    assert.equal(checkReplyText('yes, go on'), 'yes, go on');
-    assert.throws(() => checkReplyText('two\nlines'), (error) => codeOf(error) === 'multiline_unsupported');
-    assert.throws(() => checkReplyText('esc\x1b[0m'), (error) => codeOf(error) === 'bad_request' && /control character/.test((error as Error).message));
-    assert.throws(() => checkReplyText('   '), (error) => codeOf(error) === 'bad_request');
-    assert.throws(() => checkReplyText(42), (error) => codeOf(error) === 'bad_request');
+  it('refuses a reply it cannot send as it is, before anything is sent', () => {
+    const tmux = { mux: 'tmux', declaration: MUX_DECLARATIONS.tmux } as const;
+    const herdr = { mux: 'herdr', declaration: MUX_DECLARATIONS.herdr } as const;
+    assert.equal(checkReplyText('yes, go on', herdr), 'yes, go on');
+    assert.equal(checkReplyText('two\nlines', tmux), 'two\nlines', 'tmux pastes, so a line break stays one');
+    assert.throws(
+      () => checkReplyText('two\nlines', herdr),
+      (error) => codeOf(error) === 'multiline_unsupported' && /herdr does not support pasteText: herdr's socket offers no paste/.test((error as Error).message),
+    );
+    assert.throws(() => checkReplyText('esc\x1b[0m', tmux), (error) => codeOf(error) === 'bad_request' && /control character/.test((error as Error).message));
+    assert.throws(() => checkReplyText('   ', tmux), (error) => codeOf(error) === 'bad_request');
+    assert.throws(() => checkReplyText(42, tmux), (error) => codeOf(error) === 'bad_request');
   });
 });

@@ -4,16 +4,28 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { conformance } from '../../src/mux/index.js';
+import { conformance, MUX_NAMES } from '../../src/mux/index.js';
 import { openHerdrWorld } from '../fixtures/herdr/world.js';
 import { openZellijWorld } from '../fixtures/zellij/world.js';
+import { openTmuxWorld } from './tmux-world.js';
 
-const WORLDS: [string, conformance.WorldFactory][] = [
-  ['herdr', openHerdrWorld],
-  ['zellij', openZellijWorld],
+interface AdapterWorld {
+  readonly open: conformance.WorldFactory;
+  /** Whether no world check may be skipped: the tmux world attaches a terminal and records raw pane input. */
+  readonly everyCheckApplies: boolean;
+}
+
+const WORLDS: [string, AdapterWorld][] = [
+  ['tmux', { open: openTmuxWorld, everyCheckApplies: true }],
+  ['herdr', { open: openHerdrWorld, everyCheckApplies: false }],
+  ['zellij', { open: openZellijWorld, everyCheckApplies: false }],
 ];
 
-for (const [mux, openWorld] of WORLDS) {
+it('runs against every adapter drover has', () => {
+  assert.deepEqual(WORLDS.map(([mux]) => mux).sort(), [...MUX_NAMES].sort());
+});
+
+for (const [mux, { open: openWorld, everyCheckApplies }] of WORLDS) {
   describe(`${mux} conformance`, { concurrency: false }, () => {
     it('passes the read-only checks', async () => {
       const world = await openWorld();
@@ -32,6 +44,7 @@ for (const [mux, openWorld] of WORLDS) {
         const [result] = await conformance.runWorldChecks(openWorld, { only: [check] });
         assert.equal(result?.check, check);
         assert.deepEqual(result.problems, []);
+        if (everyCheckApplies) assert.equal(result.skipped, undefined);
       });
     }
   });

@@ -33,21 +33,27 @@ function world(panes: MuxPane[], spaces = [{ spaceId: 's1', focused: true, activ
 }
 
 describe('identity', () => {
-  it('accepts URL-segment-safe ids and rejects the rest', () => {
-    for (const id of ['w1:p2', 'terminal_3', 'tab_0', 'session', 'p12', '$0', '@3']) assert.equal(isValidMuxId(id), true, id);
-    for (const id of ['', '%12', 'a/b', 'a b', 'a?b', 'a#b', 'x'.repeat(129), 'é']) assert.equal(isValidMuxId(id), false, id);
+  it('accepts ids that are one URL segment once encoded and rejects the rest', () => {
+    for (const id of ['w1:p2', 'terminal_3', 'tab_0', 'session', '%12', '$0', '@3']) {
+      assert.equal(isValidMuxId(id), true, id);
+      assert.equal(decodeURIComponent(encodeURIComponent(id)), id);
+      assert.ok(!encodeURIComponent(id).includes('/'), id);
+    }
+    for (const id of ['', 'a/b', 'a b', 'a?b', 'a#b', 'x'.repeat(129), 'é', 'a\u0000']) assert.equal(isValidMuxId(id), false, id);
   });
 
-  it('maps tmux ids to letters and back', () => {
-    assert.equal(tmuxIds.pane('%12'), 'p12');
-    assert.equal(tmuxIds.tab('@7'), 'w7');
-    assert.equal(tmuxIds.space('$0'), 's0');
-    assert.equal(tmuxIds.nativePane('p12'), '%12');
-    assert.equal(tmuxIds.nativeTab('w7'), '@7');
-    assert.equal(tmuxIds.nativeSpace('s0'), '$0');
-    assert.equal(tmuxIds.nativePane('w7'), undefined);
-    assert.equal(tmuxIds.nativePane('p01'), undefined);
+  it("carries tmux's ids unchanged and refuses an id of the wrong kind", () => {
+    assert.equal(tmuxIds.pane('%12'), '%12');
+    assert.equal(tmuxIds.tab('@7'), '@7');
+    assert.equal(tmuxIds.space('$0'), '$0');
+    assert.equal(tmuxIds.nativePane('%12'), '%12');
+    assert.equal(tmuxIds.nativeTab('@7'), '@7');
+    assert.equal(tmuxIds.nativeSpace('$0'), '$0');
+    assert.equal(tmuxIds.nativePane('@7'), undefined);
+    assert.equal(tmuxIds.nativePane('p12'), undefined);
+    assert.equal(tmuxIds.nativePane('%01'), undefined);
     assert.throws(() => tmuxIds.pane('12'), /not a tmux id of the form %N/);
+    assert.throws(() => tmuxIds.space('@1'), /not a tmux id of the form \$N/);
   });
 
   it('maps zellij tabs and panes into separate namespaces', () => {

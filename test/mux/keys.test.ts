@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { formatMuxKey, isDeclaredUnsupported, KeySpellingError, parseMuxKey, toHerdrKey, toTmuxKey, toZellijKey } from '../../src/mux/index.js';
+import { formatMuxKey, isDeclaredUnsupported, KeySpellingError, MUX_DECLARATIONS, MUX_NAMED_KEYS, parseMuxKey, toHerdrKey, toTmuxKey, toZellijKey } from '../../src/mux/index.js';
 
 function translate(table: typeof toTmuxKey, spelling: string): string {
   const translation = table(parseMuxKey(spelling));
@@ -70,6 +70,14 @@ describe('the translation tables', () => {
     assert.equal(translate(toTmuxKey, 'Backspace'), 'BSpace');
     assert.equal(translate(toTmuxKey, ';'), ';');
     assert.match(translate(toTmuxKey, 'meta+a'), /^refused: .*Super/);
+    assert.match(translate(toTmuxKey, 'ctrl+Enter'), /^refused: tmux delivers nothing for ctrl\+Enter/);
+  });
+
+  it('declares no unsupported key for tmux or zellij, which translate the whole alphabet', () => {
+    for (const [mux, table] of [['tmux', toTmuxKey], ['zellij', toZellijKey]] as const) {
+      assert.deepEqual(MUX_DECLARATIONS[mux].unsupportedKeys, [], mux);
+      for (const name of MUX_NAMED_KEYS) assert.doesNotMatch(translate(table, name), /^refused/, `${mux} ${name}`);
+    }
   });
 
   it('spells keys the herdr way', () => {

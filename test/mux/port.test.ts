@@ -82,7 +82,7 @@ describe('the gate every adapter sits behind', () => {
       assert.equal(outcome.reason, 'refused');
       assert.match(outcome.detail, pattern);
     };
-    await refused(port.typeText('%1', 'x'), /typeText: pane id "%1" is not a drover mux id/);
+    await refused(port.typeText('a/b', 'x'), /typeText: pane id "a\/b" is not a drover mux id/);
     await refused(port.typeText('p1', ''), /text is empty/);
     await refused(port.sendKeys('p1', []), /at least one key/);
     await refused(port.createTab({ spaceId: 's1', cwd: 'relative/dir' }), /cwd "relative\/dir" is not an absolute path/);

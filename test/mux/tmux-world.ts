@@ -33,9 +33,12 @@ function native(paneId: string): string {
   return id;
 }
 
-/** A pane program that hands every byte its terminal delivers, unchanged, to a file. */
+/**
+ * A pane program that asks for bracketed paste (ESC[?2004h, as agents' composers do) and hands
+ * every byte its terminal delivers, unchanged, to a file.
+ */
 function recorderCommand(file: string): string[] {
-  return ['/bin/sh', '-c', 'stty raw -echo && : > "$1.part" && mv "$1.part" "$1" && exec cat >> "$1"', 'recorder', file];
+  return ['/bin/sh', '-c', 'stty raw -echo && printf "\\033[?2004h" && : > "$1.part" && mv "$1.part" "$1" && exec cat >> "$1"', 'recorder', file];
 }
 
 /** Attaches a terminal client of `server` to `session` inside a pane of `host`, and waits for it. */
@@ -45,6 +48,17 @@ async function attachTerminal(server: Server, host: Server, session: string): Pr
   await eventually('the world to attach a terminal client', async () =>
     (await server.snapshot({ clients: true })).clients.toArray().some((client) => !client.clientControlMode),
   );
+}
+
+/** Runs `body` while a terminal client of `server` shows `session` (from a pane of a second owned server). */
+export async function withAttachedTerminal<T>(server: Server, session: string, body: () => Promise<T>): Promise<T> {
+  const host = await startTestServer();
+  try {
+    await attachTerminal(server, host, session);
+    return await body();
+  } finally {
+    await host.close();
+  }
 }
 
 /** Seeds the world, attaches its terminal and starts its recorder; returns the recorder's tmux pane id. */

@@ -364,7 +364,9 @@ function explain(name: MuxCapability): HTMLElement | null {
 
 function renderPane(paneId: string): void {
   state.grid = null;
-  const textarea = h('textarea', { id: 'reply-text', rows: '2', placeholder: 'Reply…', 'aria-label': 'Reply text', enterkeyhint: 'send' });
+  // Shift+Enter puts a line break in the textarea; only a multiplexer that pastes can deliver one.
+  const placeholder = state.config?.supports.pasteText === true ? 'Reply… (Shift+Enter for a new line)' : 'Reply… (one line)';
+  const textarea = h('textarea', { id: 'reply-text', rows: '2', placeholder, 'aria-label': 'Reply text', enterkeyhint: 'send' });
   const receipt = h('p', { id: 'receipt', role: 'status', class: 'receipt' });
   const send = h('button', { type: 'submit' }, 'Send');
   const composer = h('form', { class: 'composer', 'aria-label': 'Reply' }, textarea, send, receipt);

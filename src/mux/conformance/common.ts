@@ -30,7 +30,7 @@ export interface MuxConformanceWorld {
   inputs?(): Promise<readonly WorldInput[]>;
   /**
    * Where the world cannot tell typed text from keys (a real multiplexer): a pane whose program
-   * records the raw bytes its terminal delivers, and those bytes so far.
+   * asked for bracketed paste and records the raw bytes its terminal delivers, and those bytes so far.
    */
   readonly recorder?: { readonly paneId: string; received(): Promise<Buffer> };
   /** How often the transport has been used (requests, processes): compared before and after a call. */
@@ -138,6 +138,7 @@ export function sampleOf(snapshot: MuxSnapshot): Sample | undefined {
 export const SAMPLE_CALLS: Readonly<Record<GatedVerb, (port: MuxPort, sample: Sample) => Promise<MuxOutcome<unknown>>>> = {
   readGrid: (port, s) => port.readGrid(s.paneId, { scope: 'viewport', styling: 'strip' }),
   typeText: (port, s) => port.typeText(s.paneId, 'x'),
+  pasteText: (port, s) => port.pasteText(s.paneId, 'x'),
   sendKeys: (port, s) => port.sendKeys(s.paneId, ['a']),
   renamePane: (port, s) => port.renamePane(s.paneId, 'conformance'),
   closePane: (port, s) => port.closePane(s.paneId),

@@ -270,6 +270,19 @@ const CHECKS: readonly WorldCheck[] = [
     },
   },
   {
+    name: 'a paste arrives as one bracketed paste with its line breaks',
+    async run(world) {
+      if (!world.port.declaration.supports.pasteText) return { skipped: 'pasteText is not declared' };
+      if (world.recorder === undefined) return { skipped: 'the world has no pane that records its raw input' };
+      const pasted = await world.port.pasteText(world.recorder.paneId, 'one\ntwo');
+      if (!pasted.ok) return [`pasteText answered ${describeOutcome(pasted)}`];
+      // A terminal pastes a line break as a carriage return; inside the markers it is not Enter.
+      const expected = '\u001b[200~one\rtwo\u001b[201~';
+      const bytes = await recorded(world.recorder, expected.length);
+      return bytes === expected ? [] : [`the pane received ${JSON.stringify(bytes)}, not ${JSON.stringify(expected)}`];
+    },
+  },
+  {
     name: 'refused keys send nothing',
     async run(world) {
       if (!world.port.declaration.supports.sendKeys) return { skipped: 'sendKeys is not declared' };

@@ -1,11 +1,13 @@
 /**
  * The tmux adapter, over the typed tmux client (src/tmux): session → space, window → tab,
- * pane → pane, with ids mapped by identity.ts ($3 → s3, @7 → w7, %12 → p12).
+ * pane → pane, with tmux's own ids ($3, @7, %12) carried unchanged (identity.ts).
  *
  * The snapshot is one listing (sessions, windows, panes and clients in one tmux invocation).
- * Focus: a pane is focused when it is the active pane of its session's current window; the
- * space in front is the session of the most recently active non-control client, or with none
- * attached the most recently active session. tmux has one title slot (pane_title), shared with
+ * Focus: a pane is focused when it is the active pane of its session's current window and a
+ * terminal client (not a control client, such as this adapter's own watch) is attached, since
+ * focus is what a person's screen shows; with none attached no pane is focused. The space in
+ * front is the session of the most recently active terminal client, or with none attached the
+ * most recently active session. tmux has one title slot (pane_title), shared with
  * the pane's program, so the labels this adapter sets are remembered (rules.ts LabelMemory).
  */
 import { hostname } from 'node:os';
@@ -13,6 +15,7 @@ import { resolve } from 'node:path';
 import {
   CommandError,
   Endpoint,
+  pasteFromBuffer,
   Server,
   ServerUnreachableError,
   TargetNotFoundError,
@@ -71,7 +74,6 @@ export class TmuxAdapter implements MuxAdapter {
   private readonly labels = new LabelMemory();
   private readonly revisions = new ContentRevisions();
   private readonly watches = new Set<TmuxWatch>();
-  private typed = 0;
 
   constructor(options: TmuxAdapterOptions) {
     if ((options.server === undefined) === (options.endpoint === undefined)) throw new TypeError('a tmux adapter needs exactly one of server or endpoint');
@@ -149,6 +151,7 @@ export class TmuxAdapter implements MuxAdapter {
   private publish(listing: TmuxSnapshot): MuxSnapshot {
     const sessions = listing.sessions.toArray();
     const people = listing.clients.toArray().filter((client) => !client.clientControlMode && client.sessionId !== null);
+    const anyoneLooking = people.length > 0;
     const front =
       people.sort((a, b) => b.clientActivity - a.clientActivity)[0]?.sessionId ??
       [...sessions].sort((a, b) => b.sessionActivity - a.sessionActivity)[0]?.sessionId;
@@ -172,7 +175,7 @@ export class TmuxAdapter implements MuxAdapter {
             tabId,
             tabLabel: window.windowName,
             cwd: pane.paneCurrentPath ?? '',
-            focused: pane.paneActive && link.windowActive,
+            focused: anyoneLooking && pane.paneActive && link.windowActive,
             alive: !pane.paneDead,
             agent: 'shell',
             status: 'unknown',
@@ -247,21 +250,15 @@ export class TmuxAdapter implements MuxAdapter {
       await this.tmux((server) => server.pane(pane).sendText(text, { timeoutMs: this.timeoutMs }));
       return ok(undefined);
     }
-    this.typed += 1;
-    const buffer = `drover-type-${process.pid}-${this.typed}`;
-    await this.tmux(async (server) => {
-      await server.pane(pane).exists({ timeoutMs: this.timeoutMs }).then((exists) => {
-        if (!exists) throw new TargetNotFoundError(pane);
-      });
-      await server.buffers().write(buffer, text, { timeoutMs: this.timeoutMs });
-      try {
-        // A separator of "\n" keeps line feeds as they are: the text arrives literally, without bracketed paste.
-        await server.pane(pane).paste(buffer, { delete: true, separator: '\n', timeoutMs: this.timeoutMs });
-      } catch (error) {
-        await server.buffers().delete(buffer).catch(() => undefined);
-        throw error;
-      }
-    });
+    // Not bracketed, and a separator of "\n" keeps line feeds as they are: the bytes arrive as if typed.
+    await this.tmux((server) => pasteFromBuffer(server.pane(pane), text, { bracketed: false, separator: '\n', timeoutMs: this.timeoutMs }));
+    return ok(undefined);
+  }
+
+  /** paste-buffer -p from a buffer of its own; tmux turns each line feed into the carriage return a terminal pastes. */
+  async pasteText(paneId: string, text: string): Promise<MuxOutcome<void>> {
+    const pane = this.native('pane', paneId);
+    await this.tmux((server) => pasteFromBuffer(server.pane(pane), text, { bracketed: true, timeoutMs: this.timeoutMs }));
     return ok(undefined);
   }
 
