@@ -9,6 +9,7 @@ import {
   type Session,
   type Window,
 } from '../tmux/index.js';
+import { createDirectories } from './directories.js';
 import { deepFreeze } from './document.js';
 import { violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
 
@@ -54,7 +55,7 @@ interface ApplyEvidence {
   effects: AppliedEffect[];
   created: CreatedRef[];
   failedStep: number | null;
-  failedAction: StepOp | 'precondition' | null;
+  failedAction: StepOp | 'precondition' | 'create-directories' | null;
   failedSource: string | null;
   failureClass: string | null;
   uncertain: boolean;
@@ -74,7 +75,7 @@ export class ApplyResult {
   readonly effects: readonly AppliedEffect[];
   readonly created: readonly CreatedRef[];
   readonly failedStep: number | null;
-  readonly failedAction: StepOp | 'precondition' | null;
+  readonly failedAction: StepOp | 'precondition' | 'create-directories' | null;
   readonly failedSource: string | null;
   /** The wrapped failure's class name (its message is not kept here: it can hold tmux output). */
   readonly failureClass: string | null;
@@ -258,6 +259,14 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     throw new ApplyError(new ApplyResult(evidence), error);
   }
 
+  // Only directories the plan lists (missing when it was made); before any tmux step, so a failure here changed no session.
+  try {
+    await createDirectories(plan.directoriesToCreate);
+  } catch (error) {
+    evidence.failedAction = 'create-directories';
+    evidence.failureClass = className(error);
+    throw new ApplyError(new ApplyResult(evidence), error);
+  }
   const runner = new StepRunner(server, deadline, evidence, optionTables);
   for (const step of plan.steps) {
     try {
@@ -429,7 +438,7 @@ class StepRunner {
       case 'respawn-pane': {
         // The command stays one line for tmux's default shell, exactly as it runs default-command for a new pane.
         const { pane, command, cwd, env } = step.args;
-        await this.handle(pane, 'pane').respawn({ kill: true, shellCommand: command ?? undefined, cwd: cwd ?? undefined, env, ...this.timing });
+        await this.handle(pane, 'pane').respawn({ kill: true, ...(command === null ? { original: true } : { shellCommand: command }), cwd: cwd ?? undefined, env, ...this.timing });
         return 'observed';
       }
       case 'select-layout':

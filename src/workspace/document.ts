@@ -28,7 +28,7 @@ export interface WorkspacePane {
 }
 
 export interface WorkspaceWindow {
-  /** null: tmux names the window (automatic-rename). */
+  /** null: tmux names the window (automatic-rename); "" is a window named "" with automatic-rename off. */
   readonly name: string | null;
   /** null: the next free index, as tmux picks it. */
   readonly index: number | null;

@@ -12,6 +12,7 @@ export type WorkspaceErrorCode =
   | 'unsupported'
   | 'missing'
   | 'expansion'
+  | 'missing_directory'
   | 'io';
 
 export interface WorkspaceErrorDetails extends ErrorContext {
@@ -23,6 +24,8 @@ export interface WorkspaceErrorDetails extends ErrorContext {
   /** 1-based source position, when the problem was found before the structure existed. */
   line?: number;
   column?: number;
+  /** Every problem of the file when there are several (this error describes the first). */
+  problems?: readonly WorkspaceError[];
 }
 
 /**
@@ -35,16 +38,32 @@ export class WorkspaceError extends DroverError {
   readonly unsupportedFeature: string | undefined;
   readonly line: number | undefined;
   readonly column: number | undefined;
+  /** Every problem found in one reading (refused features first, then as they were read); at least this one. */
+  readonly problems: readonly WorkspaceError[];
 
   constructor(message: string, details: WorkspaceErrorDetails) {
-    const { path, code, unsupportedFeature, line, column, ...context } = details;
+    const { path, code, unsupportedFeature, line, column, problems, ...context } = details;
     super(`${path}: ${message}`, { phase: code === 'io' ? 'read' : 'validate', delivery: 'not_sent', ...context });
     this.path = path;
     this.code = code;
     this.unsupportedFeature = unsupportedFeature;
     this.line = line;
     this.column = column;
+    this.problems = problems ?? [this];
   }
+}
+
+/**
+ * One error for every problem of a file: the first problem's path and code (so callers that
+ * look at one see the first), a message listing them all, and each in `problems`.
+ */
+export function combineProblems(problems: readonly WorkspaceError[]): WorkspaceError {
+  const [first, ...rest] = problems;
+  if (first === undefined) throw new Error('combineProblems needs at least one problem');
+  if (rest.length === 0) return first;
+  const message = [first.message.slice(first.path.length + 2), ...rest.map((problem) => problem.message)].join('; ');
+  const { path, code, unsupportedFeature, line, column } = first;
+  return new WorkspaceError(message, { path, code, unsupportedFeature, line, column, problems });
 }
 
 /** Shorthand for the most common rejection: a named feature drover does not support. */

@@ -60,7 +60,11 @@ function matchesAt(pattern: RegExp, value: string, index: number): boolean {
 function lookup(name: string, path: string, context: ExpansionContext): string {
   const allowed = context.enabled === true || (context.enabled?.has(name) ?? false);
   if (!allowed) {
-    throw unsupported(path, 'environment_expansion', `refers to the variable ${name}, and expansion is not enabled for it`);
+    throw unsupported(
+      path,
+      'environment_expansion',
+      `refers to the variable ${name}, which is only expanded when asked: pass --expand-env ${name} (expandEnv in the library)`,
+    );
   }
   if (!Object.hasOwn(context.env, name)) {
     throw new WorkspaceError(`refers to the variable ${name}, which is not in the supplied environment`, {

@@ -9,6 +9,7 @@ export {
   type WorkspacePane,
   type WorkspaceWindow,
 } from './document.js';
+export { checkDirectories, createDirectories, declaredDirectories, type DeclaredDirectory } from './directories.js';
 export { WorkspaceError, type WorkspaceErrorCode, type WorkspaceErrorDetails } from './errors.js';
 export { checkLayout, layoutChecksum, type LayoutCheck } from './layout.js';
 export { loadWorkspaceFile, parseWorkspace, type WorkspaceLoadOptions, type WorkspaceParseOptions, type WorkspaceFormat } from './parse.js';
@@ -20,6 +21,7 @@ export {
   type NewSessionArgs,
   type NewWindowArgs,
   type PlanConflict,
+  type PlanSize,
   type WorkspacePlanOptions,
   type PlanPrecondition,
   type PlanSnapshot,
@@ -51,4 +53,5 @@ export {
   type CreatedRef,
   type EffectOutcome,
 } from './apply.js';
+export { importTmuxinator, importTmuxinatorFile, tmuxinatorImportToYaml, type TmuxinatorImport } from './tmuxinator.js';
 export { DEFAULT_WORKSPACE_LIMITS, type WorkspaceLimits } from './tree.js';

@@ -15,7 +15,7 @@ import {
   type WorkspacePane,
   type WorkspaceWindow,
 } from './document.js';
-import { WorkspaceError, unsupported } from './errors.js';
+import { WorkspaceError, combineProblems, unsupported } from './errors.js';
 import { expandHome, expandVariables, resolveDirectory, resolveRelativeValue, type ExpansionContext } from './expand.js';
 import { checkLayout } from './layout.js';
 import { readJson } from './read-json.js';
@@ -52,6 +52,21 @@ const OPTION_NAME = /^(?:[a-z][a-z0-9-]*(?:\[[0-9]{1,5}\])?|@[A-Za-z0-9_.:-]+)$/
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const MAX_INDEX = 2 ** 31 - 1;
 const MAX_SLEEP_SECONDS = 3600;
+/** The boolean words of YAML 1.1 in the three spellings it accepts (true, True, TRUE). */
+const YAML_1_1_BOOLEANS: ReadonlyMap<string, boolean> = new Map(
+  (
+    [
+      ['true', true],
+      ['yes', true],
+      ['on', true],
+      ['false', false],
+      ['no', false],
+      ['off', false],
+    ] as const
+  ).flatMap(([word, meaning]) =>
+    [word, word.charAt(0).toUpperCase() + word.slice(1), word.toUpperCase()].map((spelling) => [spelling, meaning] as const),
+  ),
+);
 
 /** Keys of the accepted subset, per level. */
 const SESSION_KEYS = new Set([
@@ -136,7 +151,8 @@ const TMUXINATOR_KEYS: Readonly<Record<Level, ReadonlySet<string>>> = {
 
 /**
  * Parses workspace text into its canonical document. Inert: reads nothing, runs nothing,
- * talks to no tmux. Every rejection is a WorkspaceError naming a structural path.
+ * talks to no tmux. A rejection is one WorkspaceError for the first problem, naming its
+ * structural path, with every problem of the text in its `problems`.
  */
 export function parseWorkspace(text: string, options: WorkspaceParseOptions): WorkspaceDocument {
   const settings = settle(options);
@@ -145,8 +161,17 @@ export function parseWorkspace(text: string, options: WorkspaceParseOptions): Wo
     throw new WorkspaceError(`the workspace is larger than ${limits.maxBytes} bytes`, { path: '$', code: 'bounds' });
   }
   const tree = settings.format === 'yaml' ? readYaml(text, limits) : readJson(text, limits);
-  refuseUnsupported(tree);
-  const doc = new DocumentBuilder(settings).session(tree);
+  const problems = refuseUnsupported(tree);
+  const builder = new DocumentBuilder(settings, problems);
+  let doc: WorkspaceDocument | undefined;
+  try {
+    doc = builder.session(tree);
+  } catch (error) {
+    // A bound ends the reading; the problems found until then are reported with it.
+    if (!(error instanceof WorkspaceError)) throw error;
+    problems.push(error);
+  }
+  if (problems.length > 0 || doc === undefined) throw combineProblems(problems);
   const canonicalBytes = Buffer.byteLength(JSON.stringify(workspaceToJSON(doc)));
   if (canonicalBytes > limits.maxBytes) {
     throw new WorkspaceError(`the normalized workspace is larger than ${limits.maxBytes} bytes`, { path: '$', code: 'bounds' });
@@ -173,7 +198,8 @@ export async function loadWorkspaceFile(path: string, options: WorkspaceLoadOpti
   return parseWorkspace(text, { ...options, format, baseDir: dirname(absolute) });
 }
 
-async function readBoundedFile(path: string, maxBytes: number): Promise<string> {
+/** A regular UTF-8 file of at most maxBytes, as text; every failure is a WorkspaceError at `$`. */
+export async function readBoundedFile(path: string, maxBytes: number): Promise<string> {
   let handle;
   try {
     // Non-blocking so that a FIFO is reported as not a regular file instead of waiting for a writer.
@@ -252,15 +278,30 @@ function settle(options: WorkspaceParseOptions): Settings {
 }
 
 /**
- * First pass: features drover refuses are reported by name before any type or value
- * problem, so a tmuxp file that uses one is always rejected for that reason.
+ * First pass: features drover refuses, found anywhere, come first among the problems, so a
+ * tmuxp file that uses one is always rejected for that reason before any type or value problem.
  */
-function refuseUnsupported(tree: TreeValue): void {
-  if (!(tree instanceof Map)) return;
+function refuseUnsupported(tree: TreeValue): WorkspaceError[] {
+  const problems: WorkspaceError[] = [];
+  if (!(tree instanceof Map)) return problems;
+  const refuseKeys = (map: TreeMap, path: string, level: Level): void => {
+    let ordinal = 0;
+    for (const key of map.keys()) {
+      ordinal += 1;
+      const refused = refusal(key, level, keyPath(path, key, ordinal));
+      if (refused !== undefined) problems.push(refused);
+    }
+  };
+  const refuseInCommands = (commands: TreeValue | undefined, path: string): void => {
+    if (!Array.isArray(commands)) return;
+    commands.forEach((command, c) => {
+      if (command instanceof Map) refuseKeys(command, indexPath(path, c), 'command');
+    });
+  };
   refuseKeys(tree, '$', 'session');
   refuseInCommands(tree.get('shell_command_before'), keyPath('$', 'shell_command_before', 0));
   const windows = tree.get('windows');
-  if (!Array.isArray(windows)) return;
+  if (!Array.isArray(windows)) return problems;
   windows.forEach((window, w) => {
     if (!(window instanceof Map)) return;
     const windowPath = indexPath('windows', w);
@@ -276,30 +317,19 @@ function refuseUnsupported(tree: TreeValue): void {
       refuseInCommands(pane.get('shell_command_before'), `${panePath}.shell_command_before`);
     });
   });
+  return problems;
 }
 
-function refuseInCommands(commands: TreeValue | undefined, path: string): void {
-  if (!Array.isArray(commands)) return;
-  commands.forEach((command, c) => {
-    if (command instanceof Map) refuseKeys(command, indexPath(path, c), 'command');
-  });
-}
-
-function refuseKeys(map: TreeMap, path: string, level: Level): void {
-  let ordinal = 0;
-  for (const key of map.keys()) {
-    ordinal += 1;
-    const at = keyPath(path, key, ordinal);
-    const refused = REFUSED_KEYS.get(key);
-    if (refused !== undefined) throw unsupported(at, refused[0], refused[1]);
-    if (key.startsWith('workspace_builder')) {
-      throw unsupported(at, 'workspace_builder', 'workspace builder settings are not supported');
-    }
-    if (level === 'pane' && key === 'shell') throw unsupported(at, 'pane_shell', 'a pane shell (a program instead of the shell) is not supported');
-    if (TMUXINATOR_KEYS[level].has(key)) {
-      throw unsupported(at, 'tmuxinator', 'this is a tmuxinator key; drover reads tmuxp-style workspaces');
-    }
+/** Why a key is refused by name at this level, or undefined when it is not one drover refuses. */
+function refusal(key: string, level: Level, at: string): WorkspaceError | undefined {
+  const refused = REFUSED_KEYS.get(key);
+  if (refused !== undefined) return unsupported(at, refused[0], refused[1]);
+  if (key.startsWith('workspace_builder')) return unsupported(at, 'workspace_builder', 'workspace builder settings are not supported');
+  if (level === 'pane' && key === 'shell') return unsupported(at, 'pane_shell', 'a pane shell (a program instead of the shell) is not supported');
+  if (TMUXINATOR_KEYS[level].has(key)) {
+    return unsupported(at, 'tmuxinator', 'this is a tmuxinator key; convert the project with `drover workspace import tmuxinator FILE`');
   }
+  return undefined;
 }
 
 /** Inherited settings on the way down from session to pane. */
@@ -318,17 +348,24 @@ interface AuthoredCommand {
   readonly sleepAfter: number | undefined;
 }
 
-/** Second pass: types, values, inheritance and normalization into the canonical document. */
+/**
+ * Second pass: types, values, inheritance and normalization into the canonical document.
+ * A problem is recorded where it is found and reading goes on with the rest, so one run
+ * reports every problem of the file; the document is only returned when there are none.
+ */
 class DocumentBuilder {
   private paneCount = 0;
 
-  constructor(private readonly settings: Settings) {}
+  constructor(
+    private readonly settings: Settings,
+    private readonly problems: WorkspaceError[],
+  ) {}
 
   session(tree: TreeValue): WorkspaceDocument {
     const root = this.map(tree, '$', 'a workspace');
-    this.checkKeys(root, '$', SESSION_KEYS);
-    this.profile(root);
-    const sessionName = this.name(this.required(root, '$', 'session_name'), 'session_name');
+    this.checkKeys(root, '$', SESSION_KEYS, 'session');
+    this.attempt(() => this.profile(root));
+    const sessionName = this.attempt(() => this.name(this.required(root, '$', 'session_name'), 'session_name')) ?? '';
     const startDirectory = this.optional(root, '$', 'start_directory', (value, path) =>
       resolveDirectory(this.string(value, path), path, this.settings.baseDir, this.settings),
     );
@@ -341,28 +378,27 @@ class DocumentBuilder {
     const environment = this.optional(root, '$', 'environment', (value, path) => this.environment(value, path)) ?? {};
     const options = this.optional(root, '$', 'options', (value, path) => this.options(value, path)) ?? {};
     const globalOptions = this.optional(root, '$', 'global_options', (value, path) => this.options(value, path)) ?? {};
-    const windowsValue = this.required(root, '$', 'windows');
-    const windowList = this.list(windowsValue, 'windows');
-    if (windowList.length === 0) throw new WorkspaceError('a workspace needs at least one window', { path: 'windows', code: 'value' });
+    const windowList = this.attempt(() => this.list(this.required(root, '$', 'windows'), 'windows')) ?? [];
+    if (root.get('windows') instanceof Array && windowList.length === 0) {
+      this.record(new WorkspaceError('a workspace needs at least one window', { path: 'windows', code: 'value' }));
+    }
     if (windowList.length > this.settings.limits.maxWindows) {
       throw new WorkspaceError(`a workspace has at most ${this.settings.limits.maxWindows} windows`, {
         path: 'windows',
         code: 'bounds',
       });
     }
-    const windows = windowList.map((value, w) => this.window(value, indexPath('windows', w), inherited));
+    // Positions stay those of the file when a window is left out for its problems.
+    const windows = windowList.map((value, w) => this.attempt(() => this.window(value, indexPath('windows', w), inherited)));
     const indexes = new Set<number>();
     windows.forEach((window, w) => {
-      if (window.index === null) return;
+      if (window === undefined || window.index === null) return;
       if (indexes.has(window.index)) {
-        throw new WorkspaceError('another window already uses this index', {
-          path: `${indexPath('windows', w)}.window_index`,
-          code: 'value',
-        });
+        this.record(new WorkspaceError('another window already uses this index', { path: `${indexPath('windows', w)}.window_index`, code: 'value' }));
       }
       indexes.add(window.index);
     });
-    refuseSecondFocus(windows, (w) => `${indexPath('windows', w)}.focus`, 'only one window can have focus');
+    this.refuseSecondFocus(windows, (w) => `${indexPath('windows', w)}.focus`, 'only one window can have focus');
     return {
       profile: WORKSPACE_PROFILE,
       version: WORKSPACE_VERSION,
@@ -371,8 +407,28 @@ class DocumentBuilder {
       environment,
       options,
       globalOptions,
-      windows,
+      windows: windows.filter((window) => window !== undefined),
     };
+  }
+
+  /** Runs one read; a problem it finds is recorded (a bound ends the reading) and the read yields undefined. */
+  private attempt<T>(read: () => T): T | undefined {
+    try {
+      return read();
+    } catch (error) {
+      if (!(error instanceof WorkspaceError) || error.code === 'bounds') throw error;
+      this.record(error);
+      return undefined;
+    }
+  }
+
+  private record(problem: WorkspaceError): void {
+    this.problems.push(problem);
+  }
+
+  private refuseSecondFocus(items: readonly ({ focus: boolean } | undefined)[], pathOf: (index: number) => string, message: string): void {
+    const second = items.flatMap((item, index) => (item?.focus === true ? [index] : []))[1];
+    if (second !== undefined) this.record(new WorkspaceError(message, { path: pathOf(second), code: 'value' }));
   }
 
   private profile(root: TreeMap): void {
@@ -395,7 +451,7 @@ class DocumentBuilder {
 
   private window(value: TreeValue, path: string, session: Inherited): WorkspaceWindow {
     const map = this.map(value, path, 'a window');
-    this.checkKeys(map, path, WINDOW_KEYS);
+    this.checkKeys(map, path, WINDOW_KEYS, 'window');
     const startDirectory =
       this.optional(map, path, 'start_directory', (raw, at) =>
         resolveDirectory(this.string(raw, at), at, session.startDirectory ?? this.settings.baseDir, this.settings),
@@ -414,11 +470,14 @@ class DocumentBuilder {
     const paneValues = this.optional(map, path, 'panes', (raw, at) => this.list(raw, at)) ?? [];
     const panesPath = `${path}.panes`;
     // tmuxp: a window without panes (or with an empty list) has one blank pane.
-    const panes = paneValues.length === 0 ? [this.pane(null, indexPath(panesPath, 0), inherited)] : [];
-    paneValues.forEach((pane, p) => panes.push(this.pane(pane, indexPath(panesPath, p), inherited)));
-    refuseSecondFocus(panes, (p) => `${indexPath(panesPath, p)}.focus`, 'only one pane of a window can have focus');
+    const panes =
+      paneValues.length === 0
+        ? [this.pane(null, indexPath(panesPath, 0), inherited)]
+        : paneValues.map((pane, p) => this.attempt(() => this.pane(pane, indexPath(panesPath, p), inherited)));
+    this.refuseSecondFocus(panes, (p) => `${indexPath(panesPath, p)}.focus`, 'only one pane of a window can have focus');
     return {
-      name: this.optional(map, path, 'window_name', (raw, at) => this.name(raw, at)) ?? null,
+      // tmuxp: an empty window_name is a window named "" (automatic-rename off); null is no name at all.
+      name: this.optional(map, path, 'window_name', (raw, at) => (raw === null ? null : this.name(raw, at, { allowEmpty: true }))) ?? null,
       index: this.optional(map, path, 'window_index', (raw, at) => this.integer(raw, at, 0, MAX_INDEX)) ?? null,
       layout: this.optional(map, path, 'layout', (raw, at) => this.layout(raw, at, panes.length)) ?? null,
       startDirectory,
@@ -426,7 +485,7 @@ class DocumentBuilder {
       options: this.optional(map, path, 'options', (raw, at) => this.options(raw, at)) ?? {},
       optionsAfter: this.optional(map, path, 'options_after', (raw, at) => this.options(raw, at)) ?? {},
       focus: this.optional(map, path, 'focus', (raw, at) => this.boolean(raw, at)) ?? false,
-      panes,
+      panes: panes.filter((pane) => pane !== undefined),
     };
   }
 
@@ -439,11 +498,11 @@ class DocumentBuilder {
     const map: TreeMap =
       value instanceof Map ? value : value === null ? new Map() : new Map([['shell_command', value]]);
     const commandsPath = value instanceof Map ? `${path}.shell_command` : path;
-    if (value instanceof Map) this.checkKeys(map, path, PANE_KEYS);
+    if (value instanceof Map) this.checkKeys(map, path, PANE_KEYS, 'pane');
     else if (value !== null && typeof value !== 'string' && !Array.isArray(value)) {
       throw this.typeError(value, path, 'a pane (a command, a list of commands, a mapping or nothing)');
     }
-    const own = map.has('shell_command') ? this.commands(map.get('shell_command') ?? null, commandsPath) : [];
+    const own = (map.has('shell_command') ? this.attempt(() => this.commands(map.get('shell_command') ?? null, commandsPath)) : []) ?? [];
     const before = this.optional(map, path, 'shell_command_before', (raw, at) => this.commands(raw, at)) ?? [];
     const enter = this.optional(map, path, 'enter', (raw, at) => this.boolean(raw, at));
     const sleepBefore = this.optional(map, path, 'sleep_before', (raw, at) => this.seconds(raw, at));
@@ -478,7 +537,7 @@ class DocumentBuilder {
     // tmuxp: a lone "blank", "pane" or empty entry means a pane without commands.
     const [only] = items;
     if (items.length === 1 && (only === null || only === 'blank' || only === 'pane')) return [];
-    return items.map((item, c) => this.command(item, typeof value === 'string' ? path : indexPath(path, c)));
+    return items.flatMap((item, c) => this.attempt(() => this.command(item, typeof value === 'string' ? path : indexPath(path, c))) ?? []);
   }
 
   private command(value: TreeValue, path: string): AuthoredCommand {
@@ -486,7 +545,7 @@ class DocumentBuilder {
       return { text: value, enter: undefined, sleepBefore: undefined, sleepAfter: undefined };
     }
     const map = this.map(value, path, 'a command (text or a mapping with cmd)');
-    this.checkKeys(map, path, COMMAND_KEYS);
+    this.checkKeys(map, path, COMMAND_KEYS, 'command');
     return {
       text: this.string(this.required(map, path, 'cmd'), `${path}.cmd`),
       enter: this.optional(map, path, 'enter', (raw, at) => this.boolean(raw, at)),
@@ -502,17 +561,15 @@ class DocumentBuilder {
     for (const [name, raw] of map) {
       ordinal += 1;
       const at = keyPath(path, name, ordinal);
-      if (!NAME.test(name)) {
-        throw new WorkspaceError('environment variable names are letters, digits and _, not starting with a digit', {
-          path: at,
-          code: 'value',
-        });
-      }
-      let text: string;
-      if (typeof raw === 'number' && Number.isFinite(raw)) text = String(raw);
-      else text = this.expanded(this.string(raw, at, 'a string or a number'), at);
-      if (text.includes('\0')) throw new WorkspaceError('environment values must not contain NUL', { path: at, code: 'value' });
-      Object.defineProperty(environment, name, { value: text, enumerable: true, writable: true, configurable: true });
+      const text = this.attempt(() => {
+        if (!NAME.test(name)) {
+          throw new WorkspaceError('environment variable names are letters, digits and _, not starting with a digit', { path: at, code: 'value' });
+        }
+        const value = typeof raw === 'number' && Number.isFinite(raw) ? String(raw) : this.expanded(this.string(raw, at, 'a string or a number'), at);
+        if (value.includes('\0')) throw new WorkspaceError('environment values must not contain NUL', { path: at, code: 'value' });
+        return value;
+      });
+      if (text !== undefined) Object.defineProperty(environment, name, { value: text, enumerable: true, writable: true, configurable: true });
     }
     return environment;
   }
@@ -524,18 +581,18 @@ class DocumentBuilder {
     for (const [name, raw] of map) {
       ordinal += 1;
       const at = keyPath(path, name, ordinal);
-      if (!OPTION_NAME.test(name)) {
-        throw new WorkspaceError('not a tmux option name (lowercase words joined by -, or @user-option)', {
-          path: at,
-          code: 'value',
-        });
-      }
-      let text: string;
-      if (typeof raw === 'boolean') text = raw ? 'on' : 'off';
-      else if (typeof raw === 'number') text = String(this.integer(raw, at, -MAX_INDEX - 1, MAX_INDEX));
-      else text = this.expanded(this.string(raw, at, 'a string, a number or a boolean'), at);
-      if (text.includes('\0')) throw new WorkspaceError('option values must not contain NUL', { path: at, code: 'value' });
-      Object.defineProperty(options, name, { value: text, enumerable: true, writable: true, configurable: true });
+      const text = this.attempt(() => {
+        if (!OPTION_NAME.test(name)) {
+          throw new WorkspaceError('not a tmux option name (lowercase words joined by -, or @user-option)', { path: at, code: 'value' });
+        }
+        let value: string;
+        if (typeof raw === 'boolean') value = raw ? 'on' : 'off';
+        else if (typeof raw === 'number') value = String(this.integer(raw, at, -MAX_INDEX - 1, MAX_INDEX));
+        else value = this.expanded(this.string(raw, at, 'a string, a number or a boolean'), at);
+        if (value.includes('\0')) throw new WorkspaceError('option values must not contain NUL', { path: at, code: 'value' });
+        return value;
+      });
+      if (text !== undefined) Object.defineProperty(options, name, { value: text, enumerable: true, writable: true, configurable: true });
     }
     return options;
   }
@@ -551,9 +608,9 @@ class DocumentBuilder {
     return check.layout;
   }
 
-  private name(value: TreeValue, path: string): string {
+  private name(value: TreeValue, path: string, { allowEmpty = false } = {}): string {
     const name = expandVariables(this.string(value, path), path, this.settings);
-    if (name === '') throw new WorkspaceError('a name must not be empty', { path, code: 'value' });
+    if (name === '' && !allowEmpty) throw new WorkspaceError('a name must not be empty', { path, code: 'value' });
     if (CONTROL.test(name)) throw new WorkspaceError('a name must not contain control characters', { path, code: 'value' });
     return name;
   }
@@ -573,8 +630,11 @@ class DocumentBuilder {
   }
 
   private boolean(value: TreeValue, path: string): boolean {
-    if (typeof value !== 'boolean') throw this.typeError(value, path, 'true or false');
-    return value;
+    if (typeof value === 'boolean') return value;
+    // tmuxp reads YAML 1.1, where yes/no/on/off are booleans, and `tmuxp freeze` writes focus: 'true'.
+    const word = typeof value === 'string' ? YAML_1_1_BOOLEANS.get(value) : undefined;
+    if (word === undefined) throw this.typeError(value, path, 'true or false (or yes/no, on/off)');
+    return word;
   }
 
   private string(value: TreeValue, path: string, expected = 'a string'): string {
@@ -603,13 +663,13 @@ class DocumentBuilder {
     return new WorkspaceError(`expected ${expected}, found ${describeType(value)}`, { path, code: 'type' });
   }
 
-  private checkKeys(map: TreeMap, path: string, allowed: ReadonlySet<string>): void {
+  /** Records every unknown key; keys refused by name were reported by the first pass. */
+  private checkKeys(map: TreeMap, path: string, allowed: ReadonlySet<string>, level: Level): void {
     let ordinal = 0;
     for (const key of map.keys()) {
       ordinal += 1;
-      if (!allowed.has(key)) {
-        throw new WorkspaceError('unknown key', { path: keyPath(path, key, ordinal), code: 'unknown_key' });
-      }
+      const at = keyPath(path, key, ordinal);
+      if (!allowed.has(key) && refusal(key, level, at) === undefined) this.record(new WorkspaceError('unknown key', { path: at, code: 'unknown_key' }));
     }
   }
 
@@ -621,15 +681,11 @@ class DocumentBuilder {
     return value;
   }
 
+  /** Reads the key when present; a problem in its value is recorded and the key counts as absent. */
   private optional<T>(map: TreeMap, path: string, key: string, read: (value: TreeValue, at: string) => T): T | undefined {
     const value = map.get(key);
-    return value === undefined ? undefined : read(value, keyPath(path, key, 0));
+    return value === undefined ? undefined : this.attempt(() => read(value, keyPath(path, key, 0)));
   }
-}
-
-function refuseSecondFocus(items: readonly { focus: boolean }[], pathOf: (index: number) => string, message: string): void {
-  const second = items.flatMap((item, index) => (item.focus ? [index] : []))[1];
-  if (second !== undefined) throw new WorkspaceError(message, { path: pathOf(second), code: 'value' });
 }
 
 function toMs(seconds: number | undefined): number {

@@ -1,6 +1,7 @@
 import { inspect } from 'node:util';
 import { ArgumentError } from '../process/index.js';
 import { deepFreeze, type EnvironmentMap, type OptionMap, type WorkspaceDocument, type WorkspaceWindow } from './document.js';
+import type { DeclaredDirectory } from './directories.js';
 import { indexPath, keyPath } from './tree.js';
 
 /** Names for objects the plan creates; an interpreter binds each to the tmux id it receives. */
@@ -134,10 +135,19 @@ export interface PlanSnapshot {
   readonly baseIndex?: number;
 }
 
+/** The size a session is built at, and why that one (shown in the plan). */
+export interface PlanSize {
+  readonly width: number;
+  readonly height: number;
+  readonly reason: string;
+}
+
 export interface WorkspacePlanOptions {
   snapshot?: PlanSnapshot;
-  /** Size of the new session (new-session -x/-y); tmux's default-size when absent. */
-  size?: { readonly width: number; readonly height: number };
+  /** Size of the new session (new-session -x/-y, kept as its default-size); tmux's default-size when absent. */
+  size?: PlanSize;
+  /** Missing start directories the load creates first (see checkDirectories). */
+  createDirectories?: readonly DeclaredDirectory[];
 }
 
 /** Something that must hold when the plan is applied; an interpreter rechecks it. */
@@ -164,6 +174,10 @@ export class WorkspacePlan {
   readonly steps: readonly PlanStep[];
   readonly preconditions: readonly PlanPrecondition[];
   readonly conflicts: readonly PlanConflict[];
+  /** null: tmux's own default-size. */
+  readonly size: PlanSize | null;
+  /** Created (with missing parents) before the first tmux step. */
+  readonly directoriesToCreate: readonly DeclaredDirectory[];
 
   constructor(fields: {
     sessionName: string;
@@ -172,6 +186,8 @@ export class WorkspacePlan {
     steps: readonly PlanStep[];
     preconditions: readonly PlanPrecondition[];
     conflicts: readonly PlanConflict[];
+    size?: PlanSize | null;
+    directoriesToCreate?: readonly DeclaredDirectory[];
   }) {
     this.sessionName = fields.sessionName;
     this.windowCount = fields.windowCount;
@@ -179,6 +195,8 @@ export class WorkspacePlan {
     this.steps = deepFreeze([...fields.steps]);
     this.preconditions = deepFreeze([...fields.preconditions]);
     this.conflicts = deepFreeze([...fields.conflicts]);
+    this.size = fields.size === undefined || fields.size === null ? null : deepFreeze({ ...fields.size });
+    this.directoriesToCreate = deepFreeze((fields.directoriesToCreate ?? []).map((directory) => ({ ...directory })));
     Object.freeze(this);
   }
 
@@ -190,6 +208,8 @@ export class WorkspacePlan {
       pane_count: this.paneCount,
       preconditions: this.preconditions.map((p) => ({ kind: p.kind, session_name: p.sessionName })),
       conflicts: this.conflicts.map((c) => ({ ...c })),
+      size: this.size === null ? null : { ...this.size },
+      creates_directories: this.directoriesToCreate.map((directory) => ({ ...directory })),
       steps: this.steps.map((step) => ({
         index: step.index,
         op: step.op,
@@ -210,6 +230,8 @@ export class WorkspacePlan {
     const lines = [
       `Plan for session ${JSON.stringify(this.sessionName)}: ${this.windowCount} window(s), ${this.paneCount} pane(s), ${this.steps.length} steps`,
       `Requires: no session named ${JSON.stringify(this.sessionName)} exists`,
+      this.size === null ? "Size: tmux's default-size" : `Size: ${this.size.width}x${this.size.height} (${this.size.reason})`,
+      ...this.directoriesToCreate.map((directory) => `Creates the missing directory ${directory.path} (${directory.source})`),
     ];
     const width = String(this.steps.length).length;
     for (const step of this.steps) {
@@ -245,7 +267,7 @@ export function tmuxSessionName(name: string): string {
  * Structure is complete before the first command is dispatched.
  */
 export function planWorkspace(doc: WorkspaceDocument, options: WorkspacePlanOptions = {}): WorkspacePlan {
-  const size = options.size;
+  const { size, createDirectories = [] } = options;
   if (size !== undefined && !(isPositiveInteger(size.width) && isPositiveInteger(size.height))) {
     throw new ArgumentError('size needs positive integer width and height');
   }
@@ -356,6 +378,8 @@ export function planWorkspace(doc: WorkspaceDocument, options: WorkspacePlanOpti
     steps: builder.steps,
     preconditions: [{ kind: 'session_absent', sessionName }],
     conflicts: options.snapshot === undefined ? [] : findConflicts(doc, sessionName, sessionBaseIndex, options.snapshot),
+    size: size ?? null,
+    directoriesToCreate: createDirectories,
   });
 }
 

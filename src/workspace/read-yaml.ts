@@ -1,5 +1,5 @@
 import { CST, Lexer, LineCounter, isAlias, isMap, isScalar, isSeq, parseAllDocuments, type Node as YamlNode } from 'yaml';
-import { WorkspaceError } from './errors.js';
+import { WorkspaceError, combineProblems } from './errors.js';
 import { TreeBudget, indexPath, keyPath, type TreeMap, type TreeValue, type WorkspaceLimits } from './tree.js';
 
 /**
@@ -28,17 +28,12 @@ export function readYaml(text: string, limits: WorkspaceLimits): TreeValue {
       unsupportedFeature: 'multiple_documents',
     });
   }
-  const error = first?.errors[0];
-  if (error !== undefined) {
+  const syntaxErrors = (first?.errors ?? []).map((error) => {
     const { line, col } = lineCounter.linePos(error.pos[0]);
     const what = error.code.toLowerCase().replaceAll('_', ' ');
-    throw new WorkspaceError(`invalid YAML (${what}) at line ${line}, column ${col}`, {
-      path: '$',
-      code: 'syntax',
-      line,
-      column: col,
-    });
-  }
+    return new WorkspaceError(`invalid YAML (${what}) at line ${line}, column ${col}`, { path: '$', code: 'syntax', line, column: col });
+  });
+  if (syntaxErrors.length > 0) throw combineProblems(syntaxErrors);
   const contents = first?.contents ?? null;
   return convert(contents, '$', 1, new TreeBudget(limits));
 }

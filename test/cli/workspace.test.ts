@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { LongLivedChild, type RunResult } from '../../src/process/index.js';
+import { LongLivedChild, shellQuote, type RunResult } from '../../src/process/index.js';
 import type { Server, Snapshot } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { useTestServer } from '../support/tmux.js';
@@ -11,6 +12,7 @@ import { useTestServer } from '../support/tmux.js';
 /** Panes run cat: dispatched commands are echoed, never executed. */
 const CONFIG = 'set -g default-command "exec /bin/cat"\nset -g exit-empty off\n';
 const EXAMPLES = fileURLToPath(new URL('../../../examples/', import.meta.url));
+const TMUXINATOR = fileURLToPath(new URL('../../../test/fixtures/tmuxinator/', import.meta.url));
 
 interface LoadJson {
   socket_path: string;
@@ -90,8 +92,8 @@ describe('drover workspace', () => {
     const plugins = write('plugins.yaml', 'session_name: s\nplugins: [my.plugin]\nwindows: [{}]\n');
     const refused = await sandbox.drover(['workspace', 'validate', '--json', plugins]);
     assert.equal(refused.exitCode, 2);
-    const error = json<{ error: { type: string; path: string; code: string; unsupported_feature: string } }>(refused).error;
-    assert.deepEqual([error.type, error.path, error.code, error.unsupported_feature], ['WorkspaceError', 'plugins', 'unsupported', 'plugins']);
+    const error = json<{ error: { code: string; path: string; reason: string; unsupported_feature: string } }>(refused).error;
+    assert.deepEqual([error.code, error.path, error.reason, error.unsupported_feature], ['invalid_workspace', 'plugins', 'unsupported', 'plugins']);
 
     const missing = await sandbox.drover(['workspace', 'validate', join(files, 'missing.yaml')]);
     assert.equal(missing.exitCode, 2);
@@ -99,11 +101,33 @@ describe('drover workspace', () => {
     assert.equal((await sandbox.drover(['workspace', 'validate'])).exitCode, 2);
   });
 
+  it('reports every problem of a file in one run, one line each, and all of them in JSON', async () => {
+    const path = write('many.yaml', 'session_name: s\nwindows:\n  - focus: maybe\n    panes: [{shell_command: x, colour: red}]\n  - window_index: -1\n');
+    const text = await sandbox.drover(['workspace', 'validate', path]);
+    assert.equal(text.exitCode, 2);
+    const lines = text.stderrText().trimEnd().split('\n');
+    assert.equal(lines[0], `drover: error: ${path}: 3 problems`);
+    assert.deepEqual(
+      lines.slice(1).map((line) => line.trim().split(': ')[1]),
+      ['windows[0].panes[0].colour', 'windows[0].focus', 'windows[1].window_index'],
+    );
+    const doc = await sandbox.drover(['workspace', 'validate', '--json', path]);
+    assert.equal(doc.exitCode, 2);
+    const { error } = json<{ error: { code: string; file: string; path: string; problems: { path: string; reason: string }[] } }>(doc);
+    assert.deepEqual([error.code, error.file, error.path], ['invalid_workspace', path, 'windows[0].panes[0].colour']);
+    assert.deepEqual(
+      error.problems.map((problem) => `${problem.path} ${problem.reason}`),
+      ['windows[0].panes[0].colour unknown_key', 'windows[0].focus type', 'windows[1].window_index value'],
+    );
+  });
+
   it('expands only the variables named with --expand-env', async () => {
     const path = write('expand.yaml', 'session_name: s\nstart_directory: ${PROJECT_DIR}\nwindows: [{}]\n');
     const off = await sandbox.drover(['workspace', 'validate', '--json', path], { env: { PROJECT_DIR: '/srv/app' } });
     assert.equal(off.exitCode, 2);
     assert.equal(json<{ error: { unsupported_feature: string } }>(off).error.unsupported_feature, 'environment_expansion');
+    const offText = await sandbox.drover(['workspace', 'validate', path], { env: { PROJECT_DIR: '/srv/app' } });
+    assert.match(offText.stderrText(), /start_directory: refers to the variable PROJECT_DIR, .*pass --expand-env PROJECT_DIR/);
     const on = await sandbox.drover(['workspace', 'validate', '--json', '--expand-env', 'PROJECT_DIR', path], { env: { PROJECT_DIR: '/srv/app' } });
     assert.equal(on.exitCode, 0, on.stderrText());
     assert.equal(json<{ document: { start_directory: string } }>(on).document.start_directory, '/srv/app');
@@ -160,6 +184,105 @@ describe('drover workspace', () => {
     assert.match(text.text(), /loaded workspace "as_text" as session \$\d+: 1 window\(s\), 1 pane\(s\)/);
     assert.match(text.text(), /attach: tmux -S \S+ attach -t as_text/);
     assert.deepEqual((await layout(tmux.server)).get('as_text'), ['only:1']);
+  });
+
+  it('builds what tmuxp builds for freeze-style booleans and an empty window_name', async () => {
+    const path = write('freeze.yaml', "session_name: frozen\nwindows:\n  - window_name: ''\n    panes: [a]\n  - window_name: second\n    focus: 'true'\n    panes: [{shell_command: b, focus: yes}, c]\n");
+    const loaded = await onServer(['workspace', 'load', path]);
+    assert.equal(loaded.exitCode, 0, loaded.stderrText());
+    const windows = await tmux.server.command(['list-windows', '-t', '=frozen', '-F', '[#{window_name}] #{automatic-rename} #{window_active} #{pane_index}']);
+    // The empty name stays empty (automatic-rename off); the focused window and its first pane are active.
+    assert.deepEqual(windows.text().trim().split('\n'), ['[] 0 0 0', '[second] 0 1 0']);
+  });
+
+  it('refuses missing start directories before any change, offering --create-dirs, which creates only those', async () => {
+    const existing = join(files, 'exists');
+    mkdirSync(existing, { recursive: true });
+    const missing = join(files, 'made', 'deeper');
+    const path = write(
+      'dirs.yaml',
+      `session_name: dirs\nstart_directory: ${existing}\nwindows:\n  - window_name: a\n  - window_name: b\n    start_directory: ${missing}\n    panes: [{start_directory: also-missing}, null]\n`,
+    );
+    const refused = await onServer(['workspace', 'load', path]);
+    assert.equal(refused.exitCode, 2);
+    assert.match(refused.stderrText(), /dirs\.yaml: 2 problems/);
+    assert.match(refused.stderrText(), /windows\[1\]\.start_directory: the start directory does not exist; pass --create-dirs/);
+    assert.match(refused.stderrText(), /windows\[1\]\.panes\[0\]\.start_directory: the start directory does not exist/);
+    assert.equal((await layout(tmux.server)).has('dirs'), false);
+    assert.equal(existsSync(join(files, 'made')), false);
+
+    const planned = await sandbox.drover(['workspace', 'plan', '--create-dirs', path]);
+    assert.equal(planned.exitCode, 0, planned.stderrText());
+    assert.match(planned.text(), new RegExp(`^Creates the missing directory ${missing} \\(windows\\[1\\]\\.start_directory\\)$`, 'm'));
+    assert.match(planned.text(), new RegExp(`^Creates the missing directory ${join(missing, 'also-missing')} `, 'm'));
+    assert.ok(!planned.text().includes(`directory ${existing} `));
+    assert.equal(existsSync(join(files, 'made')), false, 'plan creates nothing');
+
+    const loaded = await onServer(['workspace', 'load', '--create-dirs', path]);
+    assert.equal(loaded.exitCode, 0, loaded.stderrText());
+    assert.ok(statSync(join(missing, 'also-missing')).isDirectory());
+    assert.deepEqual((await layout(tmux.server)).get('dirs'), ['a:1', 'b:2']);
+  });
+
+  it('builds at a default size without a terminal and says so in the plan; side panes get room', async () => {
+    const path = write('sized.yaml', 'session_name: sized\nwindows:\n  - window_name: mv\n    layout: main-vertical\n    panes: [a, b, c]\n  - window_name: mh\n    layout: main-horizontal\n    panes: [a, b, c]\n');
+    const planned = await sandbox.drover(['workspace', 'plan', path]);
+    assert.match(planned.text(), /^Size: 200x50 \(drover's size for a build without a terminal on standard output\)$/m);
+    const loaded = await onServer(['workspace', 'load', path]);
+    assert.equal(loaded.exitCode, 0, loaded.stderrText());
+    const panes = await tmux.server.command(['list-panes', '-s', '-t', '=sized', '-F', '#{window_name} #{window_width}x#{window_height} #{pane_width}x#{pane_height}']);
+    const rows = panes.text().trim().split('\n').map((line) => line.split(' '));
+    assert.deepEqual([...new Set(rows.map((row) => row[1]))], ['200x50']);
+    for (const [window, , pane] of rows) {
+      const [width, height] = (pane ?? '').split('x').map(Number);
+      assert.ok((width ?? 0) > 20 && (height ?? 0) > 10, `${window} pane ${pane} has room`);
+    }
+  });
+
+  it('builds at the size of the terminal it runs in, and says so in the plan', async () => {
+    const path = write('term.yaml', 'session_name: term\nwindows: [{panes: [a]}]\n');
+    const plan = [process.execPath, CLI_PATH, 'workspace', 'plan', path].map(shellQuote).join(' ');
+    // The plan runs in a pane of a detached 150x40 session, printing to that terminal.
+    await tmux.server.command(['new-session', '-d', '-x', '150', '-y', '40', '-s', 'terminal', `${plan}; exec sleep 60`]);
+    const [width, height] = (await tmux.server.command(['display-message', '-p', '-t', '=terminal:', '#{pane_width} #{pane_height}'])).text().trim().split(' ');
+    let screen = '';
+    for (let tries = 0; !/^Size: /m.test(screen) && tries < 200; tries += 1) {
+      await sleep(50);
+      screen = (await tmux.server.command(['capture-pane', '-p', '-J', '-t', '=terminal:'])).text();
+    }
+    assert.match(screen, new RegExp(`^Size: ${width}x${height} \\(the size of drover's terminal\\)$`, 'm'));
+    await tmux.server.command(['kill-session', '-t', '=terminal']);
+  });
+
+  it("imports tmuxinator's sample project as a workspace that loads, and refuses ERB", async () => {
+    const imported = await sandbox.drover(['workspace', 'import', 'tmuxinator', join(TMUXINATOR, 'sample.yml')]);
+    assert.equal(imported.exitCode, 0, imported.stderrText());
+    assert.match(imported.text(), /^# not converted: socket_name: /m);
+    assert.match(imported.stderrText(), /^drover: warning: not converted: pre: /m);
+    const path = write('sample.yaml', imported.text());
+    const loaded = await onServer(['workspace', 'load', '--create-dirs', path]);
+    assert.equal(loaded.exitCode, 0, loaded.stderrText());
+    assert.deepEqual((await layout(tmux.server)).get('sample'), [
+      'editor:4',
+      'shell:1',
+      'guard:3',
+      'database:1',
+      'server:1',
+      'logs:1',
+      'console:1',
+      'capistrano:1',
+      'server:1',
+    ]);
+
+    const doc = await sandbox.drover(['workspace', 'import', 'tmuxinator', '--json', join(TMUXINATOR, 'sample.yml')]);
+    assert.equal(doc.exitCode, 0, doc.stderrText());
+    const result = json<{ workspace: { session_name: string; shell_command_before: string[] }; notes: string[] }>(doc);
+    assert.deepEqual([result.workspace.session_name, result.workspace.shell_command_before, result.notes.length], ['sample', ['rbenv shell 2.0.0-p247'], 3]);
+
+    const erb = await sandbox.drover(['workspace', 'import', 'tmuxinator', write('erb.yml', 'name: e\nwindows:\n  - a: <%= cmd %>\n')]);
+    assert.equal(erb.exitCode, 2);
+    assert.match(erb.stderrText(), /erb\.yml: \$: this tmuxinator project uses ERB \(<% … %>, line 3\)/);
+    assert.equal(erb.text(), '');
   });
 
   it('fails before any effect on a conflict (exit 1) and on an unreachable server', async () => {

@@ -95,7 +95,8 @@ windows:
       path: 'windows[0].window_name',
     });
     assert.ok(!secret.message.includes('hunter2'));
-    assertRejected(() => parseJson({ session_name: 's', windows: [{ focus: 'yes' }] }), { code: 'type', path: 'windows[0].focus' });
+    assertRejected(() => parseJson({ session_name: 's', windows: [{ focus: 'maybe' }] }), { code: 'type', path: 'windows[0].focus' });
+    assertRejected(() => parseJson({ session_name: 's', windows: [{ focus: 1 }] }), { code: 'type', path: 'windows[0].focus' });
     assertRejected(() => parseJson({ session_name: 's', windows: [{ panes: [7] }] }), { code: 'type', path: 'windows[0].panes[0]' });
     assertRejected(() => parseJson({ session_name: 's', windows: [{ window_index: 1.5 }] }), {
       code: 'type',
@@ -107,12 +108,53 @@ windows:
     });
   });
 
-  it('rejects empty names and names with control characters', () => {
+  it('rejects an empty session name and names with control characters', () => {
     assertRejected(() => parseJson({ session_name: '', windows: [{}] }), { code: 'value', path: 'session_name' });
     assertRejected(() => parseJson({ session_name: 's', windows: [{ window_name: 'a\nb' }] }), {
       code: 'value',
       path: 'windows[0].window_name',
     });
+  });
+
+  it('accepts an empty window_name as tmuxp does (a window named ""), and a null one as no name', () => {
+    const doc = parseYaml("session_name: s\nwindows:\n  - window_name: ''\n  - window_name:\n  - {}\n");
+    assert.deepEqual(
+      doc.windows.map((window) => window.name),
+      ['', null, null],
+    );
+    assert.equal(parseJson(workspaceToJSON(doc)).windows[0]?.name, '');
+  });
+
+  it('reads boolean keys as tmuxp does: YAML 1.1 words and the quoted "true" tmuxp freeze writes', () => {
+    const yaml = [
+      'session_name: s',
+      'suppress_history: NO',
+      'windows:',
+      "  - focus: 'true'",
+      '    panes:',
+      '      - {shell_command: [{cmd: a, enter: off}], focus: "True"}',
+      '      - {shell_command: b, enter: On, suppress_history: yes}',
+      '  - focus: False',
+      '    suppress_history: Yes',
+      '    panes: [{focus: no, shell_command: c, enter: YES}]',
+    ].join('\n');
+    const doc = parseYaml(`${yaml}\n`);
+    const [first, second] = doc.windows;
+    assert.deepEqual([first?.focus, second?.focus], [true, false]);
+    assert.deepEqual(
+      first?.panes.map((pane) => [pane.focus, pane.suppressHistory, pane.commands[0]?.enter]),
+      [
+        [true, false, false],
+        [false, true, true],
+      ],
+    );
+    assert.deepEqual(
+      second?.panes.map((pane) => [pane.focus, pane.suppressHistory, pane.commands[0]?.enter]),
+      [[false, true, true]],
+    );
+    for (const word of ['tRUE', 'y', 'n', '1', '']) {
+      assertRejected(() => parseJson({ session_name: 's', windows: [{ focus: word }] }), { code: 'type', path: 'windows[0].focus' });
+    }
   });
 
   it('accepts profile and version only together, as drover.workspace version 1', () => {
@@ -173,6 +215,62 @@ windows:
     assert.throws(() => parseWorkspace('{}', { format: 'json', baseDir: 'relative' }), ArgumentError);
     assert.throws(() => parseWorkspace('{}', { format: 'json', baseDir: BASE, expandEnv: ['not a name'] }), ArgumentError);
     assert.throws(() => parseWorkspace('{}', { format: 'json', baseDir: BASE, limits: { maxDepth: 0 } }), ArgumentError);
+  });
+});
+
+describe('parseWorkspace: every problem in one run', () => {
+  it('reports all problems of a file, refused features first, each with its path', () => {
+    const yaml = [
+      'session_name: s',
+      'colour: red',
+      'windows:',
+      '  - window_name: a',
+      '    focus: maybe',
+      '    panes:',
+      '      - shell_command: [{cmd: x, entr: true}, 42]',
+      '      - {start_directory: "", focus: 3}',
+      '  - window_index: -2',
+      '    environment: {1BAD: x, GOOD: $HOME}',
+      '    options: {Not-An-Option: 1}',
+      '  - plugins_here: 1',
+      '    shell_command_after: [x]',
+    ].join('\n');
+    const error = rejection(() => parseYaml(`${yaml}\n`));
+    assert.deepEqual(
+      error.problems.map((problem) => [problem.path, problem.code]),
+      [
+        ['windows[2].shell_command_after', 'unsupported'],
+        ['colour', 'unknown_key'],
+        ['windows[0].panes[0].shell_command[0].entr', 'unknown_key'],
+        ['windows[0].panes[0].shell_command[1]', 'type'],
+        ['windows[0].panes[1].start_directory', 'value'],
+        ['windows[0].panes[1].focus', 'type'],
+        ['windows[0].focus', 'type'],
+        ['windows[1].environment.<key 1>', 'value'],
+        ['windows[1].environment.GOOD', 'unsupported'],
+        ['windows[1].window_index', 'value'],
+        ['windows[1].options.Not-An-Option', 'value'],
+        ['windows[2].plugins_here', 'unknown_key'],
+      ],
+    );
+    // The error itself is the first problem, and its message lists every one.
+    assert.equal(error.path, 'windows[2].shell_command_after');
+    assert.equal(error.code, 'unsupported');
+    for (const problem of error.problems) assert.ok(error.message.includes(problem.message), problem.message);
+  });
+
+  it('reports a single problem as itself', () => {
+    const error = rejection(() => parseJson({ session_name: 's', windows: [{ focus: 'maybe' }] }));
+    assert.deepEqual(error.problems, [error]);
+  });
+
+  it('reports every YAML syntax error with its line', () => {
+    const error = rejection(() => parseYaml('session_name: s\nwindows: [a\n  b: }\nx: "unterminated\n'));
+    assert.ok(error.problems.length >= 2, error.message);
+    for (const problem of error.problems) {
+      assert.equal(problem.code, 'syntax');
+      assert.ok(typeof problem.line === 'number' && problem.line >= 2, problem.message);
+    }
   });
 });
 
@@ -321,6 +419,15 @@ describe('parseWorkspace: unsupported features are refused by name', () => {
       assertRejected(() => parseJson(value), { code: 'unsupported', path, feature });
     });
   }
+
+  it('points tmuxinator projects to the importer, once per key', () => {
+    const error = rejection(() => parseJson({ name: 's', root: '~/x', windows: [{}] }));
+    assert.match(error.message, /^name: this is a tmuxinator key; convert the project with `drover workspace import tmuxinator FILE`/);
+    assert.deepEqual(
+      error.problems.map((problem) => `${problem.path} ${problem.code}`),
+      ['name unsupported', 'root unsupported', 'session_name missing'],
+    );
+  });
 
   it('reports an unsupported feature before any type error elsewhere', () => {
     assertRejected(() => parseJson({ session_name: 5, windows: [{ panes: [{ shell: 'top' }] }] }), {
@@ -583,7 +690,7 @@ describe('parseWorkspace: panes and commands', () => {
       { text: 'c', enter: false, sleepBeforeMs: 1500, sleepAfterMs: 250 },
     ]);
     assertRejected(() => panesOf([{ sleep_before: -1 }]), { code: 'value', path: 'windows[0].panes[0].sleep_before' });
-    assertRejected(() => panesOf([{ enter: 'no' }]), { code: 'type', path: 'windows[0].panes[0].enter' });
+    assertRejected(() => panesOf([{ enter: 'nope' }]), { code: 'type', path: 'windows[0].panes[0].enter' });
   });
 
   it('inherits suppress_history session -> window -> pane, defaulting to on', () => {

@@ -245,7 +245,7 @@ describe('planWorkspace', () => {
 
   it('exports JSON with snake_case keys and every argument', () => {
     const json = JSON.parse(JSON.stringify(plan)) as { steps: { op: string; args: Record<string, unknown> }[] };
-    assert.deepEqual(Object.keys(plan.toJSON()), ['session_name', 'window_count', 'pane_count', 'preconditions', 'conflicts', 'steps']);
+    assert.deepEqual(Object.keys(plan.toJSON()), ['session_name', 'window_count', 'pane_count', 'preconditions', 'conflicts', 'size', 'creates_directories', 'steps']);
     const first = json.steps[0];
     assert.equal(first?.op, 'new-session');
     assert.deepEqual(Object.keys(first?.args ?? {}), ['name', 'window_name', 'cwd', 'env', 'width', 'height']);
@@ -266,10 +266,20 @@ describe('planWorkspace', () => {
     assert.equal(inspect(plan), String(plan));
   });
 
-  it('passes a requested session size', () => {
-    const sized = planWorkspace(fleet, { size: { width: 200, height: 50 } });
+  it('passes a requested session size and says which size and why', () => {
+    const sized = planWorkspace(fleet, { size: { width: 200, height: 50, reason: 'no terminal' } });
     assert.deepEqual([sized.steps[0]?.args], [{ ...stepsWith(plan, 'new-session')[0]?.args, width: 200, height: 50 }]);
-    assert.throws(() => planWorkspace(fleet, { size: { width: 0, height: 10 } }), ArgumentError);
+    assert.match(sized.toText(), /^Size: 200x50 \(no terminal\)$/m);
+    assert.deepEqual(sized.toJSON().size, { width: 200, height: 50, reason: 'no terminal' });
+    assert.match(plan.toText(), /^Size: tmux's default-size$/m);
+    assert.throws(() => planWorkspace(fleet, { size: { width: 0, height: 10, reason: 'x' } }), ArgumentError);
+  });
+
+  it('lists the missing directories it creates first', () => {
+    const creating = planWorkspace(fleet, { createDirectories: [{ path: '/srv/new', source: 'windows[1].start_directory' }] });
+    assert.match(creating.toText(), /^Creates the missing directory \/srv\/new \(windows\[1\]\.start_directory\)$/m);
+    assert.deepEqual(creating.toJSON().creates_directories, [{ path: '/srv/new', source: 'windows[1].start_directory' }]);
+    assert.deepEqual(plan.directoriesToCreate, []);
   });
 });
 

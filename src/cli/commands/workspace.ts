@@ -8,15 +8,21 @@ import {
   WorkspaceError,
   applyPlan,
   captureWorkspaceSnapshot,
+  checkDirectories,
+  importTmuxinatorFile,
   loadWorkspaceFile,
   planWorkspace,
+  tmuxinatorImportToYaml,
   workspaceToJSON,
   type ApplyResult,
+  type PlanSize,
+  type PlanSnapshot,
+  type TmuxinatorImport,
   type WorkspaceDocument,
   type WorkspacePlan,
 } from '../../workspace/index.js';
 import { openServer, type SocketFlags } from '../endpoint.js';
-import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { attachArgv } from './server.js';
 
@@ -39,11 +45,25 @@ export interface WorkspaceFileFlags extends SocketFlags {
   expandEnv?: string[];
 }
 
+/** Flags of the commands that plan a build: `plan`, `load` and `drover up FILE`. */
+interface BuildFlags extends WorkspaceFileFlags {
+  createDirs?: boolean;
+}
+
 /** Flags of a load, shared by `drover workspace load` and `drover up FILE`. */
-export interface LoadFlags extends WorkspaceFileFlags {
+export interface LoadFlags extends BuildFlags {
   compensate?: boolean;
   timeoutMs?: string;
 }
+
+/**
+ * The size a session is built at when drover has no terminal to take it from: tmux's own
+ * 80x24 leaves main-vertical's side panes one cell wide beside its 80-column main pane until a
+ * client attaches. 200x50 is a full-screen terminal on a common monitor: room for the
+ * 80-column main pane and side panes of over 100 columns, or main-horizontal's 24-row main
+ * pane and 25 rows below it. tmux rescales the layout when a client of another size attaches.
+ */
+const DETACHED_SIZE = Object.freeze({ width: 200, height: 50 });
 
 interface LoadCommandFlags extends LoadFlags {
   attach?: boolean;
@@ -82,18 +102,29 @@ async function readWorkspace(file: string, flags: WorkspaceFileFlags, io: CliIO)
     return await loadWorkspaceFile(resolve(io.cwd, file), { expandEnv: names, env, homeDir: homeDirectory(io.env) });
   } catch (error) {
     if (!(error instanceof WorkspaceError)) throw error;
-    throw new ExitError(`${file}: ${error.message}`, EXIT.usage, {
-      type: error.name,
-      phase: error.phase,
-      delivery: error.delivery,
-      file,
-      path: error.path,
-      code: error.code,
-      unsupported_feature: error.unsupportedFeature ?? null,
-      line: error.line ?? null,
-      column: error.column ?? null,
-    });
+    throw invalidWorkspace(file, error.problems);
   }
+}
+
+/** Exit 2 naming the file and every problem's place, one per line; JSON lists them under `problems`. */
+function invalidWorkspace(file: string, problems: readonly WorkspaceError[]): ExitError {
+  const lines = problems.map((problem) => `${file}: ${problem.message}`);
+  const message = lines.length === 1 ? (lines[0] ?? '') : [`${file}: ${lines.length} problems`, ...lines].join('\n');
+  const describe = (problem: WorkspaceError) => ({
+    path: problem.path,
+    reason: problem.code,
+    message: problem.message,
+    unsupported_feature: problem.unsupportedFeature ?? null,
+    line: problem.line ?? null,
+    column: problem.column ?? null,
+  });
+  const [first] = problems;
+  return new ExitError(message, EXIT.usage, {
+    code: 'invalid_workspace',
+    file,
+    ...(first === undefined ? {} : describe(first)),
+    problems: problems.map(describe),
+  });
 }
 
 /** What `~` means in the file: $HOME when it is a usable path, else the account's home. */
@@ -113,7 +144,25 @@ function parseTimeout(value: string | undefined): number {
 export async function prepareLoad(file: string, flags: LoadFlags, io: CliIO): Promise<PreparedLoad> {
   const timeoutMs = parseTimeout(flags.timeoutMs);
   const doc = await readWorkspace(file, flags, io);
-  return { file, plan: planWorkspace(doc), timeoutMs, compensate: flags.compensate === true };
+  return { file, plan: await planBuild(file, doc, flags, io), timeoutMs, compensate: flags.compensate === true };
+}
+
+/** The build's plan: at this terminal's size, creating missing start directories only with --create-dirs. */
+async function planBuild(file: string, doc: WorkspaceDocument, flags: BuildFlags, io: CliIO, snapshot?: PlanSnapshot): Promise<WorkspacePlan> {
+  const createDirectories = await checkDirectories(doc, { createMissing: flags.createDirs === true }).catch((error: unknown) => {
+    if (!(error instanceof WorkspaceError)) throw error;
+    throw invalidWorkspace(file, error.problems);
+  });
+  return planWorkspace(doc, { size: buildSize(io), createDirectories, ...(snapshot === undefined ? {} : { snapshot }) });
+}
+
+/** The invoking terminal's size when standard output is one, else DETACHED_SIZE. */
+function buildSize(io: Pick<CliIO, 'terminalSize'>): PlanSize {
+  const terminal = io.terminalSize;
+  if (terminal !== undefined && Number.isSafeInteger(terminal.columns) && Number.isSafeInteger(terminal.rows) && terminal.columns > 0 && terminal.rows > 0) {
+    return { width: terminal.columns, height: terminal.rows, reason: "the size of drover's terminal" };
+  }
+  return { ...DETACHED_SIZE, reason: "drover's size for a build without a terminal on standard output" };
 }
 
 /**
@@ -209,20 +258,21 @@ function requireFile(file: string | undefined): string {
 
 // ---- plan -------------------------------------------------------------------------------------
 
-async function plan(flags: WorkspaceFileFlags & { live?: boolean }, io: CliIO, file?: string): Promise<number> {
-  const doc = await readWorkspace(requireFile(file), flags, io);
+async function plan(flags: BuildFlags & { live?: boolean }, io: CliIO, file?: string): Promise<number> {
+  const path = requireFile(file);
+  const doc = await readWorkspace(path, flags, io);
   let checkedAt: string | null = null;
   let planned: WorkspacePlan;
   if (flags.live) {
     const server = await openServer(flags, io);
     try {
-      planned = planWorkspace(doc, { snapshot: await captureWorkspaceSnapshot(server, { signal: io.signal }) });
+      planned = await planBuild(path, doc, flags, io, await captureWorkspaceSnapshot(server, { signal: io.signal }));
       checkedAt = server.endpoint.socketPath;
     } finally {
       await server.close();
     }
   } else {
-    planned = planWorkspace(doc);
+    planned = await planBuild(path, doc, flags, io);
   }
   if (flags.json) writeJson(io, { ...planned.toJSON(), live: checkedAt !== null, socket_path: checkedAt });
   else {
@@ -232,6 +282,27 @@ async function plan(flags: WorkspaceFileFlags & { live?: boolean }, io: CliIO, f
   if (planned.conflicts.length === 0) return EXIT.ok;
   writeLine(io.stderr, `drover: the plan conflicts with the server: ${planned.conflicts.map((c) => `${c.path}: ${c.message}`).join('; ')}`);
   return EXIT.failure;
+}
+
+// ---- import -----------------------------------------------------------------------------------
+
+/** Prints the converted workspace (YAML, or --json with the notes); what did not convert goes to stderr too. */
+async function importProject(flags: { json?: boolean }, io: CliIO, format?: string, file?: string): Promise<void> {
+  if (format !== 'tmuxinator') throw new UsageError(`drover imports tmuxinator projects (got ${JSON.stringify(format)}): drover workspace import tmuxinator FILE`);
+  const path = requireFile(file);
+  let result: TmuxinatorImport;
+  try {
+    result = await importTmuxinatorFile(resolve(io.cwd, path));
+  } catch (error) {
+    if (!(error instanceof WorkspaceError)) throw error;
+    throw invalidWorkspace(path, error.problems);
+  }
+  if (flags.json) {
+    writeJson(io, { source: path, workspace: result.workspace, notes: result.notes });
+    return;
+  }
+  io.stdout.write(tmuxinatorImportToYaml(result, path));
+  for (const note of result.notes) writeWarning(io, `not converted: ${note}`);
 }
 
 // ---- load -------------------------------------------------------------------------------------
@@ -305,6 +376,7 @@ function reportFollowUpFailure(io: CliIO, json: boolean, document: Record<string
 export function registerWorkspaceCommands(program: Command, context: CommandContext): void {
   const workspace = program.command('workspace').description('tmuxp-style workspace files: check, plan and load a session layout');
   const expandEnv = ['--expand-env <name>', 'expand ${NAME} and $NAME for this variable from the environment (repeatable)', collect] as const;
+  const createDirs = ['--create-dirs', 'create start directories that do not exist (the plan lists them)'] as const;
 
   workspace
     .command('validate')
@@ -319,6 +391,7 @@ export function registerWorkspaceCommands(program: Command, context: CommandCont
     .description('print the ordered tmux steps a load would run; --live checks them against the server')
     .argument('<file>', 'workspace file (.yaml, .yml or .json)')
     .option(...expandEnv)
+    .option(...createDirs)
     .option('--live', 'read the server (-L/-S, $TMUX, or the `drover up` server) and report conflicts (exit 1)')
     .option('--json', 'print one JSON document')
     .action(context.action(plan));
@@ -328,10 +401,20 @@ export function registerWorkspaceCommands(program: Command, context: CommandCont
     .description('build the workspace as a new session on a running tmux server (exit 3: partial or uncertain effects)')
     .argument('<file>', 'workspace file (.yaml, .yml or .json)')
     .option(...expandEnv)
+    .option(...createDirs)
     .option('--attach', 'attach this terminal to the new session afterwards')
     .option('--switch <client>', 'switch this tmux client (tmux list-clients) to the new session afterwards')
     .option('--compensate', 'on failure, remove the session this load created (only what it provably created)')
     .option('--timeout-ms <ms>', `total deadline of the load, pauses included (default ${DEFAULT_LOAD_TIMEOUT_MS})`)
     .option('--json', 'print one JSON document: the load ledger (created ids, effects, completed steps, failure, compensation)')
     .action(context.action(load));
+
+  workspace
+    .command('import')
+    .description('convert a tmuxinator project into a drover workspace (printed as YAML; ERB templates are refused)')
+    .argument('<format>', 'the project format: tmuxinator')
+    .argument('<file>', 'the tmuxinator project file (.yml)')
+    .option('--json', 'print one JSON document: the workspace and what was not converted')
+    .addHelpText('after', '\nExample:\n  drover workspace import tmuxinator ~/.config/tmuxinator/blog.yml > blog.yaml')
+    .action(context.action(importProject));
 }
