@@ -94,7 +94,7 @@ function droverMap(socket: string, env: NodeJS.ProcessEnv): Promise<RunResult> {
 /** Same panes, same places: the JSON of the CLI against the baseline's answers, pane by pane. */
 function checkSameRows(drover: MapRowJson[], naive: NaiveRow[], expected: number): void {
   if (drover.length !== expected || naive.length !== expected) throw new Error(`correctness: drover listed ${drover.length} panes, the baseline ${naive.length}, expected ${expected}`);
-  const byPane = new Map(drover.map((row) => [row.pane, row]));
+  const byPane = new Map(drover.map((row) => [row.pane_id, row]));
   for (const row of naive) {
     const mine = byPane.get(row.pane);
     if (mine === undefined) throw new Error(`correctness: drover did not list ${row.pane}`);

@@ -1,4 +1,5 @@
 import { Endpoint, Server, ServerUnreachableError } from '../tmux/index.js';
+import { droverCommand } from './invocation.js';
 import { UsageError, type CliIO } from './io.js';
 import { readUpState } from './state.js';
 
@@ -25,6 +26,41 @@ export function resolveEndpoint(flags: SocketFlags, io: CliIO): { endpoint: Endp
   return { endpoint: Endpoint.fromEnv({ env: io.env }), source: 'tmux-default' };
 }
 
+/**
+ * No multiplexer is named and none is around this process: then every command drives tmux,
+ * its server found by resolveEndpoint (the `drover up` server, else tmux's default).
+ */
+export function outsideAnySession(flags: SocketFlags, env: NodeJS.ProcessEnv): boolean {
+  return flags.socketName === undefined && flags.socketPath === undefined && !env.DROVER_MUX && !env.HERDR_ENV && !env.TMUX;
+}
+
+/** The resolved server in a person's words, for messages and hints. */
+export function serverDescription(flags: SocketFlags, io: CliIO): string {
+  const { endpoint, source } = resolveEndpoint(flags, io);
+  switch (source) {
+    case 'flag':
+      return `the tmux server at ${endpoint.socketPath}`;
+    case 'tmux-env':
+      return 'the tmux server this runs in';
+    case 'drover-up':
+      return `the server drover up started (${endpoint.socketPath})`;
+    case 'tmux-default':
+      return `tmux's default server (${endpoint.socketPath})`;
+  }
+}
+
+/** What to do when tmux's default server, the last resort of the rule above, is not running. */
+export function defaultServerRemedy(io: CliIO): string {
+  return `start one with \`${droverCommand(io.env)} up\` or name one with -L/-S`;
+}
+
+/** Why a command found no server, for reports made while it keeps running (`drover mcp`). */
+export function serverNotRunning(flags: SocketFlags, io: CliIO): string {
+  const { source } = resolveEndpoint(flags, io);
+  const remedy = source === 'tmux-default' ? defaultServerRemedy(io) : 'start it, or name another with -L/-S';
+  return `no tmux server is running: drover looked for ${serverDescription(flags, io)}; ${remedy}`;
+}
+
 /** Opens (borrows) the resolved server, explaining which one was meant when none runs. */
 export async function openServer(flags: SocketFlags, io: CliIO): Promise<Server> {
   const { endpoint, source } = resolveEndpoint(flags, io);
@@ -32,7 +68,7 @@ export async function openServer(flags: SocketFlags, io: CliIO): Promise<Server>
     return await Server.open(endpoint, { env: io.env });
   } catch (error) {
     if (error instanceof ServerUnreachableError && source === 'tmux-default') {
-      throw new ServerUnreachableError(`no tmux server is running on the default socket (${endpoint.socketPath}); start one with \`drover up\` or name one with -L/-S`);
+      throw new ServerUnreachableError(`no tmux server is running on the default socket (${endpoint.socketPath}); ${defaultServerRemedy(io)}`);
     }
     throw error;
   }

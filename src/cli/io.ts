@@ -1,5 +1,6 @@
 import type { Readable, Writable } from 'node:stream';
-import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
+import { ArgumentError, DroverError } from '../process/index.js';
+import { failureCode } from '../panes/index.js';
 
 export { shellQuote } from '../process/index.js';
 
@@ -11,22 +12,30 @@ export interface CliIO {
   env: NodeJS.ProcessEnv;
   cwd: string;
   stdinIsTTY: boolean;
+  /** The size of the terminal drover was started from, when it has one (layouts are built at it). */
+  terminalSize?: { readonly columns: number; readonly rows: number };
   /** Aborted when the user interrupts (SIGINT). */
   signal: AbortSignal;
 }
 
-export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2, interrupted: 130 });
+/**
+ * Every exit status drover uses, one table for every command (the README has it too). 2 and 3
+ * carry a second meaning only where nothing else could: a command aimed at one pane says
+ * "pane not found" with 2 and "tmux failed" with 3; a workspace load says "partial effects"
+ * with 3.
+ */
+export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2, notFound: 2, tmuxFailure: 3, partial: 3, unconfirmed: 4, timedOut: 5, interrupted: 130 });
 
 /** A bad invocation: wrong flags, bad argument values. Exit status 2. */
 export class UsageError extends ArgumentError {}
 
-/** A failure with its own exit status and message (pane family: 2 not found, 3 tmux failure…). */
+/** A failure with its own exit status (pane family: 2 not found, 3 tmux failure…) and JSON code. */
 export class ExitError extends Error {
   constructor(
     message: string,
     readonly exitCode: number,
-    /** Extra JSON fields for --json error documents. */
-    readonly details: Record<string, unknown> = {},
+    /** The `code` of the JSON error document, and extra fields for it. */
+    readonly details: { code: string } & Record<string, unknown>,
   ) {
     super(message);
     this.name = 'ExitError';
@@ -41,24 +50,55 @@ export function writeJson(io: CliIO, value: unknown): void {
   io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
 }
 
-/** Maps any error to the exit status DESIGN.md gives it. */
+/** Maps any error to its exit status (see EXIT). */
 export function exitCodeOf(error: unknown): number {
   if (error instanceof ExitError) return error.exitCode;
-  if (error instanceof AbortedError) return EXIT.interrupted;
-  if (error instanceof ArgumentError) return EXIT.usage;
+  const code = failureCode(error);
+  if (code === 'interrupted') return EXIT.interrupted;
+  if (code === 'usage' || code === 'invalid_workspace') return EXIT.usage;
   return EXIT.failure;
 }
 
-/** The JSON error document printed on stdout in --json mode (nothing raw from tmux). */
-export function errorDocument(error: unknown): Record<string, unknown> {
-  const base: Record<string, unknown> = {
-    type: error instanceof Error ? error.name : 'Error',
-    message: error instanceof Error ? error.message : String(error),
-  };
-  if (error instanceof DroverError) {
-    base.phase = error.phase;
-    base.delivery = error.delivery;
+/**
+ * A duration flag's value: every duration drover takes is a whole number of milliseconds,
+ * spelled `--…-ms` (`--timeout-ms`, `--wait-ms`), so none is read in the wrong unit.
+ */
+export function parseMilliseconds(flag: string, value: string, minimum = 1): number {
+  const ms = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(ms) || ms < minimum) {
+    throw new UsageError(`${flag} takes a whole number of milliseconds, ${minimum} or more (got ${JSON.stringify(value)})`);
   }
-  if (error instanceof ExitError) Object.assign(base, error.details);
-  return { error: base };
+  return ms;
+}
+
+/** The JSON error document printed on stdout in --json mode: a stable code and drover's message. */
+export function errorDocument(error: unknown): { error: Record<string, unknown> } {
+  if (error instanceof ExitError) {
+    const { code, ...details } = error.details;
+    return { error: { code, message: error.message, ...details } };
+  }
+  const document: Record<string, unknown> = { code: failureCode(error), message: messageOf(error) };
+  if (error instanceof DroverError) Object.assign(document, { phase: error.phase, delivery: error.delivery });
+  return { error: document };
+}
+
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** The one way an error reaches people: `drover: error: …` on stderr, later lines indented. */
+export function writeError(io: CliIO, message: string): void {
+  const [first, ...rest] = message.split('\n');
+  writeLine(io.stderr, `drover: error: ${first}`);
+  for (const line of rest) writeLine(io.stderr, `  ${line}`);
+}
+
+export function writeWarning(io: CliIO, message: string): void {
+  writeLine(io.stderr, `drover: warning: ${message}`);
+}
+
+/** Reports a failure: the error line on stderr and, with --json, the error document on stdout. */
+export function reportFailure(io: CliIO, error: unknown, json: boolean): void {
+  if (json) writeJson(io, errorDocument(error));
+  writeError(io, messageOf(error));
 }

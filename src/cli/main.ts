@@ -27,6 +27,7 @@ const io: CliIO = {
   env: process.env,
   cwd: process.cwd(),
   stdinIsTTY: process.stdin.isTTY === true,
+  ...(process.stdout.isTTY ? { terminalSize: { columns: process.stdout.columns, rows: process.stdout.rows } } : {}),
   signal: controller.signal,
 };
 

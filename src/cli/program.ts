@@ -1,5 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { EXIT, errorDocument, exitCodeOf, writeJson, writeLine, type CliIO } from './io.js';
+import { addExamples } from './examples.js';
+import { EXIT, exitCodeOf, reportFailure, writeJson, type CliIO } from './io.js';
 import type { SocketFlags } from './endpoint.js';
 import { packageVersion } from './version.js';
 
@@ -55,8 +56,7 @@ export async function buildProgram(io: CliIO, argv: readonly string[] = []): Pro
           result.exitCode = typeof code === 'number' ? code : EXIT.ok;
         } catch (error) {
           result.exitCode = exitCodeOf(error);
-          if ((options as { json?: boolean }).json) writeJson(io, errorDocument(error));
-          writeLine(io.stderr, `drover: ${error instanceof Error ? error.message : String(error)}`);
+          reportFailure(io, error, (options as { json?: boolean }).json === true);
         }
       };
     },
@@ -72,6 +72,8 @@ export async function buildProgram(io: CliIO, argv: readonly string[] = []): Pro
     .configureOutput({
       writeOut: (text) => io.stdout.write(text),
       writeErr: (text) => io.stderr.write(text),
+      // commander's own messages start with "error: ", so every error line reads `drover: error: …`.
+      outputError: (text, write) => write(`drover: ${text}`),
     });
 
   const name = commandName(argv);
@@ -81,18 +83,61 @@ export async function buildProgram(io: CliIO, argv: readonly string[] = []): Pro
   for (const module of wanted.length > 0 || versionOnly ? wanted : MODULES) (await module.load())(program, context);
 
   for (const command of program.commands) command.exitOverride();
+  markRequiredOptions(program);
+  addExamples(program);
   return { program, result };
+}
+
+/** commander lists required options like any other; their help says so. */
+function markRequiredOptions(command: Command): void {
+  for (const option of command.options) if (option.mandatory && !option.description.endsWith('(required)')) option.description = `${option.description} (required)`;
+  for (const sub of command.commands) markRequiredOptions(sub);
+}
+
+/**
+ * The command a bare group invocation names (`drover`, `drover pane`): drover itself, or a
+ * command that is only a group (subcommands, and no options or arguments of its own: `drover
+ * web` serves), with nothing after it. Such an invocation asks for help, which goes to stdout.
+ */
+function bareGroup(program: Command, argv: readonly string[]): Command | undefined {
+  let command = program;
+  for (let i = 0; i < argv.length; i += 1) {
+    const arg = argv[i]!;
+    if (command === program && GLOBAL_OPTIONS_WITH_VALUES.has(arg)) {
+      i += 1;
+      continue;
+    }
+    if (arg.startsWith('-')) return undefined;
+    const sub = command.commands.find((candidate) => candidate.name() === arg || candidate.aliases().includes(arg));
+    if (sub === undefined) return undefined;
+    command = sub;
+  }
+  const onlyAGroup = command === program || (command.options.length === 0 && command.registeredArguments.length === 0);
+  return command.commands.length > 0 && onlyAGroup ? command : undefined;
+}
+
+/** `--json` before any `--`: the caller wants one JSON document, even for a usage error. */
+function wantsJson(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end === -1 ? argv : argv.slice(0, end)).includes('--json');
 }
 
 /** Runs the CLI on argv (without node and script) and returns the exit status. */
 export async function runCli(argv: readonly string[], io: CliIO): Promise<number> {
   const { program, result } = await buildProgram(io, argv);
+  const group = bareGroup(program, argv);
+  if (group !== undefined) {
+    group.outputHelp();
+    return EXIT.ok;
+  }
   try {
     await program.parseAsync([...argv], { from: 'user' });
   } catch (error) {
     if (error instanceof CommanderError) {
       if (['commander.helpDisplayed', 'commander.version', 'commander.help'].includes(error.code)) return EXIT.ok;
-      return error.exitCode === 0 ? EXIT.ok : EXIT.usage;
+      if (error.exitCode === 0) return EXIT.ok;
+      if (wantsJson(argv)) writeJson(io, { error: { code: 'usage', message: error.message.replace(/^error: /, '') } });
+      return EXIT.usage;
     }
     throw error;
   }

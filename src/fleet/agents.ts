@@ -1,4 +1,5 @@
 import { ArgumentError, DroverError, findExecutable, shellQuote } from '../process/index.js';
+import { userShell } from '../panes/index.js';
 import type { CodingAgent } from './model.js';
 
 /** The `--effort` levels each coding agent accepts; an empty list refuses `--effort`. */
@@ -117,7 +118,7 @@ export function validateAgentOptions(options: AgentOptions): void {
 
 /** The program a coding agent starts as: a name looked up on PATH, or the user's shell. */
 export function agentProgram(agent: CodingAgent, env: NodeJS.ProcessEnv): string {
-  return agent === 'shell' ? env.SHELL || '/bin/sh' : agent;
+  return agent === 'shell' ? userShell(env) : agent;
 }
 
 /** Fails, before anything is registered, when the agent's program cannot be started. */

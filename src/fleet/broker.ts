@@ -129,6 +129,11 @@ function requireNonBlank(value: string, what: string): void {
   if (typeof value !== 'string' || value.trim() === '') throw new ArgumentError(`${what} may not be empty.`);
 }
 
+/** A message body drover stores: any text that is not blank (line breaks are kept, and folded when typed). */
+export function validateMessageText(text: string): void {
+  requireNonBlank(text, 'text');
+}
+
 function requireId(value: number, what: string): void {
   if (!Number.isSafeInteger(value) || value < 1) throw new ArgumentError(`${what} must be a positive integer, got ${String(value)}`);
 }
@@ -375,7 +380,7 @@ export class Broker {
   sendMessage(input: { from: number; to: number; text: string }): Message {
     requireId(input.from, 'sender member id');
     requireId(input.to, 'recipient member id');
-    requireNonBlank(input.text, 'text');
+    validateMessageText(input.text);
     const messageId = this.store.write(() => {
       const sender = this.activeSender(input.from);
       const recipient = this.memberRow(input.to);
@@ -391,7 +396,7 @@ export class Broker {
   /** Persists a broadcast: one summary row owned by the sender plus one row per other active member. */
   broadcastMessage(input: { from: number; text: string }): BroadcastResult {
     requireId(input.from, 'sender member id');
-    requireNonBlank(input.text, 'text');
+    validateMessageText(input.text);
     const summaryId = this.store.write(() => {
       const sender = this.activeSender(input.from);
       const recipients = this.sql("SELECT member_id FROM members WHERE fleet_id = ? AND status = 'active' AND member_id != ? ORDER BY member_id")

@@ -148,7 +148,7 @@ async function sendSpawnPrompt(runtime: FleetRuntime, directorId: number, member
 async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId: number, error: unknown, ownedPane: string | null): Promise<MemberCreationError> {
   const { broker, clock } = runtime;
   const deadline = clock.now() + COMPENSATION_BUDGET_MS;
-  const remaining = (): number => Math.max(1, deadline - clock.now());
+  const remaining = (): number => Math.max(1, Math.floor(deadline - clock.now()));
   const diagnostics: string[] = [];
   if (ownedPane !== null) {
     try {

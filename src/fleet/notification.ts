@@ -1,4 +1,5 @@
 import { ArgumentError } from '../process/index.js';
+import { foldBody, hexEscape } from '../panes/index.js';
 import type { Message } from './model.js';
 
 /** A folded body longer than this many Unicode scalar values is replaced by a pointer line. */
@@ -11,18 +12,6 @@ const DISMISSED_PROMPT_CLAUSE =
 
 /** C0 controls and DEL: what a literal pane line may never contain. */
 const CONTROL = /[\u0000-\u001f\u007f]/u;
-
-function hexEscape(char: string): string {
-  return `\\x${char.codePointAt(0)!.toString(16).toUpperCase().padStart(2, '0')}`;
-}
-
-/**
- * Folds a message body onto one line: CRLF, LF and CR become ⏎, a tab becomes ␉ and every
- * other C0 control or DEL becomes a visible `\xNN` escape. Everything else stays as is.
- */
-export function foldBody(text: string): string {
-  return text.replace(/\r\n|[\r\n]/gu, '⏎').replace(/\t/gu, '␉').replace(/[\u0000-\u001f\u007f]/gu, hexEscape);
-}
 
 function scalarLength(text: string): number {
   let count = 0;

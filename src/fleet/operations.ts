@@ -86,7 +86,8 @@ function leftAlone(error: PlacementStaleError): string {
 function remainingUntil(runtime: FleetRuntime, deadline: number): number {
   const left = deadline - runtime.clock.now();
   if (left <= 0) throw new DroverError('the operation deadline passed before the layout could be restored', { phase: 'layout' });
-  return left;
+  // Whole milliseconds: a budget is quoted in messages ("within N ms").
+  return Math.max(1, Math.floor(left));
 }
 
 /** The Director's pane when it lives on `backend`, for the layout tidy. */

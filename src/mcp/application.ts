@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { failureCode, type FailureCode } from '../panes/index.js';
 import { AbortedError, DroverError } from '../process/index.js';
 import { isPaneId, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
@@ -10,8 +11,12 @@ export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 export const DEFAULT_RESPONSE_BYTES = 1024 * 1024;
 
 export interface ApplicationOptions {
-  /** The borrowed tmux server; the application never starts or kills it. */
-  server: Server;
+  /**
+   * The borrowed tmux server, or how to borrow it: then the first call that needs it opens it,
+   * and until that succeeds each call reports why (no server running yet). The application
+   * never starts or kills a server.
+   */
+  server: Server | (() => Promise<Server>);
   tools: readonly ToolDefinition[];
   policy: ToolPolicy;
   /** Per-request deadline; waits are clamped to it. */
@@ -22,6 +27,8 @@ export interface ApplicationOptions {
   /** The environment the server runs in ($TMUX, $TMUX_PANE identify its own pane). */
   env?: NodeJS.ProcessEnv;
   version?: string;
+  /** What a call says when the tmux server cannot be reached: which server, and what to do. */
+  describeUnreachable?: () => string;
 }
 
 /** Tier and name of every tool in a set, for policy validation. */
@@ -39,11 +46,29 @@ export async function selfPaneOf(server: Server, env: NodeJS.ProcessEnv, options
   return (await server.hosts(env, options)) ? pane : undefined;
 }
 
-function errorResult(error: unknown): CallToolResult {
-  // Messages only: never the raw input or tmux output a failure may carry.
-  const message = error instanceof Error ? error.message : String(error);
-  const detail = error instanceof DroverError ? { type: error.name, phase: error.phase, delivery: error.delivery } : { type: error instanceof Error ? error.name : 'Error' };
-  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { message, ...detail } }) }] };
+/**
+ * What an error result says for failures whose own message would carry tmux's output or the
+ * caller's input back (tmux's stderr, the target as typed): a fixed sentence instead.
+ */
+const FIXED_MESSAGES: Partial<Record<FailureCode, string>> = {
+  not_found: 'not found: no such session, window or pane on this tmux server',
+  pane_not_found: 'not found: no such pane on this tmux server',
+  tmux_failed: 'tmux refused the command',
+  server_replaced: 'the tmux server this MCP server bound was replaced by another one at the same socket; restart drover mcp to use the new one',
+};
+
+/**
+ * A failed call as its result: the JSON document `{"error": {code, message, phase, delivery}}`
+ * with a stable `code`, as its text. Not as structuredContent: clients check that against the
+ * tool's output schema even on errors. Anything drover did not raise itself is reported by its
+ * code alone, as its message may hold anything.
+ */
+function errorResult(error: unknown, describeUnreachable: () => string): CallToolResult {
+  const code = failureCode(error);
+  const message =
+    code === 'unreachable' ? describeUnreachable() : (FIXED_MESSAGES[code] ?? (error instanceof DroverError ? error.message : 'the tool failed unexpectedly'));
+  const context = error instanceof DroverError ? { phase: error.phase, delivery: error.delivery } : {};
+  return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message, ...context } }) }] };
 }
 
 /**
@@ -56,6 +81,8 @@ export class Application {
   readonly captures: CaptureStore;
   readonly policy: ToolPolicy;
   private readonly options: ApplicationOptions;
+  /** The server once borrowed (or being borrowed); cleared when borrowing failed, so the next call tries again. */
+  private binding: Promise<Server> | undefined;
 
   constructor(options: ApplicationOptions) {
     this.options = options;
@@ -71,10 +98,22 @@ export class Application {
     for (const tool of options.tools) if (this.policy.allows(tool.name)) this.register(tool);
   }
 
+  /** The borrowed server, opened by the first call that needs it. */
+  server(): Promise<Server> {
+    const source = this.options.server;
+    if (typeof source !== 'function') return Promise.resolve(source);
+    this.binding ??= source().catch((error: unknown) => {
+      this.binding = undefined;
+      throw error;
+    });
+    return this.binding;
+  }
+
   private register(tool: ToolDefinition): void {
     const requestTimeoutMs = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const responseBytes = this.options.responseBytes ?? DEFAULT_RESPONSE_BYTES;
     const env = this.options.env ?? process.env;
+    const describeUnreachable = this.options.describeUnreachable ?? (() => 'the tmux server is not running');
     this.mcp.registerTool(
       tool.name,
       {
@@ -88,10 +127,11 @@ export class Application {
         const deadline = AbortSignal.timeout(requestTimeoutMs);
         const signal = AbortSignal.any([extra.signal, deadline]);
         try {
+          const server = await this.server();
           const context: ToolContext = {
-            server: this.options.server,
+            server,
             captures: this.captures,
-            selfPane: await selfPaneOf(this.options.server, env, { timeoutMs: requestTimeoutMs, signal }),
+            selfPane: await selfPaneOf(server, env, { timeoutMs: requestTimeoutMs, signal }),
             deadlineMs: requestTimeoutMs,
             signal,
             operation: { timeoutMs: requestTimeoutMs, signal },
@@ -100,14 +140,17 @@ export class Application {
           const result = await tool.run(context, input as never);
           const text = JSON.stringify(result);
           if (Buffer.byteLength(text) > responseBytes) {
-            return errorResult(new DroverError(`the result is larger than ${responseBytes} bytes; ask for less (fewer lines, narrower criteria)`, { phase: 'respond', delivery: tool.tier === 'readonly' ? 'not_sent' : 'observed' }));
+            return errorResult(
+              new DroverError(`the result is larger than ${responseBytes} bytes; ask for less (fewer lines, narrower criteria)`, { phase: 'respond', delivery: tool.tier === 'readonly' ? 'not_sent' : 'observed' }),
+              describeUnreachable,
+            );
           }
           return { content: [{ type: 'text', text }], structuredContent: result as Record<string, unknown> } satisfies CallToolResult;
         } catch (error) {
           if (deadline.aborted && !(error instanceof DroverError)) {
-            return errorResult(new AbortedError(`the request did not finish within ${requestTimeoutMs} ms`, { delivery: 'possibly_sent' }));
+            return errorResult(new AbortedError(`the request did not finish within ${requestTimeoutMs} ms`, { delivery: 'possibly_sent' }), describeUnreachable);
           }
-          return errorResult(error);
+          return errorResult(error, describeUnreachable);
         }
       }) as never,
     );

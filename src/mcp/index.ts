@@ -4,4 +4,6 @@ export { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits, type Retained
 export { defineTool, type ToolContext, type ToolDefinition } from './tool.js';
 export { tmuxTools } from './tools/tmux.js';
 export { paneTools } from './tools/panes.js';
+export { libraryTools } from './tools/library.js';
 export { waitTools, workspaceTools, fleetTools, fleetDatabaseExists } from './tools/more.js';
+export { boundedLines, oversizedRequestResponse, MAX_REQUEST_BYTES } from './frames.js';

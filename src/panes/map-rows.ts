@@ -1,6 +1,7 @@
 import { agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from './agent-state.js';
 import type { FabState, StageState } from './fab-status.js';
 import { worktreeLabel, type WorktreeInfo } from './worktrees.js';
+import { foldBody } from './printable.js';
 
 /** What one pane enumeration line gives (`list-panes -a -F …`). */
 export interface PaneListing {
@@ -45,7 +46,7 @@ export interface MapRowJson {
   session: string;
   window_index: number;
   window_id: string | null;
-  pane: string;
+  pane_id: string;
   tab: string;
   worktree: string;
   repo: string | null;
@@ -82,7 +83,7 @@ export function mapRowJson(row: MapRow): MapRowJson {
     session: row.session,
     window_index: row.windowIndex,
     window_id: row.windowId,
-    pane: row.pane,
+    pane_id: row.pane,
     tab: row.tab,
     worktree: row.worktree,
     repo: row.repo,
@@ -143,6 +144,8 @@ export function renderMapTable(rows: readonly MapRow[], options: { allSessions: 
     row.fab?.stage ?? NONE,
     agentColumn(row),
   ]);
-  if (!options.allSessions) return renderTable(header, cells);
-  return renderTable(['Session', ...header], cells.map((line, index) => [rows[index]!.session, ...line]));
+  // Session and window names are whatever someone typed: shown printable, never as raw controls.
+  const printable = (table: string[][]): string[][] => table.map((line) => line.map(foldBody));
+  if (!options.allSessions) return renderTable(header, printable(cells));
+  return renderTable(['Session', ...header], printable(cells.map((line, index) => [rows[index]!.session, ...line])));
 }

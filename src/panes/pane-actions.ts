@@ -22,7 +22,7 @@ export async function paneDeliver(server: Server, paneId: string, text: string, 
 
 /** The `--json` shape of a delivery receipt (also the MCP tool's result). */
 export interface DeliveryReceiptJson {
-  pane: string;
+  pane_id: string;
   status: DeliveryReceipt['status'];
   reason: string;
   evidence: DeliveryReceipt['evidence'];
@@ -37,7 +37,7 @@ export interface DeliveryReceiptJson {
 
 export function deliveryReceiptJson(pane: string, receipt: DeliveryReceipt): DeliveryReceiptJson {
   return {
-    pane,
+    pane_id: pane,
     status: receipt.status,
     reason: receipt.reason,
     evidence: receipt.evidence,

@@ -59,7 +59,7 @@ export async function paneCapture(server: Server, paneId: string, options: PaneC
 }
 
 export interface PaneCaptureJson {
-  pane: string;
+  pane_id: string;
   lines: number;
   content: string;
   worktree: string;
@@ -71,7 +71,7 @@ export interface PaneCaptureJson {
 
 export function paneCaptureJson(capture: PaneCapture): PaneCaptureJson {
   return {
-    pane: capture.pane,
+    pane_id: capture.pane,
     lines: capture.lines,
     content: capture.content.toString('utf8'),
     worktree: capture.worktree,

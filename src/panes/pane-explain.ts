@@ -3,7 +3,7 @@ import { hookReports } from './agent-hooks/index.js';
 import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentStatus } from './agent-state.js';
 import { NO_AGENT, type PaneAgent } from './pane-io.js';
 import { readProcessTree, renderProcessTree, systemProcessLookup } from './process-tree.js';
-import { judgeAgentReading, type QuestionMatch, type QuestionSkip } from './questions.js';
+import { judgeAgentReading, questionRowJson, type QuestionMatch, type QuestionSkip } from './questions.js';
 import { readinessOfReading, type ReadinessVerdict } from './readiness.js';
 import { captureAgentScreen, rulesFor, type ScreenReading } from './screens/index.js';
 import { agentNamerFor, paneAgent, requirePane } from './tmux-pane.js';
@@ -57,6 +57,22 @@ export async function explainPane(server: Server, paneId: string, options: { cwd
 }
 
 /** The text report: one section per source, each saying what it concluded. */
+/** The `--json` shape of an explanation: snake_case throughout, the pane under `pane_id`. */
+export function explanationJson(explanation: PaneExplanation): Record<string, unknown> {
+  const { screen } = explanation;
+  return {
+    pane_id: explanation.pane,
+    foreground: explanation.foreground,
+    dead: explanation.dead,
+    processes: explanation.processes,
+    agent: { ...explanation.agent },
+    hook: { raw: explanation.hook.raw, state: explanation.hook.status.state, idle_duration: explanation.hook.status.idleDuration, reports: explanation.hook.reports },
+    screen: screen === null ? null : { phase: screen.phase, rule: screen.rule, detail: screen.detail, composer: screen.composer, completion: screen.completion, question: screen.question },
+    readiness: explanation.readiness,
+    question: explanation.question === null ? null : questionRowJson(explanation.question),
+  };
+}
+
 export function renderExplanation(explanation: PaneExplanation): string {
   const { agent, hook, screen, readiness, question } = explanation;
   const lines = [

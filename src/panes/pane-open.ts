@@ -113,7 +113,7 @@ async function panePath(server: Server, env: Record<string, string>): Promise<st
  */
 export async function openAgentPane(server: Server, options: OpenAgentOptions): Promise<OpenedAgentPane> {
   const cwd = options.cwd ?? process.cwd();
-  const launch = resolveLaunchCommand(options.providers ?? providersFor(cwd), options.provider, options.role ?? DEFAULT_ROLE);
+  const launch = resolveLaunchCommand(options.providers ?? providersFor(cwd), options.provider, options.role ?? DEFAULT_ROLE, options.env);
   const plain = plainCommand(launch.command);
   if (plain !== undefined && findExecutable(plain.argv[0]!, { PATH: await panePath(server, plain.env) }) === undefined) {
     throw new ArgumentError(`${plain.argv[0]} is not on the PATH of the tmux server's panes; install it or give its full path in providers.${launch.provider}.interactive_command`);

@@ -23,3 +23,9 @@ export async function paneProcess(server: Server, paneId: string, options: { cwd
   const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, classify, options.lookup ?? (await systemProcessLookup())) : undefined;
   return { pane: paneId, pane_pid: panePid, processes: tree ? [tree] : [], has_agent: tree ? treeHasAgent(tree) : false };
 }
+
+/** The `--json` shape of a process report: the pane under `pane_id`, as every document names it. */
+export function paneProcessJson(report: PaneProcessReport): Record<string, unknown> {
+  const { pane, ...rest } = report;
+  return { pane_id: pane, ...rest };
+}

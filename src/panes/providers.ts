@@ -1,5 +1,5 @@
-import { ArgumentError } from '../process/index.js';
-import { isShellCommand } from './shells.js';
+import { ArgumentError, shellQuote } from '../process/index.js';
+import { isShellCommand, userShell } from './shells.js';
 import { isAssignmentWord, splitShellWords, unquoteWord } from './shell-words.js';
 
 /** The values a role fills into a provider's `{model}` and `{effort}` placeholders. */
@@ -59,12 +59,6 @@ export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.free
       fast: { effort: 'low' },
     },
   },
-  opencode: {
-    name: 'opencode',
-    interactiveCommand: 'opencode --model {model}',
-    bypassFlag: '--auto',
-    profiles: {},
-  },
   gemini: {
     name: 'gemini',
     interactiveCommand: 'gemini --model {model}',
@@ -73,6 +67,12 @@ export const BUILTIN_PROVIDERS: Readonly<Record<string, Provider>> = Object.free
       default: { model: 'gemini-2.5-pro' },
       fast: { model: 'gemini-2.5-flash' },
     },
+  },
+  opencode: {
+    name: 'opencode',
+    interactiveCommand: 'opencode --model {model}',
+    bypassFlag: '--auto',
+    profiles: {},
   },
 });
 
@@ -138,11 +138,21 @@ function withFlag(command: string, flag: string): string {
   return `${command.slice(0, word.end)} ${flag}${command.slice(word.end)}`;
 }
 
-/** The command that starts `name` for `role`, with its fills applied. */
-export function resolveLaunchCommand(providers: Readonly<Record<string, Provider>>, name: string, role: string = DEFAULT_ROLE): ResolvedLaunch {
+/**
+ * A plain shell, the one program every agent list offers beside the agents (a fleet member
+ * runs it too). It is no provider: it has no fills and no permission checks, and a process
+ * named like a shell never counts as an agent.
+ */
+export const SHELL_PROVIDER = 'shell';
+
+/** The command that starts `name` for `role`, with its fills applied; `env` names the user's shell. */
+export function resolveLaunchCommand(providers: Readonly<Record<string, Provider>>, name: string, role: string = DEFAULT_ROLE, env: NodeJS.ProcessEnv = process.env): ResolvedLaunch {
   const provider = Object.hasOwn(providers, name) ? providers[name] : undefined;
+  if (provider === undefined && name === SHELL_PROVIDER) {
+    return { provider: name, role, command: shellQuote(userShell(env)), fill: { model: '', effort: '' }, bypassesPermissions: false };
+  }
   if (provider === undefined) {
-    throw new ArgumentError(`unknown provider ${JSON.stringify(name)}; available: ${Object.keys(providers).sort().join(', ')}`);
+    throw new ArgumentError(`unknown provider ${JSON.stringify(name)}; available: ${[...Object.keys(providers), SHELL_PROVIDER].sort().join(', ')}`);
   }
   if (provider.interactiveCommand === undefined || provider.interactiveCommand.trim() === '') {
     throw new ArgumentError(`provider ${name} has no interactive command; configure providers.${name}.interactive_command`);

@@ -223,6 +223,19 @@ export async function sweepQuestions(
   return sweep;
 }
 
+/** A row with its pane under `pane_id`, as every `--json` document names it. */
+export type WithPaneId<T extends { pane: string }> = Omit<T, 'pane'> & { pane_id: string };
+
+export function questionRowJson<T extends QuestionMatch | QuestionSkip>(row: T): WithPaneId<T> {
+  const { pane, ...rest } = row;
+  return { pane_id: pane, ...rest };
+}
+
+/** The `--json` shape of a sweep (and the MCP tool's result). */
+export function questionSweepJson(sweep: QuestionSweep): { matches: WithPaneId<QuestionMatch>[]; skipped: WithPaneId<QuestionSkip>[] } {
+  return { matches: sweep.matches.map((row) => questionRowJson(row)), skipped: sweep.skipped.map((row) => questionRowJson(row)) };
+}
+
 /** The human report: one line per match and per skip, then the counts. */
 export function renderQuestionSweep(sweep: QuestionSweep): string {
   if (sweep.matches.length === 0 && sweep.skipped.length === 0) return 'No candidate panes.\n';

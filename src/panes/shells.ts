@@ -8,3 +8,8 @@ export function isShellCommand(command: string): boolean {
   const base = command.trim().split('/').pop() ?? '';
   return shells.has(base.startsWith('-') ? base.slice(1) : base);
 }
+
+/** The shell a plain-shell pane runs: the user's login shell ($SHELL), else /bin/sh. */
+export function userShell(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SHELL || '/bin/sh';
+}

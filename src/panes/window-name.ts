@@ -1,5 +1,6 @@
 import { ArgumentError, type Server } from '../tmux/index.js';
 import { requirePane } from './tmux-pane.js';
+import { foldBody } from './printable.js';
 
 /** The `--json` document of both window-name verbs. */
 export interface WindowRename {
@@ -35,5 +36,10 @@ export function replaceWindowPrefix(server: Server, paneId: string, from: string
 
 /** Plain output: one line on a rename, nothing on a no-op. */
 export function renderWindowRename(rename: WindowRename): string {
-  return rename.action === 'renamed' ? `renamed: ${rename.old} -> ${rename.new}\n` : '';
+  return rename.action === 'renamed' ? `renamed: ${foldBody(rename.old)} -> ${foldBody(rename.new)}\n` : '';
+}
+
+/** The `--json` shape of a window rename. */
+export function windowRenameJson(rename: WindowRename): Record<string, unknown> {
+  return { pane_id: rename.pane, old: rename.old, new: rename.new, action: rename.action };
 }

@@ -53,7 +53,7 @@ describe('drover agent hook', () => {
     ]);
     assert.deepEqual([outside.exitCode, outside.text(), outside.stderrText()], [0, '', '']);
     assert.equal(gone.exitCode, 0);
-    assert.match(gone.stderrText(), /^drover: agent state not recorded: .*%999/);
+    assert.match(gone.stderrText(), /^drover: warning: agent state not recorded: .*%999/);
     assert.equal(unknown.exitCode, 2);
     assert.match(unknown.stderrText(), /unknown agent state "thinking"; use active, waiting, idle/);
   });
@@ -185,7 +185,7 @@ describe('drover agent setup', () => {
       const path = join(home, '.claude', 'settings.json');
       const declined = await answer('n\n', home);
       assert.equal(declined.code, 1);
-      assert.match(declined.stderr, /hooks \(agent event → state\):\n {2}UserPromptSubmit → active\n[\s\S]*Write these hooks to .*settings\.json\? \[y\/N\] drover: left .* unchanged\n$/);
+      assert.match(declined.stderr, /hooks \(agent event → state\):\n {2}UserPromptSubmit → active\n[\s\S]*Write these hooks to .*settings\.json\? \[y\/N\] drover: error: left .* unchanged\n$/);
       assert.equal(existsSync(path), false);
       const accepted = await answer('y\n', home);
       assert.equal(accepted.code, 0, accepted.stderr);

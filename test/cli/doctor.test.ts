@@ -23,8 +23,6 @@ function doctorJson(result: RunResult, code: number): DoctorDocument {
   return JSON.parse(result.text()) as DoctorDocument;
 }
 
-const NO_MUX_REMEDY = 'run drover inside a tmux or herdr session, or set DROVER_MUX';
-
 describe('drover doctor inside a tmux session', () => {
   const sandbox = cliSandbox();
   const owned = useTestServer();
@@ -75,16 +73,38 @@ describe('drover doctor inside a tmux session', () => {
 describe('drover doctor with nothing set up', () => {
   const sandbox = cliSandbox();
 
-  it('reports a multiplexer that cannot be chosen once, with its remedy, and does not crash', async () => {
+  it('outside any session looks for tmux by the one endpoint rule, and says how to start a server', async () => {
     const text = await sandbox.drover(['doctor']);
     assert.equal(text.exitCode, 1);
-    assert.match(text.text(), new RegExp(`^multiplexer\n {2}✗ backend: ${NO_MUX_REMEDY}\ntools\n`));
-    assert.equal(text.text().split(NO_MUX_REMEDY).length, 2, 'the remedy appears once');
+    assert.match(text.text(), /^multiplexer\n {2}✓ backend: tmux \(chosen by default\)\n {2}✓ endpoint: tmux -L default \(from tmux's default socket\)\n/);
+    assert.match(text.text(), /\n {2}✗ reachable: tmux is not reachable at tmux -L default \(from tmux's default socket\): .+; start one with `.*drover(\.js)? up` or name one with -L\/-S\n/);
     assert.match(text.text(), /\n1 issue found\n$/);
     const document = doctorJson(await sandbox.drover(['doctor', '--json']), 1);
-    assert.deepEqual(document.issues, [NO_MUX_REMEDY]);
+    assert.deepEqual([document.multiplexer.backend, document.multiplexer.chosen_by, document.multiplexer.reachable], ['tmux', 'default', false]);
+    assert.equal(document.issues.length, 1);
+  });
+
+  it('finds the server drover up started, as every command does', async () => {
+    const up = await sandbox.drover(['up', '--json']);
+    try {
+      assert.equal(up.exitCode, 0, up.stderrText());
+      const socket = (JSON.parse(up.text()) as { socket_path: string }).socket_path;
+      const document = doctorJson(await sandbox.drover(['doctor', '--json']), 0);
+      assert.deepEqual([document.multiplexer.backend, document.multiplexer.reachable], ['tmux', true]);
+      assert.deepEqual([document.multiplexer.endpoint?.socket_path, document.multiplexer.endpoint?.source], [socket, 'the server drover up started']);
+      assert.equal(document.fleet.backend.resolved, 'tmux');
+    } finally {
+      await sandbox.drover(['down']);
+    }
+  });
+
+  it('reports an ambiguous environment once, with its remedy, and does not crash', async () => {
+    const env = { TMUX: join(sandbox.dir, 'none.sock'), HERDR_ENV: '1' };
+    const text = await sandbox.drover(['doctor'], { env });
+    assert.equal(text.exitCode, 1);
+    assert.match(text.text(), /^multiplexer\n {2}✗ backend: .*DROVER_MUX.*\ntools\n/);
+    const document = doctorJson(await sandbox.drover(['doctor', '--json'], { env }), 1);
     assert.deepEqual(document.multiplexer, { backend: null, chosen_by: null, endpoint: null, tmux_version: null, reachable: false });
-    assert.deepEqual(document.fleet.problems, [NO_MUX_REMEDY]);
   });
 
   it('lists every missing tool and an unusable database, one issue each', async () => {

@@ -76,23 +76,23 @@ describe('drover fleet / member / message on tmux', () => {
   after(() => server.close());
 
   it('runs a fleet from the Director pane: create, members, messages, capture, delete', async () => {
-    const created = json<{ fleet: { fleet_id: number; name: string; director_member_id: number }; director: { member_id: number; kind: string; placement: { backend: string; pane: string } } }>(
+    const created = json<{ fleet: { fleet_id: number; name: string; director_member_id: number }; director: { member_id: number; kind: string; placement: { backend: string; pane_id: string } } }>(
       await drover(['fleet', 'create', 'team', '--agent', 'shell', '--json']),
     );
     assert.equal(created.fleet.name, 'team');
     assert.equal(created.director.kind, 'director');
-    assert.deepEqual([created.director.placement.backend, created.director.placement.pane], ['tmux', env.TMUX_PANE]);
+    assert.deepEqual([created.director.placement.backend, created.director.placement.pane_id], ['tmux', env.TMUX_PANE]);
     const fleet = String(created.fleet.fleet_id);
     const director = String(created.director.member_id);
 
     assert.match(ok(await drover(['member', 'create', '--fleet', fleet, '--name', 'alice', '--description', 'writes the code'])), /^\d+ alice agent=shell pane=%\d+\n$/);
-    const bob = json<{ member: { member_id: number; placement: { pane: string } } }>(await drover(['member', 'create', '--fleet', fleet, '--name', 'bob', '--json'])).member;
+    const bob = json<{ member: { member_id: number; placement: { pane_id: string } } }>(await drover(['member', 'create', '--fleet', fleet, '--name', 'bob', '--json'])).member;
     const bobId = String(bob.member_id);
 
     const roster = ok(await drover(['member', 'list', '--fleet', fleet]));
     assert.match(roster, /^member_id\s+name\s+kind\s+agent\s+backend\s+pane\n/);
     assert.match(roster, /\n\d+\s+Director\s+director\s+shell\s+tmux\s+%\d+\n/);
-    assert.match(roster, new RegExp(`\\n${bobId}\\s+bob\\s+member\\s+shell\\s+tmux\\s+${bob.placement.pane}\\n`));
+    assert.match(roster, new RegExp(`\\n${bobId}\\s+bob\\s+member\\s+shell\\s+tmux\\s+${bob.placement.pane_id}\\n`));
     const listed = json<{ name: string; last_sent: string | null }[]>(await drover(['member', 'list', '--fleet', fleet, '--json']));
     assert.deepEqual(
       listed.map((m) => m.name),
@@ -120,13 +120,13 @@ describe('drover fleet / member / message on tmux', () => {
     failed(await drover(['message', 'ack', '--member', bobId, first]), 1, /Cannot ACK message in state completed/);
     assert.ok(json<MessageJson>(await drover(['message', 'show', first, '--json'])).notified_at);
 
-    const waited = json<{ messages: MessageJson[]; timed_out: boolean }>(await drover(['message', 'wait', '--member', director, '--timeout', '5', '--json']));
+    const waited = json<{ messages: MessageJson[]; timed_out: boolean }>(await drover(['message', 'wait', '--member', director, '--timeout-ms', '5000', '--json']));
     assert.deepEqual([waited.timed_out, waited.messages.map((m) => m.text)], [false, ['parser looks fine']], "returns at once with the Director's unacknowledged message");
 
     assert.match(ok(await drover(['member', 'prompt', bobId, 'rerun the tests'])), /^Prompted member \d+ \(pane %\d+\)\.\n$/);
     assert.equal(json<{ line: string }>(await drover(['member', 'exec', bobId, 'make check', '--json'])).line, '! make check');
     const capture = json<{ member_id: number; pane_id: string; lines: number; content: string; content_sha256: string }>(await drover(['member', 'capture', bobId, '-l', '40', '--json']));
-    assert.deepEqual([capture.member_id, capture.pane_id, capture.lines], [bob.member_id, bob.placement.pane, 40]);
+    assert.deepEqual([capture.member_id, capture.pane_id, capture.lines], [bob.member_id, bob.placement.pane_id, 40]);
     assert.ok(capture.content.includes('rerun the tests') && capture.content.includes('! make check') && capture.content.includes(`[drover msg ${first} from ${director} `));
     assert.equal(capture.content_sha256, createHash('sha256').update(capture.content).digest('hex'));
     assert.ok(!capture.content.includes('\u001b'), 'escape sequences are stripped unless --ansi');
@@ -142,8 +142,8 @@ describe('drover fleet / member / message on tmux', () => {
     );
     assert.deepEqual(fleetCapture.unregistered_panes, []);
 
-    const shown = json<{ name: string; kind: string; status: string; placement: { pane: string } }>(await drover(['member', 'show', bobId, '--json']));
-    assert.deepEqual([shown.name, shown.kind, shown.status, shown.placement.pane], ['bob', 'member', 'active', bob.placement.pane]);
+    const shown = json<{ name: string; kind: string; status: string; placement: { pane_id: string } }>(await drover(['member', 'show', bobId, '--json']));
+    assert.deepEqual([shown.name, shown.kind, shown.status, shown.placement.pane_id], ['bob', 'member', 'active', bob.placement.pane_id]);
     assert.equal(ok(await drover(['member', 'delete', bobId])), `Deregistered member ${bobId} (killed).\n`);
     failed(await drover(['member', 'delete', director]), 1, /cannot deregister the root Director; use 'drover fleet delete' instead/);
     assert.match(ok(await drover(['fleet', 'show', fleet])), new RegExp(`^fleet ${fleet} 'team' director=${director} created=\\S+\\nmember_id.*\\n${director}\\s+Director.*\\n\\d+\\s+alice\\s+member\\s+shell\\s+tmux\\s+%\\d+\\n$`));
@@ -187,7 +187,8 @@ describe('drover fleet / member / message on tmux', () => {
       drover(['fleet', 'show', '77']),
       drover(['message', 'show', '999', '--json']),
     ]);
-    failed(noMux, 1, /run drover inside a tmux or herdr session, or set DROVER_MUX/);
+    // Outside any session the fleet looks for tmux as every command does; a Director still needs a pane.
+    failed(noMux, 1, /drover fleet create must be run inside a tmux or herdr session \(TMUX_PANE is not set\)/);
     failed(noPane, 1, /drover fleet create must be run inside a tmux or herdr session \(TMUX_PANE is not set\)/);
     failed(badModel, 2, /the shell agent takes no --model/);
     failed(badPrompt, 2, /Unknown placeholder '\{role\}' in --prompt\. Supported placeholders: \{fleet_id\}, \{member_id\}, \{director_member_id\}, \{coding_agent\}/);
@@ -214,8 +215,8 @@ describe('interrupting the CLI while it types into a member pane', () => {
     env = { ...sandbox.env, ...NO_MUX, TMUX: `${server.endpoint.socketPath},${server.ownedRecord!.pid},0`, TMUX_PANE: (await session.listPanes())[0]!.id, SHELL: echoProgram(sandbox.dir) };
     const run = (args: readonly string[]) => sandbox.drover(args, { env });
     const fleet = json<{ fleet: { fleet_id: number } }>(await run(['fleet', 'create', 'signals', '--agent', 'shell', '--json'])).fleet.fleet_id;
-    const created = json<{ member: { member_id: number; placement: { pane: string; session: string } } }>(await run(['member', 'create', '--fleet', String(fleet), '--name', 'target', '--json'])).member;
-    member = { id: String(created.member_id), pane: created.placement.pane, session: created.placement.session };
+    const created = json<{ member: { member_id: number; placement: { pane_id: string; session_id: string } } }>(await run(['member', 'create', '--fleet', String(fleet), '--name', 'target', '--json'])).member;
+    member = { id: String(created.member_id), pane: created.placement.pane_id, session: created.placement.session_id };
     await eventually('the member to start', async () => (await server.pane(member.pane).capture()).toString('utf8').includes('drover db:'));
   });
   after(() => server.close());

@@ -71,15 +71,15 @@ describe('drover mux on an owned tmux server', () => {
       [1, 'editor'],
       [2, 'logs'],
     ]);
-    assert.ok(snapshot.panes.every((pane) => /^p\d+$/.test(pane.pane_id) && pane.agent === 'shell' && pane.status === 'unknown' && pane.alive));
+    assert.ok(snapshot.panes.every((pane) => /^%\d+$/.test(pane.pane_id) && pane.agent === 'shell' && pane.status === 'unknown' && pane.alive));
 
     const text = await sandbox.drover(['-S', socket, 'mux', 'snapshot']);
     assert.equal(text.exitCode, 0, text.stderrText());
     const lines = text.text().split('\n');
     assert.equal(lines[0], `tmux at tmux -S ${socket} (from -S)`);
-    assert.ok(lines.some((line) => /^work s\d+( \(focused\))? {2}2 tabs, 3 panes$/.test(line)), text.text());
-    assert.ok(lines.some((line) => /^ {2}1: editor w\d+ \*$/.test(line)), text.text());
-    assert.equal(lines.filter((line) => /^ {4}p\d+ shell\/unknown/.test(line)).length, 4);
+    assert.ok(lines.some((line) => /^work \$\d+( \(focused\))? {2}2 tabs, 3 panes$/.test(line)), text.text());
+    assert.ok(lines.some((line) => /^ {2}1: editor @\d+ \*$/.test(line)), text.text());
+    assert.equal(lines.filter((line) => /^ {4}%\d+ shell\/unknown/.test(line)).length, 4);
   });
 
   it('passes every read-only check live, and --mux tmux agrees with DROVER_MUX and $TMUX', async () => {
@@ -108,16 +108,19 @@ describe('drover mux on an owned tmux server', () => {
   });
 });
 
-describe('drover mux probe --mux tmux against the server drover up started', () => {
+describe('drover mux against the server drover up started', () => {
   const sandbox = cliSandbox();
 
-  it('finds the server through drover up when there is no $TMUX', async () => {
+  it('finds the server through drover up when there is no $TMUX, with or without --mux tmux', async () => {
     const up = await sandbox.drover(['up', '--json']);
     try {
       assert.equal(up.exitCode, 0, up.stderrText());
+      const socket = (JSON.parse(up.text()) as { socket_path: string }).socket_path;
       const probe = json<ProbeDocument>(await sandbox.drover(['mux', 'probe', '--mux', 'tmux', '--json']));
       assertAllPass(probe);
-      assert.deepEqual([probe.endpoint.socket_path, probe.endpoint.source], [(JSON.parse(up.text()) as { socket_path: string }).socket_path, 'the server drover up started']);
+      assert.deepEqual([probe.endpoint.socket_path, probe.endpoint.source], [socket, 'the server drover up started']);
+      const snapshot = json<SnapshotDocument>(await sandbox.drover(['mux', 'snapshot', '--json']));
+      assert.deepEqual([snapshot.mux, snapshot.chosen_by, snapshot.endpoint.socket_path, snapshot.endpoint.source], ['tmux', 'default', socket, 'the server drover up started']);
     } finally {
       await sandbox.drover(['down']);
     }
@@ -137,8 +140,8 @@ describe('a tmux server that dies', () => {
     const socket = server.endpoint.socketPath;
     // The server dies between the listing's first and second command: inside the call, every time.
     await server.run(['set-hook', '-g', 'after-list-sessions', 'run-shell "kill -9 #{pid}"']);
-    const killed = json<{ error: { type: string; mux: string; reason: string; message: string } }>(await sandbox.drover(['-S', socket, 'mux', 'snapshot', '--json']), 1);
-    assert.deepEqual([killed.error.type, killed.error.mux, killed.error.reason], ['TmuxMuxError', 'tmux', 'unreachable']);
+    const killed = json<{ error: { code: string; mux: string; message: string } }>(await sandbox.drover(['-S', socket, 'mux', 'snapshot', '--json']), 1);
+    assert.deepEqual([killed.error.code, killed.error.mux], ['unreachable', 'tmux']);
     assert.match(killed.error.message, /server exited unexpectedly|lost server/);
 
     const probe = json<ProbeDocument>(await sandbox.drover(['-S', socket, 'mux', 'probe', '--json']), 1);
@@ -220,8 +223,9 @@ describe('drover mux on the zellij fake', () => {
   const fake = createFakeZellij();
   after(() => fake.cleanup());
 
-  it('probes and lists the one session through the zellij CLI', async () => {
-    const env = { PATH: fake.env.PATH, DROVER_FAKE_ZELLIJ_STATE: fake.statePath };
+  it('probes and lists the one session through the zellij binary DROVER_ZELLIJ_BIN names', async () => {
+    // The fake is not on PATH: only the override can find it.
+    const env = { DROVER_ZELLIJ_BIN: fake.executable, DROVER_FAKE_ZELLIJ_STATE: fake.statePath };
     assertAllPass(json<ProbeDocument>(await sandbox.drover(['mux', 'probe', '--mux', 'zellij', '--json'], { env })));
     const snapshot = json<SnapshotDocument>(await sandbox.drover(['mux', 'snapshot', '--json'], { env: { ...env, DROVER_MUX: 'zellij', DROVER_MUX_ENDPOINT_ZELLIJ: FAKE_ZELLIJ_SESSION } }));
     assert.deepEqual(snapshot.endpoint, { description: `zellij session ${FAKE_ZELLIJ_SESSION}`, session: FAKE_ZELLIJ_SESSION });
@@ -242,13 +246,15 @@ describe('drover mux capabilities', () => {
       await sandbox.drover(['mux', 'capabilities', '--json']),
     );
     assert.deepEqual(document.muxes.map((entry) => entry.mux), ['tmux', 'herdr', 'zellij']);
-    for (const entry of document.muxes) assert.deepEqual(Object.keys(entry.supports).sort(), [...MUX_CAPABILITIES].sort());
+    const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+    for (const entry of document.muxes) assert.deepEqual(Object.keys(entry.supports).sort(), MUX_CAPABILITIES.map(snakeCase).sort());
     const [tmux, herdr, zellij] = document.muxes;
-    assert.deepEqual([tmux!.supports.pushTopologyEvents, tmux!.supports.agentDetection, tmux!.unsupported_keys], [true, false, ['ctrl+Enter']]);
-    assert.match(tmux!.notes.agentDetection!, /foreground command/);
+    assert.deepEqual([tmux!.supports.push_topology_events, tmux!.supports.agent_detection, tmux!.unsupported_keys], [true, false, []]);
+    assert.deepEqual(zellij!.unsupported_keys, []);
+    assert.match(tmux!.notes.agent_detection!, /foreground command/);
     assert.deepEqual([herdr!.facts, herdr!.unsupported_keys.includes('PageUp')], [{ topology_latency: { kind: 'push' }, spaces: 'many' }, true]);
     assert.deepEqual(zellij!.facts, { topology_latency: { kind: 'bounded', ms: 12_000 }, spaces: 'one' });
-    assert.equal(zellij!.supports.setFocus, false);
+    assert.equal(zellij!.supports.set_focus, false);
   });
 
   it('narrows to one multiplexer with --mux, in text', async () => {
@@ -266,11 +272,14 @@ describe('drover mux capabilities', () => {
 describe('drover mux without a multiplexer to choose', () => {
   const sandbox = cliSandbox();
 
-  it('says how to choose one, and rejects an unknown DROVER_MUX loudly', async () => {
+  it('outside any session looks for tmux by the endpoint rule, and says how to choose when the environment is ambiguous', async () => {
     const none = await sandbox.drover(['mux', 'snapshot']);
     assert.equal(none.exitCode, 1);
     assert.equal(none.text(), '');
-    assert.match(none.stderrText(), /^drover: run drover inside a tmux or herdr session, or set DROVER_MUX\n$/);
+    assert.match(none.stderrText(), /^drover: error: tmux is not reachable at tmux -L default \(from tmux's default socket\): .+; start one with `.*drover(\.js)? up` or name one with -L\/-S\n$/);
+    const both = await sandbox.drover(['mux', 'probe', '--json'], { env: { TMUX: join(sandbox.dir, 'none.sock'), HERDR_ENV: '1' } });
+    assert.equal(both.exitCode, 1);
+    assert.deepEqual(JSON.parse(both.text()), { error: { code: 'refused', message: 'both HERDR_ENV and TMUX are set; set DROVER_MUX to disambiguate', phase: 'select', delivery: 'not_sent' } });
     const unknown = await sandbox.drover(['mux', 'probe', '--json'], { env: { DROVER_MUX: 'screen' } });
     assert.equal(unknown.exitCode, 1);
     assert.match((JSON.parse(unknown.text()) as { error: { message: string } }).error.message, /DROVER_MUX="screen" names no multiplexer drover supports; valid names: tmux, herdr, zellij/);

@@ -3,7 +3,7 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AGENT_STATE_OPTION, paneProcess } from '../../src/panes/index.js';
+import { AGENT_STATE_OPTION, PANE_TARGET_FORMS, paneProcess } from '../../src/panes/index.js';
 import type { RunResult } from '../../src/process/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
@@ -12,7 +12,7 @@ import { startTestServer, useTestServer } from '../support/tmux.js';
 import { FAKE_AGENT, eventually, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
 
 const MAP_FIELDS = [
-  'session', 'window_index', 'window_id', 'pane', 'tab', 'worktree', 'repo', 'change', 'stage',
+  'session', 'window_index', 'window_id', 'pane_id', 'tab', 'worktree', 'repo', 'change', 'stage',
   'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number', 'agent', 'agent_state_source',
 ];
 
@@ -94,10 +94,10 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
 
     it('prints the JSON rows of one session with every field, in the documented order', async () => {
       const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--json', '--session', 'work', '-S', socket]))) as Record<string, unknown>[];
-      assert.deepEqual(rows.map((row) => row.pane), [alpha.id, printer.id]);
+      assert.deepEqual(rows.map((row) => row.pane_id), [alpha.id, printer.id]);
       for (const row of rows) assert.deepEqual(Object.keys(row), MAP_FIELDS);
       assert.deepEqual(rows[0], {
-        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane: alpha.id, tab: 'alpha',
+        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane_id: alpha.id, tab: 'alpha',
         worktree: '(main)', repo, change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2h',
         pr_url: 'https://github.com/acme/alpha/pull/7', pr_number: 7, agent: null, agent_state_source: 'hook',
       });
@@ -123,9 +123,11 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       ]);
       assert.equal(ok(none), 'No tmux panes found.\n');
       assert.deepEqual(JSON.parse(ok(noneJson)), []);
-      assertFailure(outside, 1, 'ERROR: not inside a tmux session\n');
-      assertFailure(both, 2, /cannot be used with/);
-      assertFailure(deadServer, 1, /^ERROR: .+\n$/);
+      assertFailure(outside, 1, `drover: error: not inside a tmux session, so there is no current session: pass --all-sessions for every session on the tmux server at ${socket}, or --session NAME\n`);
+      assertFailure(both, 2, /^drover: error: option .+ cannot be used with/);
+      assert.equal(deadServer.exitCode, 1);
+      assert.equal(JSON.parse(deadServer.text()).error.code, 'unreachable');
+      assert.match(deadServer.stderrText(), /^drover: error: .+\n$/);
     });
   });
 
@@ -139,11 +141,11 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.equal(ok(text), `--- pane ${printer.id} ---\nworktree: notes/\n---\nline 29\nline 30\n  last\n`);
       assert.equal(ok(raw), 'line 30\n  last\n', 'the bytes of the kept lines are untouched');
       assert.deepEqual(JSON.parse(ok(json)), {
-        pane: printer.id, lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
+        pane_id: printer.id, lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
       });
     });
 
-    it('maps a bad line count, a missing pane and a dead server to 1, 2 and 3', async () => {
+    it('maps a bad line count to 2, a missing pane to 2 and a dead server to 3', async () => {
       const [zero, word, both, missing, byName, deadServer] = await Promise.all([
         sandbox.drover(['pane', 'capture', printer.id, '-l', '0', '-S', socket]),
         sandbox.drover(['pane', 'capture', printer.id, '-l', 'ten', '-S', socket]),
@@ -152,12 +154,46 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
         sandbox.drover(['pane', 'capture', 'printer', '-S', socket]),
         sandbox.drover(['pane', 'capture', printer.id, '--json', '-S', dead.endpoint.socketPath]),
       ]);
-      assertFailure(zero, 1, 'ERROR: --lines must be >= 1\n');
+      assertFailure(zero, 2, 'drover: error: -l/--lines takes a whole number of lines, 1 or more (got "0")\n');
       assertFailure(word, 2, /-l\/--lines takes a whole number/);
-      assertFailure(both, 2, /cannot be used with/);
-      assertFailure(missing, 2, 'Error: pane %999 not found\n');
-      assertFailure(byName, 2, 'Error: pane printer not found\n');
-      assertFailure(deadServer, 3, /^Error: .+\n$/);
+      assert.equal(both.exitCode, 2);
+      assert.deepEqual(JSON.parse(both.text()), { error: { code: 'usage', message: "option '--raw' cannot be used with option '--json'" } }, 'a usage error the parser catches is one JSON document too');
+      assert.match(both.stderrText(), /^drover: error: option '--raw' cannot be used with option '--json'\n/);
+      assertFailure(missing, 2, 'drover: error: pane %999 not found\n');
+      assertFailure(byName, 2, `drover: error: "printer" does not name a pane: give ${PANE_TARGET_FORMS}\n`);
+      assert.equal(deadServer.exitCode, 3);
+      assert.deepEqual(Object.keys(JSON.parse(deadServer.text()).error), ['code', 'message', 'phase', 'delivery']);
+      assert.match(deadServer.stderrText(), /^drover: error: .+\n$/);
+    });
+  });
+
+  describe('tmux targets', () => {
+    it('accepts SESSION:WINDOW[.PANE], the window by index or name, wherever a pane id goes, resolved to its %id', async () => {
+      const [byIndex, byName, byPane, named] = await Promise.all([
+        sandbox.drover(['pane', 'capture', 'work:1', '-l', '1', '--json', '-S', socket]),
+        sandbox.drover(['pane', 'process', 'work:printer', '--json', '-S', socket]),
+        sandbox.drover(['pane', 'capture', 'work:0.0', '-l', '1', '--json', '-S', socket]),
+        sandbox.drover(['pane', 'questions', '--panes', 'other:beta', '-S', socket]),
+      ]);
+      assert.equal((JSON.parse(ok(byIndex)) as { pane_id: string }).pane_id, printer.id);
+      assert.equal((JSON.parse(ok(byName)) as { pane_id: string }).pane_id, printer.id);
+      assert.equal((JSON.parse(ok(byPane)) as { pane_id: string }).pane_id, alpha.id);
+      assert.equal(ok(named), `${beta.id}: no_agent_state\n0 matched, 1 skipped\n`);
+    });
+
+    it('says which forms are accepted when a target names no pane, or is no target at all', async () => {
+      const [noWindow, noPane, option, json] = await Promise.all([
+        sandbox.drover(['pane', 'capture', 'work:nope', '-S', socket]),
+        sandbox.drover(['pane', 'kill', 'work:0.7', '-S', socket]),
+        sandbox.drover(['pane', 'ready', '', '-S', socket]),
+        sandbox.drover(['pane', 'explain', 'work:nope', '--json', '-S', socket]),
+      ]);
+      assertFailure(noWindow, 2, `drover: error: pane work:nope not found (give ${PANE_TARGET_FORMS})\n`);
+      assertFailure(noPane, 2, `drover: error: pane work:0.7 not found (give ${PANE_TARGET_FORMS})\n`);
+      assertFailure(option, 2, `drover: error: "" does not name a pane: give ${PANE_TARGET_FORMS}\n`);
+      assert.equal(json.exitCode, 2);
+      assert.deepEqual((JSON.parse(json.text()) as { error: { code: string; message: string } }).error.code, 'pane_not_found');
+      assert.equal(await live.server.pane(alpha.id).exists(), true);
     });
   });
 
@@ -168,9 +204,9 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       // sh forks the child before the child execs sleep: until then it is a second sh.
       await eventually('the sleep child', async () => (await paneProcess(live.server, pane.id)).processes[0]?.children[0]?.comm === 'sleep');
       const report = JSON.parse(ok(await sandbox.drover(['pane', 'process', pane.id, '--json', '-S', socket]))) as {
-        pane: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
+        pane_id: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
       };
-      assert.equal(report.pane, pane.id);
+      assert.equal(report.pane_id, pane.id);
       assert.equal(report.pane_pid, shellPid);
       assert.equal(report.has_agent, false);
       assert.deepEqual([report.processes[0]!.comm, report.processes[0]!.classification], ['sh', 'other']);
@@ -178,7 +214,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.deepEqual([child.comm, child.cmdline], ['sleep', 'sleep 600']);
       const text = ok(await sandbox.drover(['pane', 'process', pane.id, '-S', socket]));
       assert.equal(text, `${shellPid} sh [other]\n  ${child.pid} sleep [other]\n`);
-      assertFailure(await sandbox.drover(['pane', 'process', '%999', '-S', socket]), 2, 'Error: pane %999 not found\n');
+      assertFailure(await sandbox.drover(['pane', 'process', '%999', '-S', socket]), 2, 'drover: error: pane %999 not found\n');
     });
   });
 
@@ -186,25 +222,26 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('adds, keeps, swaps and strips a prefix, printing only real renames', async () => {
       const step = (...args: string[]) => sandbox.drover(['pane', 'window-name', ...args, '-S', socket]);
       assert.equal(ok(await step('ensure-prefix', printer.id, '»')), 'renamed: printer -> »printer\n');
-      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane: printer.id, old: '»printer', new: '»printer', action: 'noop' });
+      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane_id: printer.id, old: '»printer', new: '»printer', action: 'noop' });
       assert.equal(ok(await step('ensure-prefix', printer.id, '»')), '', 'a no-op prints nothing');
       assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), 'renamed: »printer -> ›printer\n');
       assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), '', 'a retitled window is left alone');
-      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane: printer.id, old: '›printer', new: 'printer', action: 'renamed' });
+      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane_id: printer.id, old: '›printer', new: 'printer', action: 'renamed' });
       assert.equal((await printer.display('#W')).toString(), 'printer');
     });
 
-    it('exits 2 for a missing pane and 3 for an empty prefix or a dead server', async () => {
+    it('exits 2 for a missing pane or an empty prefix and 3 for a dead server', async () => {
       const [missing, emptyChar, emptyFrom, deadServer] = await Promise.all([
         sandbox.drover(['pane', 'window-name', 'ensure-prefix', '%999', '»', '-S', socket]),
         sandbox.drover(['pane', 'window-name', 'ensure-prefix', printer.id, '', '-S', socket]),
         sandbox.drover(['pane', 'window-name', 'replace-prefix', printer.id, '', '›', '--json', '-S', socket]),
         sandbox.drover(['pane', 'window-name', 'ensure-prefix', printer.id, '»', '-S', dead.endpoint.socketPath]),
       ]);
-      assertFailure(missing, 2, 'Error: pane %999 not found\n');
-      assertFailure(emptyChar, 3, 'Error: the prefix is empty\n');
-      assertFailure(emptyFrom, 3, 'Error: the prefix to replace is empty\n');
-      assertFailure(deadServer, 3, /^Error: .+\n$/);
+      assertFailure(missing, 2, 'drover: error: pane %999 not found\n');
+      assertFailure(emptyChar, 2, 'drover: error: the prefix is empty\n');
+      assert.equal(emptyFrom.exitCode, 2);
+      assert.deepEqual(JSON.parse(emptyFrom.text()), { error: { code: 'usage', message: 'the prefix to replace is empty', phase: 'validate', delivery: 'not_sent' } });
+      assertFailure(deadServer, 3, /^drover: error: .+\n$/);
       assert.equal((await printer.display('#W')).toString(), 'printer');
     });
   });
@@ -217,12 +254,12 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
 
     it('opens a new window from outside tmux, splits the caller’s window from inside, and kills both', async () => {
       const windowOf = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
-      const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '--json', '-S', socket]))) as { pane: string };
-      assert.deepEqual(opened, { pane: opened.pane, provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
-      assert.match(opened.pane, /^%\d+$/);
-      assert.notEqual(await windowOf(opened.pane), await windowOf(printer.id));
-      await screenShows(live.server.pane(opened.pane), '╭');
-      assert.equal((await live.server.pane(opened.pane).display('#{pane_current_path}')).toString(), notes);
+      const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '--json', '-S', socket]))) as { pane_id: string };
+      assert.deepEqual(opened, { pane_id: opened.pane_id, provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
+      assert.match(opened.pane_id, /^%\d+$/);
+      assert.notEqual(await windowOf(opened.pane_id), await windowOf(printer.id));
+      await screenShows(live.server.pane(opened.pane_id), '╭');
+      assert.equal((await live.server.pane(opened.pane_id).display('#{pane_current_path}')).toString(), notes);
 
       const split = await sandbox.drover(['pane', 'open', '--provider', 'fake', '--role', 'doing'], { env: inside(live.server, printer), cwd: notes });
       const text = ok(split);
@@ -230,10 +267,17 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.ok(splitPane, text);
       assert.equal(await windowOf(splitPane), await windowOf(printer.id));
 
-      assert.equal(ok(await sandbox.drover(['pane', 'kill', opened.pane, '-S', socket])), `killed ${opened.pane}\nserver: ${socket}\n`);
-      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane: splitPane, killed: true, server: null });
+      assert.equal(ok(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket])), `killed ${opened.pane_id}\nserver: ${socket}\n`);
+      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane_id: splitPane, killed: true, server: null });
       assert.equal(await live.server.pane(splitPane).exists(), false);
-      assertFailure(await sandbox.drover(['pane', 'kill', opened.pane, '-S', socket]), 2, `Error: pane ${opened.pane} not found\n`);
+      assertFailure(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket]), 2, `drover: error: pane ${opened.pane_id} not found\n`);
+    });
+
+    it('opens a plain shell as --provider shell, as member create --agent shell does', async () => {
+      const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'shell', '-c', notes, '--json', '-S', socket], { env: { SHELL: '/bin/sh' } }))) as { pane_id: string; command: string };
+      assert.equal(opened.command, '/bin/sh');
+      assert.equal((await live.server.pane(opened.pane_id).display('#{pane_current_command}')).toString(), 'sh');
+      ok(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket]));
     });
 
     it('names the providers for an unknown one, and exits 3 when the server is gone, spawning nothing', async () => {
@@ -244,10 +288,10 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
         sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '-S', dead.endpoint.socketPath]),
         sandbox.drover(['pane', 'kill', alpha.id, '-S', dead.endpoint.socketPath]),
       ]);
-      assertFailure(unknown, 2, 'drover: unknown provider "nope"; available: claude, codex, fake, gemini, opencode\n');
-      assertFailure(missingDir, 2, `drover: -c ${join(notes, 'absent')}: no such directory\n`);
-      assertFailure(deadServer, 3, /^Error: .+\n$/);
-      assertFailure(deadKill, 3, /^Error: .+\n$/);
+      assertFailure(unknown, 2, 'drover: error: unknown provider "nope"; available: claude, codex, fake, gemini, opencode, shell\n');
+      assertFailure(missingDir, 2, `drover: error: -c ${join(notes, 'absent')}: no such directory\n`);
+      assertFailure(deadServer, 3, /^drover: error: .+\n$/);
+      assertFailure(deadKill, 3, /^drover: error: .+\n$/);
       assert.equal((await live.server.snapshot()).panes.toArray().length, before);
     });
   });
@@ -259,6 +303,31 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     ]);
     assert.equal(ok(none), 'No candidate panes.\n');
     assert.equal(ok(named), `${alpha.id}: blank_capture\n%999: capture_failed\n${beta.id}: no_agent_state\n0 matched, 3 skipped\n`);
+  });
+});
+
+describe('drover pane outside tmux, after drover up', () => {
+  const sandbox = cliSandbox();
+
+  it('maps, sweeps and captures the server drover up started, and hints --all-sessions for the map', async () => {
+    const up = await sandbox.drover(['up', '--json']);
+    try {
+      assert.equal(up.exitCode, 0, up.stderrText());
+      const socket = (JSON.parse(up.text()) as { socket_path: string }).socket_path;
+      const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json']))) as { session: string; pane_id: string }[];
+      assert.deepEqual(rows.map((row) => row.session), ['drover']);
+      const capture = JSON.parse(ok(await sandbox.drover(['pane', 'capture', 'drover:0.0', '-l', '1', '--json']))) as { pane_id: string };
+      assert.equal(capture.pane_id, rows[0]!.pane_id);
+      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'questions', '--all-sessions', '--json']))), { matches: [], skipped: [] });
+      assertFailure(
+        await sandbox.drover(['pane', 'map']),
+        1,
+        `drover: error: not inside a tmux session, so there is no current session: pass --all-sessions for every session on the server drover up started (${socket}), or --session NAME\n`,
+      );
+      assertFailure(await sandbox.drover(['pane', 'questions']), 1, /pass --all-sessions for every session on the server drover up started/);
+    } finally {
+      await sandbox.drover(['down']);
+    }
   });
 });
 
@@ -293,14 +362,14 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     const agent = await startFakeAgent(live.server, ['--busy-ms', '300'], { hook, cwd: dir });
     await stateBecomes(agent, 'idle');
     const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--json', '--all-sessions', '-S', socket]))) as Record<string, unknown>[];
-    const row = rows.find((candidate) => candidate.pane === agent.id)!;
+    const row = rows.find((candidate) => candidate.pane_id === agent.id)!;
     assert.equal(row.agent_state, 'idle');
     assert.match(String(row.agent_idle_duration), /^\d+s$/);
     assert.equal(row.worktree, `${basename(dir)}/`);
 
     assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'ready', agent.id, '--json', '-S', socket]))), {
       state: 'ready',
-      pane: agent.id,
+      pane_id: agent.id,
       server: socket,
       snippet: '',
       reason: 'probe_echoed',
@@ -316,7 +385,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     await stateBecomes(agent, 'waiting');
     await screenShows(agent, '[y/n]');
 
-    const question = { pane: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
+    const question = { pane_id: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
     const [json, text] = await Promise.all([
       sandbox.drover(['pane', 'questions', '--all-sessions', '--json', '-S', socket]),
       sandbox.drover(['pane', 'questions'], { env: inside(live.server, agent) }),
@@ -329,8 +398,8 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     const prompt = await sandbox.drover(['pane', 'deliver', agent.id, '--prompt-file', 'prompts/task.md', '--json', '-S', socket], { cwd: dir });
     const receipt = JSON.parse(ok(prompt)) as Record<string, unknown>;
     assert.deepEqual(
-      { pane: receipt.pane, status: receipt.status, evidence: receipt.evidence, method: receipt.method, source: receipt.source, path: receipt.path },
-      { pane: agent.id, status: 'submitted', evidence: 'composer_cleared', method: 'keys', source: 'prompt', path: 'prompts/task.md' },
+      { pane_id: receipt.pane_id, status: receipt.status, evidence: receipt.evidence, method: receipt.method, source: receipt.source, path: receipt.path },
+      { pane_id: agent.id, status: 'submitted', evidence: 'composer_cleared', method: 'keys', source: 'prompt', path: 'prompts/task.md' },
     );
     await screenShows(agent, '> Read prompts/task.md and execute it.');
   });
@@ -345,8 +414,8 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
       sandbox.drover(['pane', 'ready', dialog.id, '--json', '-S', socket]),
     ]);
     assert.equal(ok(shellReport), `shell\npane: ${shell.id}\nwhy: sh owns the pane; no agent runs\nserver: ${socket}\n--- last 20 lines ---\nshell$\n`);
-    const report = JSON.parse(ok(parked)) as { state: string; pane: string; server: string; snippet: string; reason: string };
-    assert.deepEqual([report.state, report.pane, report.server, report.reason], ['parked', dialog.id, socket, 'input_held']);
+    const report = JSON.parse(ok(parked)) as { state: string; pane_id: string; server: string; snippet: string; reason: string };
+    assert.deepEqual([report.state, report.pane_id, report.server, report.reason], ['parked', dialog.id, socket, 'input_held']);
     assert.match(report.snippet, /^Do you trust the files in this folder\?\n/);
 
     const [failed, failedText] = await Promise.all([
@@ -377,9 +446,9 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     ]);
     assert.match(ok(text), new RegExp(`^pane ${agent.id}: foreground node\nagent: none found in the process tree\nhook state: waiting:\\d+:\\d+ → waiting\n`));
     assert.match(text.text(), /screen: no rules for this program; `drover pane ready` probes it by typing\n--- processes ---\n\d+ node \[node\]/);
-    const document = JSON.parse(ok(json)) as { pane: string; agent: { name: string | null }; screen: unknown; readiness: unknown; hook: { status: { state: string } } };
-    assert.deepEqual([document.pane, document.agent.name, document.screen, document.readiness, document.hook.status.state], [agent.id, null, null, null, 'waiting']);
-    assertFailure(missing, 2, 'Error: pane %999 not found\n');
+    const document = JSON.parse(ok(json)) as { pane_id: string; agent: { name: string | null }; screen: unknown; readiness: unknown; hook: { state: string } };
+    assert.deepEqual([document.pane_id, document.agent.name, document.screen, document.readiness, document.hook.state], [agent.id, null, null, null, 'waiting']);
+    assertFailure(missing, 2, 'drover: error: pane %999 not found\n');
     assert.equal(await screenOf(agent), before, 'nothing was typed');
   });
 
@@ -392,11 +461,11 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
       sandbox.drover(['pane', 'deliver', '%999', '--text', 'hello', '-S', socket]),
       sandbox.drover(['pane', 'deliver', target.id, '--text', 'two\nlines', '-S', socket]),
     ]);
-    assertFailure(missingFile, 2, 'drover: prompt file absent.md does not exist\n');
+    assertFailure(missingFile, 2, 'drover: error: prompt file absent.md does not exist\n');
     assertFailure(bothSources, 2, /cannot be used with/);
-    assertFailure(noSource, 2, 'drover: give exactly one of --prompt-file PATH, --text STRING or --stdin\n');
-    assertFailure(missingPane, 2, 'Error: pane %999 not found\n');
-    assertFailure(controlText, 2, /^drover: multi-line text can only be delivered to an agent drover knows/);
+    assertFailure(noSource, 2, 'drover: error: give exactly one of --prompt-file PATH, --text STRING or --stdin\n');
+    assertFailure(missingPane, 2, 'drover: error: pane %999 not found\n');
+    assertFailure(controlText, 2, /^drover: error: multi-line text can only be delivered to an agent drover knows/);
     assert.equal((await screenOf(target)).trim(), '');
   });
 });

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ArgumentError } from '../../src/process/index.js';
+import { foldBody } from '../../src/panes/index.js';
 import {
   INLINE_BODY_LIMIT,
-  foldBody,
   formatNotificationLine,
   formatTimestamp,
   maxTextLength,

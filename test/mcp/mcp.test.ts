@@ -10,8 +10,8 @@ import { startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 const READONLY = ['capture', 'get_environment', 'get_option', 'list_buffers', 'pane_map', 'questions', 'read_buffer', 'search_panes', 'snapshot', 'wait_for_text', 'workspace_plan'];
-const MUTATING = ['deliver', 'ready', 'workspace_load', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
-const DESTRUCTIVE = ['delete_buffer', 'kill_pane', 'kill_session', 'kill_window'];
+const MUTATING = ['deliver', 'ready', 'workspace_load', 'enter_copy_mode', 'exit_copy_mode', 'move_window', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
+const DESTRUCTIVE = ['delete_buffer', 'kill_pane', 'kill_session', 'kill_window', 'pipe_pane', 'respawn_pane'];
 
 type Structured = Record<string, unknown>;
 

@@ -30,13 +30,13 @@ describe('drover mcp agent tools', () => {
 
   it('maps panes, probes readiness, delivers a verified prompt and finds a question', async () => {
     const agent = await startFakeAgent(server, ['--busy-ms', '300'], { hook: true });
-    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; worktree: string }[] };
-    assert.ok(map.panes.some((row) => row.pane === agent.id));
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; worktree: string }[] };
+    assert.ok(map.panes.some((row) => row.pane_id === agent.id));
     // The agent reports "idle" through its hook (a node process) after its first screen; let
     // that finish so the probe's settle measures the agent's echo, not a machine busy starting it.
     await eventually('the agent to report idle', async () => {
-      const rows = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; agent_state: string | null }[] };
-      return rows.panes.find((row) => row.pane === agent.id)?.agent_state === 'idle' ? true : undefined;
+      const rows = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; agent_state: string | null }[] };
+      return rows.panes.find((row) => row.pane_id === agent.id)?.agent_state === 'idle' ? true : undefined;
     });
 
     const ready = ok(await session.client.callTool({ name: 'ready', arguments: { pane_id: agent.id } }));
@@ -47,11 +47,11 @@ describe('drover mcp agent tools', () => {
     await screenShows(agent, '[y/n]');
     // The agent reports "waiting" through its hook, a moment after drawing the question.
     await eventually('the agent to report waiting', async () => {
-      const rows = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane: string; agent_state: string | null }[] };
-      return rows.panes.find((row) => row.pane === agent.id)?.agent_state === 'waiting' ? true : undefined;
+      const rows = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; agent_state: string | null }[] };
+      return rows.panes.find((row) => row.pane_id === agent.id)?.agent_state === 'waiting' ? true : undefined;
     });
 
-    const sweep = ok(await session.client.callTool({ name: 'questions', arguments: { panes: [agent.id] } })) as { matches: { pane: string; indicator: string }[]; skipped: unknown[] };
-    assert.deepEqual(sweep.matches.map((m) => [m.pane, m.indicator]), [[agent.id, 'yes_no']]);
+    const sweep = ok(await session.client.callTool({ name: 'questions', arguments: { panes: [agent.id] } })) as { matches: { pane_id: string; indicator: string }[]; skipped: unknown[] };
+    assert.deepEqual(sweep.matches.map((m) => [m.pane_id, m.indicator]), [[agent.id, 'yes_no']]);
   });
 });

@@ -43,22 +43,22 @@ const rows = [
 describe('map rows', () => {
   it('emit the JSON fields in the contract order, with nulls for what is unknown', () => {
     assert.deepEqual(Object.keys(mapRowJson(rows[0]!)), [
-      'session', 'window_index', 'window_id', 'pane', 'tab', 'worktree', 'repo', 'change', 'stage', 'display_state',
+      'session', 'window_index', 'window_id', 'pane_id', 'tab', 'worktree', 'repo', 'change', 'stage', 'display_state',
       'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number', 'agent', 'agent_state_source',
     ]);
     assert.deepEqual(rows.map(mapRowJson), [
       {
-        session: 'work', window_index: 1, window_id: '@1', pane: '%1', tab: 'alpha', worktree: '(main)', repo: '/src/alpha',
+        session: 'work', window_index: 1, window_id: '@1', pane_id: '%1', tab: 'alpha', worktree: '(main)', repo: '/src/alpha',
         change: '260417-ab12-tail-fix', stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2m',
         pr_url: 'https://github.com/a/b/pull/12', pr_number: 12, agent: null, agent_state_source: 'hook',
       },
       {
-        session: 'work', window_index: 2, window_id: '@2', pane: '%2', tab: '» feature', worktree: 'trees/feat/', repo: '/src/alpha',
+        session: 'work', window_index: 2, window_id: '@2', pane_id: '%2', tab: '» feature', worktree: 'trees/feat/', repo: '/src/alpha',
         change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null,
         agent: null, agent_state_source: 'hook',
       },
       {
-        session: 'scratch', window_index: 0, window_id: null, pane: '%10', tab: 'notes', worktree: 'notes/', repo: null,
+        session: 'scratch', window_index: 0, window_id: null, pane_id: '%10', tab: 'notes', worktree: 'notes/', repo: null,
         change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null,
         agent: null, agent_state_source: null,
       },

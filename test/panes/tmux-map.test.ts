@@ -54,7 +54,7 @@ describe('pane map against real tmux and git', () => {
   });
   after(() => rmSync(root, { recursive: true, force: true }));
 
-  it('maps fab, plain-git and non-git panes across two repos with one tmux call and one git call per cwd in git', async () => {
+  it("maps fab, plain-git and non-git panes across two repos with one tmux call and no git call, git's own files answering", async () => {
     const { server } = live;
     const before = processDiagnostics().spawned;
     const rows = await paneMap(server, { kind: 'all' });
@@ -63,20 +63,20 @@ describe('pane map against real tmux and git', () => {
     const windowOf = async (pane: Pane) => (await pane.display('#{window_id}')).toString();
 
     assert.deepEqual(byPane.get(panes.alpha!.id), {
-      session: 'work', window_index: 0, window_id: await windowOf(panes.alpha!), pane: panes.alpha!.id, tab: 'alpha', worktree: '(main)', repo: alpha,
+      session: 'work', window_index: 0, window_id: await windowOf(panes.alpha!), pane_id: panes.alpha!.id, tab: 'alpha', worktree: '(main)', repo: alpha,
       change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2m',
       pr_url: 'https://github.com/acme/alpha/pull/31', pr_number: 31, agent: null, agent_state_source: 'hook',
     } satisfies MapRowJson);
     assert.deepEqual(byPane.get(panes.feature!.id), {
-      session: 'work', window_index: 0, window_id: await windowOf(panes.feature!), pane: panes.feature!.id, tab: 'alpha', worktree: 'alpha-feature/', repo: alpha,
+      session: 'work', window_index: 0, window_id: await windowOf(panes.feature!), pane_id: panes.feature!.id, tab: 'alpha', worktree: 'alpha-feature/', repo: alpha,
       change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: 'hook',
     } satisfies MapRowJson);
     assert.deepEqual(byPane.get(panes.notes!.id), {
-      session: 'work', window_index: 1, window_id: await windowOf(panes.notes!), pane: panes.notes!.id, tab: 'notes', worktree: 'notes/', repo: null,
+      session: 'work', window_index: 1, window_id: await windowOf(panes.notes!), pane_id: panes.notes!.id, tab: 'notes', worktree: 'notes/', repo: null,
       change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: null,
     } satisfies MapRowJson, 'a state whose agent pid is gone is unknown');
     assert.deepEqual(byPane.get(panes.beta!.id), {
-      session: 'other', window_index: 0, window_id: await windowOf(panes.beta!), pane: panes.beta!.id, tab: 'beta', worktree: '(main)', repo: beta,
+      session: 'other', window_index: 0, window_id: await windowOf(panes.beta!), pane_id: panes.beta!.id, tab: 'beta', worktree: '(main)', repo: beta,
       change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: null,
     } satisfies MapRowJson);
 
@@ -97,5 +97,33 @@ describe('pane map against real tmux and git', () => {
     const env = { ...process.env };
     delete env.TMUX;
     await assert.rejects(paneMap(live.server, { kind: 'current' }, { env }), NotInTmuxError);
+  });
+});
+
+describe('pane map where git must be asked', () => {
+  const live = useTestServer();
+  let root: string;
+  after(() => rmSync(root, { recursive: true, force: true }));
+
+  it('asks git once per worktree (and once per repo for its main worktree), however many cwds share it', async () => {
+    root = realpathSync(mkdtempSync(join(tmpdir(), 'drover-map-git-')));
+    // A repository whose git directory lives elsewhere: its .git file names no commondir, so
+    // drover cannot read the answer from git's files and runs rev-parse, then worktree list.
+    const repo = join(root, 'split');
+    await git('init', '-q', '-b', 'main', `--separate-git-dir=${join(root, 'split-git')}`, repo);
+    mkdirSync(join(repo, 'src', 'deep'), { recursive: true });
+    const session = await live.server.newSession({ name: 'split', cwd: repo, command: ['sleep', '600'], receipt: true });
+    const inSrc = await session.window.split({ direction: 'vertical', cwd: join(repo, 'src'), command: ['sleep', '600'] });
+    const inDeep = await session.window.split({ direction: 'vertical', cwd: join(repo, 'src', 'deep'), command: ['sleep', '600'] });
+    const atRoot = await session.window.split({ direction: 'vertical', cwd: repo, command: ['sleep', '600'] });
+
+    const before = processDiagnostics().spawned;
+    const rows = await paneMap(live.server, { kind: 'all' });
+    assert.equal(processDiagnostics().spawned - before, 3, 'list-panes, one rev-parse for the four panes of the one worktree, one worktree list for its repo');
+    assert.deepEqual(rows.map((row) => row.pane).sort(), [session.pane.id, inSrc.id, inDeep.id, atRoot.id].sort());
+    // The repo is whatever git names as the main worktree; what matters is that all four found it.
+    const repos = new Set(rows.map((row) => mapRowJson(row).repo));
+    assert.equal(repos.size, 1);
+    assert.notEqual([...repos][0], null);
   });
 });

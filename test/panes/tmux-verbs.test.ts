@@ -51,7 +51,7 @@ describe('pane verbs against real tmux', () => {
       const capture = await paneCapture(live.server, printer.id, { lines: 2 });
       const basename = dir.split('/').pop();
       assert.deepEqual(paneCaptureJson(capture), {
-        pane: printer.id,
+        pane_id: printer.id,
         lines: 2,
         content: '\nlast\n',
         worktree: `${basename}/`,

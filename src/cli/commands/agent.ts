@@ -13,7 +13,7 @@ import {
   type AgentKind,
   type AgentSetupPlan,
 } from '../../panes/index.js';
-import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 
 /**
@@ -33,7 +33,7 @@ function droverArgv(): string[] {
 async function hook(_options: object, io: CliIO, state: string): Promise<number> {
   if (!isAgentState(state)) throw new UsageError(`unknown agent state ${JSON.stringify(state)}; use ${AGENT_STATES.join(', ')}`);
   const outcome = await writeAgentHookState(state, { env: io.env });
-  if (!outcome.written && io.env.TMUX && io.env.TMUX_PANE) writeLine(io.stderr, `drover: agent state not recorded: ${outcome.reason}`);
+  if (!outcome.written && io.env.TMUX && io.env.TMUX_PANE) writeWarning(io, `agent state not recorded: ${outcome.reason}`);
   return EXIT.ok;
 }
 
@@ -97,8 +97,7 @@ async function setup(options: SetupOptions, io: CliIO): Promise<number> {
       }
       io.stderr.write(describePlan(plan, drover));
       if (!(await confirm(io, `Write these hooks to ${plan.path}? [y/N] `))) {
-        writeLine(io.stderr, `drover: left ${plan.path} unchanged`);
-        return EXIT.failure;
+        throw new ExitError(`left ${plan.path} unchanged`, EXIT.failure, { code: 'declined' });
       }
     }
     backup = applyAgentSetup(plan).backup;

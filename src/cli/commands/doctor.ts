@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { fleetDoctorSection, type FleetDoctorSection } from '../../fleet/index.js';
-import { run } from '../../process/index.js';
-import { findExecutable } from '../../process/index.js';
-import type { SocketFlags } from '../endpoint.js';
-import { EXIT, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { findExecutable, run } from '../../process/index.js';
+import { outsideAnySession, type SocketFlags } from '../endpoint.js';
+import { EXIT, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
-import { openResolvedMux, plural, resolveMux, type ResolvedMux } from './mux.js';
+import { openResolvedMux, plural, resolveMux, unreachableMessage, type ResolvedMux } from './mux.js';
 
 const SECTIONS = ['multiplexer', 'tools', 'fleet'] as const;
 type SectionName = (typeof SECTIONS)[number];
@@ -20,10 +19,6 @@ interface DoctorCheck {
 
 const TOOLS = ['tmux', 'git', 'flock'] as const;
 const VERSION_TIMEOUT_MS = 5_000;
-
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 interface MultiplexerReport {
   readonly json: Record<string, unknown>;
@@ -70,7 +65,7 @@ async function multiplexerReport(flags: SocketFlags, io: CliIO): Promise<Multipl
     reachable = true;
     checks.push(check('reachable', true, `${plural(snapshot.spaces.length, 'space')}, ${plural(snapshot.panes.length, 'pane')}`));
   } catch (error) {
-    checks.push(check('reachable', false, `${resolved.mux} is not reachable at ${resolved.where}: ${messageOf(error)}`));
+    checks.push(check('reachable', false, unreachableMessage(resolved, error)));
   } finally {
     await port.close();
   }
@@ -92,12 +87,13 @@ function toolsReport(io: CliIO): { json: Record<string, string | null>; checks: 
 }
 
 /**
- * The fleet's environment: -L/-S name a tmux server, and to the fleet that is exactly
- * DROVER_MUX=tmux with DROVER_MUX_ENDPOINT_TMUX set, so its backend check judges the same choice.
+ * The fleet's environment: -L/-S name a tmux server, and outside any multiplexer session the
+ * server is found as every command finds it; to the fleet either is exactly DROVER_MUX=tmux
+ * with DROVER_MUX_ENDPOINT_TMUX set, so its backend check judges the same choice.
  */
 function fleetEnvironment(resolved: ResolvedMux | undefined, flags: SocketFlags, io: CliIO): NodeJS.ProcessEnv {
   const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
-  if (!explicit || resolved?.tmuxEndpoint === undefined) return io.env;
+  if (!(explicit || outsideAnySession(flags, io.env)) || resolved?.tmuxEndpoint === undefined) return io.env;
   return { ...io.env, DROVER_MUX: 'tmux', DROVER_MUX_ENDPOINT_TMUX: resolved.tmuxEndpoint.socketPath };
 }
 

@@ -21,6 +21,8 @@ import {
   promptMember,
   sendAndNotify,
   truncateForText,
+  validateLiteralLine,
+  validateMessageText,
   waitForMessages,
   type CodingAgent,
   type Fleet,
@@ -32,8 +34,9 @@ import {
   type Placement,
   type RosterEntry,
 } from '../../fleet/index.js';
-import { resolveEndpoint, type SocketFlags } from '../endpoint.js';
-import { ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { foldBody } from '../../panes/index.js';
+import { outsideAnySession, resolveEndpoint, type SocketFlags } from '../endpoint.js';
+import { EXIT, ExitError, UsageError, parseMilliseconds, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 
 interface JsonFlag {
@@ -58,20 +61,16 @@ function parseLines(value: string | undefined): number {
   return Number(value);
 }
 
-function parseSeconds(value: string | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  const seconds = Number(value);
-  if (!/^\d+(\.\d+)?$/.test(value) || !(seconds > 0)) throw new UsageError(`--timeout must be a positive number of seconds (got ${JSON.stringify(value)})`);
-  return seconds;
-}
 
 /**
  * Opens the fleet runtime for one command (an explicit -L/-S names the tmux server) and always
  * closes it. A command that only reads opens the database read-only: it must exist already.
  */
 async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
+  // -L/-S, or no multiplexer around this process: the tmux server every command would use.
   const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
-  const runtime = FleetRuntime.open({ env: io.env, tmuxEndpoint: explicit ? resolveEndpoint(flags, io).endpoint : undefined, readOnly: access === 'read' });
+  const tmuxEndpoint = explicit || outsideAnySession(flags, io.env) ? resolveEndpoint(flags, io).endpoint : undefined;
+  const runtime = FleetRuntime.open({ env: io.env, tmuxEndpoint, readOnly: access === 'read' });
   try {
     return await body(runtime);
   } finally {
@@ -85,9 +84,9 @@ function placementJson(placement: Placement | null): Record<string, unknown> | n
   if (placement === null) return null;
   return {
     backend: placement.backend,
-    session: placement.session,
-    window: placement.window,
-    pane: placement.pane,
+    session_id: placement.session,
+    window_id: placement.window,
+    pane_id: placement.pane,
     created_at: placement.createdAt,
     gone_at: placement.goneAt,
     server: placement.server,
@@ -154,9 +153,11 @@ function fleetCaptureJson(capture: FleetCapture): Record<string, unknown> {
 
 // ---- text ------------------------------------------------------------------------------------
 
+/** Rows as aligned columns; cells are shown printable, as names and bodies come from other people. */
 function table(io: CliIO, rows: readonly (readonly string[])[]): void {
-  const widths = rows[0]!.map((_, column) => Math.max(...rows.map((row) => row[column]!.length)));
-  for (const row of rows) writeLine(io.stdout, row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
+  const printable = rows.map((row) => row.map(foldBody));
+  const widths = printable[0]!.map((_, column) => Math.max(...printable.map((row) => row[column]!.length)));
+  for (const row of printable) writeLine(io.stdout, row.map((cell, i) => (i === row.length - 1 ? cell : cell.padEnd(widths[i]!))).join('  '));
 }
 
 function paneLabel(placement: Placement | null): string {
@@ -169,16 +170,16 @@ function paneLabel(placement: Placement | null): string {
 function messageLine(message: Message, limit: number): string {
   const to = message.toMemberId === null ? 'all' : String(message.toMemberId);
   const notified = message.notifiedAt === null ? '' : ' notified';
-  return `${message.messageId} from=${message.fromMemberId} to=${to} ${message.createdAt} ${message.statusState}${notified} ${truncateForText(message.text, limit)}`;
+  return `${message.messageId} from=${message.fromMemberId} to=${to} ${message.createdAt} ${message.statusState}${notified} ${truncateForText(foldBody(message.text), limit)}`;
 }
 
 /** Drafts cleared from members' composers are said on stderr as they happen. */
 function draftWarnings(io: CliIO): { onDraftCleared: (memberId: number, draft: string) => void } {
-  return { onDraftCleared: (memberId, draft) => writeLine(io.stderr, `drover: ${draftClearedWarning(memberId, draft)}`) };
+  return { onDraftCleared: (memberId, draft) => writeWarning(io, draftClearedWarning(memberId, draft)) };
 }
 
 function reportDiagnostics(io: CliIO, diagnostics: readonly (NotNotified | string)[]): void {
-  for (const entry of diagnostics) writeLine(io.stderr, `drover: ${typeof entry === 'string' ? entry : entry.diagnostic}`);
+  for (const entry of diagnostics) writeWarning(io, typeof entry === 'string' ? entry : entry.diagnostic);
 }
 
 function memberRows(members: readonly RosterEntry[]): string[][] {
@@ -241,7 +242,7 @@ function registerFleet(program: Command, context: CommandContext): void {
             return;
           }
           const deleted = shown.deletedAt === null ? '' : ` deleted=${shown.deletedAt}`;
-          writeLine(io.stdout, `fleet ${shown.fleetId} '${shown.name}' director=${shown.directorMemberId} created=${shown.createdAt}${deleted}`);
+          writeLine(io.stdout, `fleet ${shown.fleetId} '${foldBody(shown.name)}' director=${shown.directorMemberId} created=${shown.createdAt}${deleted}`);
           if (members.length > 0) table(io, memberRows(members));
         }, 'read');
       }),
@@ -281,7 +282,7 @@ function registerFleet(program: Command, context: CommandContext): void {
           }
           for (const entry of capture.members) {
             const pane = entry.capture?.paneId ?? '-';
-            writeLine(io.stdout, `== member ${entry.memberId} ${entry.name} (${entry.kind}) pane=${pane} ${entry.state} ==`);
+            writeLine(io.stdout, `== member ${entry.memberId} ${foldBody(entry.name)} (${entry.kind}) pane=${pane} ${entry.state} ==`);
             if (entry.state === 'captured') io.stdout.write(entry.capture.content);
             if (entry.state === 'failed') writeLine(io.stdout, entry.error);
           }
@@ -335,11 +336,11 @@ function registerMember(program: Command, context: CommandContext): void {
             });
           } catch (error) {
             if (!(error instanceof MemberCreationError)) throw error;
-            throw new ExitError([error.message, ...error.diagnostics].join('\ndrover: '), 1, { member_id: error.memberId, diagnostics: error.diagnostics });
+            throw new ExitError([error.message, ...error.diagnostics].join('\n'), EXIT.failure, { code: 'failed', member_id: error.memberId, diagnostics: error.diagnostics });
           }
           reportDiagnostics(io, created.warnings);
           if (options.json) writeJson(io, { member: memberJson(created.member) });
-          else writeLine(io.stdout, `${created.member.memberId} ${created.member.name} agent=${created.member.codingAgent} pane=${created.pane}`);
+          else writeLine(io.stdout, `${created.member.memberId} ${foldBody(created.member.name)} agent=${created.member.codingAgent} pane=${created.pane}`);
         });
       }),
     );
@@ -372,8 +373,8 @@ function registerMember(program: Command, context: CommandContext): void {
           if (shown === undefined) return;
           if (options.json) writeJson(io, memberJson(shown));
           else {
-            writeLine(io.stdout, `member ${shown.memberId} '${shown.name}' ${shown.kind} fleet=${shown.fleetId} agent=${shown.codingAgent} pane=${paneLabel(shown.placement)}`);
-            if (shown.description !== '') writeLine(io.stdout, shown.description);
+            writeLine(io.stdout, `member ${shown.memberId} '${foldBody(shown.name)}' ${shown.kind} fleet=${shown.fleetId} agent=${shown.codingAgent} pane=${paneLabel(shown.placement)}`);
+            if (shown.description !== '') writeLine(io.stdout, foldBody(shown.description));
           }
         }, 'read');
       }),
@@ -390,7 +391,7 @@ function registerMember(program: Command, context: CommandContext): void {
           const deleted = await deleteMember(runtime, memberId);
           reportDiagnostics(io, deleted.diagnostics);
           const status = deleted.placement === null ? 'no_placement' : deleted.placement.pane === null ? 'pending' : deleted.paneLeft !== null ? 'stale' : 'killed';
-          if (options.json) writeJson(io, { member_id: memberId, status, pane: deleted.placement?.pane ?? null });
+          if (options.json) writeJson(io, { member_id: memberId, status, pane_id: deleted.placement?.pane ?? null });
           else {
             const how = { killed: 'killed', no_placement: 'no placement', pending: 'pending — no pane', stale: 'stale — its pane was left alone' }[status];
             writeLine(io.stdout, `Deregistered member ${memberId} (${how}).`);
@@ -407,10 +408,12 @@ function registerMember(program: Command, context: CommandContext): void {
       .action(
         context.action(async (options: SocketFlags & JsonFlag, io, id, body) => {
           const memberId = parseId(id, 'member id');
+          // Checked before the database is opened: a refused line changes nothing, not even the file.
+          validateLiteralLine(body!, verb === 'prompt' ? 'text' : 'command');
           await withRuntime(options, io, async (runtime) => {
             const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans, signal: io.signal };
             const dispatched = verb === 'prompt' ? await promptMember({ ...input, text: body! }) : await execInMember({ ...input, command: body! });
-            if (options.json) writeJson(io, { member_id: memberId, pane: dispatched.placement.pane, line: dispatched.line });
+            if (options.json) writeJson(io, { member_id: memberId, pane_id: dispatched.placement.pane, line: dispatched.line });
             else writeLine(io.stdout, `${verb === 'prompt' ? 'Prompted' : 'Dispatched to'} member ${memberId} (pane ${dispatched.placement.pane}).`);
           });
         }),
@@ -438,7 +441,7 @@ function registerMember(program: Command, context: CommandContext): void {
 
 // ---- message ---------------------------------------------------------------------------------
 
-const DEFAULT_WAIT_SECONDS = 300;
+const DEFAULT_WAIT_MS = 300_000;
 
 function registerMessage(program: Command, context: CommandContext): void {
   const message = program.command('message').description("messages between a fleet's members, pushed into ordinary members' panes");
@@ -453,6 +456,7 @@ function registerMessage(program: Command, context: CommandContext): void {
     .action(
       context.action(async (options: SocketFlags & JsonFlag & { from?: string; to?: string; broadcast?: boolean }, io, text) => {
         const from = parseId(options.from, '--from');
+        validateMessageText(text!);
         if ((options.to === undefined) === (options.broadcast !== true)) throw new UsageError('give exactly one of --to ID or --broadcast');
         const limit = maxTextLength(io.env);
         return withRuntime(options, io, async (runtime) => {
@@ -529,17 +533,17 @@ function registerMessage(program: Command, context: CommandContext): void {
     .command('wait')
     .description("wait for a member's messages, retrying held deliveries to the fleet's other members meanwhile")
     .requiredOption('--member <id>', 'the member waiting')
-    .option('--timeout <seconds>', `give up after this long (default ${DEFAULT_WAIT_SECONDS})`)
+    .option('--timeout-ms <ms>', `give up after this long (default ${DEFAULT_WAIT_MS})`)
     .option('--json', 'print one JSON document')
     .action(
-      context.action(async (options: SocketFlags & JsonFlag & { member?: string; timeout?: string }, io) => {
+      context.action(async (options: SocketFlags & JsonFlag & { member?: string; timeoutMs?: string }, io) => {
         const memberId = parseId(options.member, '--member');
-        const seconds = parseSeconds(options.timeout, DEFAULT_WAIT_SECONDS);
+        const timeoutMs = options.timeoutMs === undefined ? DEFAULT_WAIT_MS : parseMilliseconds('--timeout-ms', options.timeoutMs);
         const limit = maxTextLength(io.env);
-        await withRuntime(options, io, async (runtime) => {
+        return withRuntime(options, io, async (runtime) => {
           let result;
           try {
-            result = await waitForMessages({ ...runtime.notify, ...draftWarnings(io), memberId, timeoutMs: seconds * 1000, signal: io.signal });
+            result = await waitForMessages({ ...runtime.notify, ...draftWarnings(io), memberId, timeoutMs, signal: io.signal });
           } catch (error) {
             if (error instanceof WaitError) reportDiagnostics(io, error.diagnostics);
             throw error;
@@ -553,8 +557,10 @@ function registerMessage(program: Command, context: CommandContext): void {
               notified: result.notified,
               diagnostics: result.diagnostics.map((entry) => entry.diagnostic),
             });
-          } else if (result.timedOut) writeLine(io.stdout, `No messages for member ${memberId} within ${seconds} seconds.`);
+          } else if (result.timedOut) writeLine(io.stdout, `No messages for member ${memberId} within ${timeoutMs} ms.`);
           else for (const entry of result.messages) writeLine(io.stdout, messageLine(entry, limit));
+          // A script waiting in a loop tells "nothing came" from "messages came" by the status alone.
+          return result.timedOut && result.messages.length === 0 ? EXIT.timedOut : EXIT.ok;
         });
       }),
     );

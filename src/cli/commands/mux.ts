@@ -10,6 +10,7 @@ import {
   openMux,
   selectMux,
   tmuxEndpointOf,
+  withTmuxBinary,
   type MuxDeclaration,
   type MuxName,
   type MuxPane,
@@ -18,8 +19,9 @@ import {
   type MuxSnapshot,
 } from '../../mux/index.js';
 import type { Endpoint } from '../../tmux/index.js';
-import { resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
-import { EXIT, ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
+import { foldBody } from '../../panes/index.js';
+import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 
 /** Per-call deadline for the multiplexer's transport: generous, because a zellij call is a process start. */
@@ -42,6 +44,8 @@ export interface ResolvedMux {
   readonly selection: MuxSelection;
   /** The tmux server, when the multiplexer is tmux. */
   readonly tmuxEndpoint?: Endpoint;
+  /** What to do when the multiplexer does not answer, when drover knows (tmux's default server). */
+  readonly remedy?: string;
 }
 
 const TMUX_SOURCES: Readonly<Record<Exclude<EndpointSource, 'flag'>, string>> = {
@@ -55,28 +59,37 @@ function explicitSocket(flags: SocketFlags): string | undefined {
 }
 
 /** The tmux server: -L/-S, else DROVER_MUX_ENDPOINT_TMUX, else $TMUX, the `drover up` server, tmux's default. */
-function tmuxServer(selection: MuxSelection, flags: SocketFlags, io: CliIO): { endpoint: Endpoint; source: string } {
+function tmuxServer(selection: MuxSelection, flags: SocketFlags, io: CliIO): { endpoint: Endpoint; source: string; remedy?: string } {
   const spec = selection.endpoint;
   const socketFlag = explicitSocket(flags);
   if (socketFlag === undefined && spec.mux === 'tmux' && spec.kind !== 'environment') {
     return { endpoint: tmuxEndpointOf(spec, io.env), source: endpointVariable('tmux') };
   }
-  const { endpoint, source } = resolveEndpoint(flags, io);
+  const resolved = resolveEndpoint(flags, io);
+  const endpoint = withTmuxBinary(resolved.endpoint, io.env);
+  const source = resolved.source;
+  if (source === 'tmux-default') return { endpoint, source: TMUX_SOURCES[source], remedy: defaultServerRemedy(io) };
   return { endpoint, source: source === 'flag' ? socketFlag! : TMUX_SOURCES[source] };
 }
 
+/** How resolveMux reports tmux chosen because nothing else decided (outside any multiplexer session). */
+const TMUX_BY_DEFAULT = 'default';
+
 /**
  * Which multiplexer a command drives. --mux wins; then -L/-S, which only ever name a tmux
- * server; then selectMux (DROVER_MUX, else HERDR_ENV or TMUX). Throws a MuxSelectionError
- * (with its remedy) when nothing decides, and a UsageError for -L/-S beside another --mux.
+ * server; then selectMux (DROVER_MUX, else HERDR_ENV or TMUX); outside any multiplexer
+ * session, tmux, whose server is then found as every command finds it (the `drover up`
+ * server, else tmux's default). Throws a MuxSelectionError (with its remedy) when the
+ * environment is ambiguous, and a UsageError for -L/-S beside another --mux.
  */
 export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): ResolvedMux {
   const socketFlag = explicitSocket(flags);
   if (socketFlag !== undefined && flags.mux !== undefined && flags.mux !== 'tmux') {
     throw new UsageError(`${socketFlag} names a tmux server, but --mux chose ${flags.mux}`);
   }
-  const selection = selectMux({ mux: flags.mux ?? (socketFlag === undefined ? undefined : 'tmux'), env: io.env });
-  const chosenBy = flags.mux !== undefined ? '--mux' : (socketFlag ?? selection.chosenBy);
+  const undecided = flags.mux === undefined && outsideAnySession(flags, io.env);
+  const selection = selectMux({ mux: flags.mux ?? (socketFlag !== undefined || undecided ? 'tmux' : undefined), env: io.env });
+  const chosenBy = flags.mux !== undefined ? '--mux' : (socketFlag ?? (undecided ? TMUX_BY_DEFAULT : selection.chosenBy));
   const spec = selection.endpoint;
   if (spec.mux !== 'tmux') {
     const where = describeEndpoint(spec);
@@ -84,7 +97,7 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
       spec.mux === 'herdr' ? { description: where, socket_path: spec.socketPath, source: spec.source } : { description: where, session: spec.session ?? null };
     return { mux: selection.mux, chosenBy, where, endpoint, selection };
   }
-  const { endpoint, source } = tmuxServer(selection, flags, io);
+  const { endpoint, source, remedy } = tmuxServer(selection, flags, io);
   const where = `${endpoint.toString()} (from ${source})`;
   return {
     mux: 'tmux',
@@ -93,6 +106,7 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
     endpoint: { description: where, socket_path: endpoint.socketPath, socket_name: endpoint.socketName ?? null, source },
     selection,
     tmuxEndpoint: endpoint,
+    remedy,
   };
 }
 
@@ -100,10 +114,17 @@ export function openResolvedMux(resolved: ResolvedMux, io: CliIO): MuxPort {
   return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint });
 }
 
+/** A multiplexer that does not answer, in the words of a report: where it was looked for, and what to do. */
+export function unreachableMessage(resolved: ResolvedMux, error: unknown): string {
+  const remedy = resolved.remedy === undefined ? '' : `; ${resolved.remedy}`;
+  return `${resolved.mux} is not reachable at ${resolved.where}: ${messageOf(error)}${remedy}`;
+}
+
 /** A multiplexer failure as the CLI reports it: exit 1, and in JSON the refusal reason it stands for. */
-function muxFailure(error: unknown): unknown {
+function muxFailure(error: unknown, resolved: ResolvedMux): unknown {
   if (!(error instanceof MuxError)) return error;
-  return new ExitError(error.message, EXIT.failure, { type: error.name, mux: error.mux ?? null, reason: error.reason, phase: error.phase, delivery: error.delivery });
+  const message = error.reason === 'unreachable' ? unreachableMessage(resolved, error) : error.message;
+  return new ExitError(message, EXIT.failure, { code: error.reason, mux: error.mux ?? null, phase: error.phase, delivery: error.delivery });
 }
 
 async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, resolved: ResolvedMux) => Promise<T>): Promise<T> {
@@ -112,7 +133,7 @@ async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, res
   try {
     return await body(port, resolved);
   } catch (error) {
-    throw muxFailure(error);
+    throw muxFailure(error, resolved);
   } finally {
     await port.close();
   }
@@ -178,7 +199,7 @@ function paneLine(pane: MuxPane): string {
     pane.terminalTitle === undefined ? undefined : `title ${JSON.stringify(pane.terminalTitle)}`,
     pane.foregroundCommand === undefined ? undefined : `running ${pane.foregroundCommand}`,
   ].filter((fact) => fact !== undefined);
-  return `    ${pane.paneId} ${pane.agent}/${pane.status}${pane.alive ? '' : ' (dead)'}${pane.focused ? ' *' : ''}  ${facts.join('  ')}`;
+  return `    ${pane.paneId} ${pane.agent}/${pane.status}${pane.alive ? '' : ' (dead)'}${pane.focused ? ' *' : ''}  ${foldBody(facts.join('  '))}`;
 }
 
 /** Spaces, their tabs and their panes as an indented tree; `*` marks the focused tab and pane. */
@@ -186,9 +207,9 @@ function renderMuxSnapshot(snapshot: MuxSnapshot): string[] {
   if (snapshot.spaces.length === 0) return ['(no spaces)'];
   const lines: string[] = [];
   for (const space of snapshot.spaces) {
-    lines.push(`${space.label} ${space.spaceId}${space.focused ? ' (focused)' : ''}  ${plural(space.tabCount, 'tab')}, ${plural(space.paneCount, 'pane')}`);
+    lines.push(`${foldBody(space.label)} ${space.spaceId}${space.focused ? ' (focused)' : ''}  ${plural(space.tabCount, 'tab')}, ${plural(space.paneCount, 'pane')}`);
     for (const tab of snapshot.tabs.filter((candidate) => candidate.spaceId === space.spaceId).sort((a, b) => a.number - b.number)) {
-      lines.push(`  ${tab.number}: ${tab.label} ${tab.tabId}${tab.focused ? ' *' : ''}`);
+      lines.push(`  ${tab.number}: ${foldBody(tab.label)} ${tab.tabId}${tab.focused ? ' *' : ''}`);
       for (const pane of snapshot.panes.filter((candidate) => candidate.tabId === tab.tabId)) lines.push(paneLine(pane));
     }
   }
@@ -264,13 +285,22 @@ async function probeCommand(options: MuxFlags, io: CliIO): Promise<number> {
 
 // ---- capabilities ----------------------------------------------------------------------------
 
-/** One declaration as JSON: capability names and key spellings are kept as the port spells them. */
+/** A port name (`sendKeys`) as every JSON key is spelled (`send_keys`). */
+function snakeCase(name: string): string {
+  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+function snakeKeys<T>(record: Readonly<Partial<Record<string, T>>>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).flatMap(([key, value]) => (value === undefined ? [] : [[snakeCase(key), value]])));
+}
+
+/** One declaration as JSON: capability names snake_case like every key; key spellings as the port spells keys. */
 function declarationJson(mux: MuxName, declaration: MuxDeclaration): Record<string, unknown> {
   return {
     mux,
-    supports: { ...declaration.supports },
+    supports: snakeKeys(declaration.supports),
     unsupported_keys: [...declaration.unsupportedKeys],
-    notes: { ...declaration.notes },
+    notes: snakeKeys(declaration.notes),
     facts: { topology_latency: { ...declaration.topologyLatency }, spaces: declaration.spaces },
   };
 }
@@ -298,21 +328,25 @@ async function capabilitiesCommand(options: MuxFlags, io: CliIO): Promise<void> 
   });
 }
 
+const MUX_DEFAULT = 'the multiplexer (default: DROVER_MUX, else the session this runs in, else tmux)';
+
 export function registerMuxCommands(program: Command, context: CommandContext): void {
-  const mux = program.command('mux').description('the multiplexer port: snapshot, live read-only probe, declared capabilities');
+  const mux = program
+    .command('mux')
+    .description('the multiplexer port: snapshot, live read-only probe, declared capabilities');
   const muxOption = (what: string): Option => new Option('--mux <name>', what).choices(MUX_NAMES);
 
   mux
     .command('snapshot')
     .description('list spaces, tabs and panes as the mux port publishes them')
-    .addOption(muxOption('the multiplexer (default: DROVER_MUX, else the session this runs in)'))
+    .addOption(muxOption(MUX_DEFAULT))
     .option('--json', 'print one JSON document')
     .action(context.action(snapshotCommand));
 
   mux
     .command('probe')
     .description('run the read-only conformance checks against the live multiplexer (exit 1 unless all applicable checks pass)')
-    .addOption(muxOption('the multiplexer (default: DROVER_MUX, else the session this runs in)'))
+    .addOption(muxOption(MUX_DEFAULT))
     .option('--json', 'print one JSON document')
     .action(context.action(probeCommand));
 

@@ -5,12 +5,16 @@ import {
   AgentExitedError,
   BUILTIN_PROVIDERS,
   NotInTmuxError,
+  PANE_TARGET_FORMS,
   PaneNotFoundError,
+  SHELL_PROVIDER,
   SNIPPET_LINES,
   capturePaneTail,
   deliveryReceiptJson,
   ensureWindowPrefix,
   explainPane,
+  explanationJson,
+  failureCode,
   insideTmux,
   mapRowJson,
   openAgentPane,
@@ -20,9 +24,12 @@ import {
   paneKill,
   paneMap,
   paneProcess,
+  paneProcessJson,
   paneQuestions,
   paneReady,
   promptFilePointer,
+  providersFor,
+  questionSweepJson,
   renderCaptureHeader,
   renderDeliveryReceipt,
   renderExplanation,
@@ -32,21 +39,16 @@ import {
   renderReadiness,
   renderWindowRename,
   replaceWindowPrefix,
+  resolveLaunchCommand,
+  resolvePaneTarget,
+  windowRenameJson,
   type QuestionScope,
   type SessionScope,
-  type WindowRename,
 } from '../../panes/index.js';
-import { AbortedError, ArgumentError, CommandError, FieldDecodeError, ServerUnreachableError, SpawnError, TimeoutError, type Server } from '../../tmux/index.js';
-import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
-import { EXIT, ExitError, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
+import type { PaneId, Server } from '../../tmux/index.js';
+import { openServer, resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
+import { EXIT, ExitError, UsageError, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
-
-/**
- * The pane family's exit codes beyond DESIGN.md's 0/1/2/130, shared by every verb aimed at
- * one pane; `deliver` adds 4 for text typed and submitted with Enter whose arrival nothing
- * on screen confirmed.
- */
-export const PANE_EXIT = Object.freeze({ notFound: 2, tmuxFailure: 3, unconfirmed: 4 });
 
 /**
  * How a verb's failures become exit codes. `pane` (the verbs aimed at one pane): a missing
@@ -60,43 +62,31 @@ interface JsonFlag {
 }
 
 /** tmux could not be reached, or it ran and refused. */
-function isTmuxFailure(error: unknown): boolean {
-  return [CommandError, ServerUnreachableError, FieldDecodeError, SpawnError, TimeoutError].some((kind) => error instanceof kind);
-}
+const TMUX_FAILURES: ReadonlySet<string> = new Set(['tmux_failed', 'unreachable', 'server_replaced', 'timed_out']);
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-/**
- * The exit code and stderr line for a failure. The texts are the pane family's: `Error: pane
- * %N not found` and `Error: …` for the in-handler 2 and 3, `ERROR: …` for exit 1.
- */
-function failureOf(error: unknown, scheme: Scheme): { code: number; line: string } {
-  if (error instanceof ExitError) return { code: error.exitCode, line: error.message };
-  if (error instanceof ArgumentError) return { code: EXIT.usage, line: `drover: ${error.message}` };
-  if (error instanceof AbortedError) return { code: EXIT.interrupted, line: 'drover: interrupted' };
+/** The exit status of a failure under a scheme (see EXIT). */
+function exitCodeFor(error: unknown, scheme: Scheme): number {
+  if (error instanceof ExitError) return error.exitCode;
+  const code = failureCode(error);
+  if (code === 'usage') return EXIT.usage;
+  if (code === 'interrupted') return EXIT.interrupted;
   if (scheme === 'pane') {
-    if (error instanceof PaneNotFoundError) return { code: PANE_EXIT.notFound, line: `Error: ${error.message}` };
-    if (isTmuxFailure(error)) return { code: PANE_EXIT.tmuxFailure, line: `Error: ${messageOf(error)}` };
+    if (error instanceof PaneNotFoundError) return EXIT.notFound;
+    if (TMUX_FAILURES.has(code)) return EXIT.tmuxFailure;
   }
-  return { code: EXIT.failure, line: `ERROR: ${messageOf(error)}` };
+  return EXIT.failure;
 }
 
 type Handler<O> = (options: O & SocketFlags, io: CliIO, ...positionals: string[]) => Promise<number | void>;
 
-/**
- * Wraps a pane verb: its failures print their own stderr line and exit code, and stdout stays
- * empty, so a `--json` caller gets either one document or nothing.
- */
+/** Wraps a pane verb: its failures get the pane family's exit codes, reported the one way every command reports them. */
 function paneVerb<O extends object>(context: CommandContext, scheme: Scheme, handler: Handler<O>): (...args: unknown[]) => Promise<void> {
   return context.action<O>(async (options, io, ...positionals) => {
     try {
       return await handler(options, io, ...positionals);
     } catch (error) {
-      const failure = failureOf(error, scheme);
-      writeLine(io.stderr, failure.line);
-      return failure.code;
+      reportFailure(io, error, (options as JsonFlag).json === true);
+      return exitCodeFor(error, scheme);
     }
   });
 }
@@ -108,6 +98,11 @@ async function withServer<T>(flags: SocketFlags, io: CliIO, body: (server: Serve
   } finally {
     await server.close();
   }
+}
+
+/** Runs `body` on the pane `target` names, resolved once to its %id (see PANE_TARGET_FORMS). */
+function onPane<T>(flags: SocketFlags, io: CliIO, target: string, body: (server: Server, pane: PaneId) => Promise<T>): Promise<T> {
+  return withServer(flags, io, async (server) => body(server, await resolvePaneTarget(server, target)));
 }
 
 /**
@@ -125,11 +120,16 @@ function serverLine(label: string | null): string {
   return label === null ? '' : `server: ${label}\n`;
 }
 
-/** The scope of map and questions; the current session needs $TMUX, checked before tmux is asked. */
-function sessionScope(options: { session?: string; allSessions?: boolean }, io: CliIO): SessionScope {
+/**
+ * The scope of map and questions. The current session is the one this process runs in, so
+ * outside tmux the caller must name one or ask for all of them, checked before tmux is asked.
+ */
+function sessionScope(options: { session?: string; allSessions?: boolean } & SocketFlags, io: CliIO): SessionScope {
   if (options.allSessions) return { kind: 'all' };
   if (options.session !== undefined) return { kind: 'session', name: options.session };
-  if (!insideTmux(io.env)) throw new NotInTmuxError();
+  if (!insideTmux(io.env)) {
+    throw new NotInTmuxError(`not inside a tmux session, so there is no current session: pass --all-sessions for every session on ${serverDescription(options, io)}, or --session NAME`);
+  }
   return { kind: 'current' };
 }
 
@@ -155,15 +155,13 @@ interface CaptureOptions extends JsonFlag {
 }
 
 function parseLines(value: string): number {
-  if (!/^-?\d+$/.test(value)) throw new UsageError(`-l/--lines takes a whole number, got ${JSON.stringify(value)}`);
-  const lines = Number(value);
-  if (lines < 1) throw new ExitError('ERROR: --lines must be >= 1', EXIT.failure);
-  return lines;
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`-l/--lines takes a whole number of lines, 1 or more (got ${JSON.stringify(value)})`);
+  return Number(value);
 }
 
-async function capture(options: CaptureOptions & SocketFlags, io: CliIO, pane: string): Promise<void> {
+async function capture(options: CaptureOptions & SocketFlags, io: CliIO, target: string): Promise<void> {
   const lines = parseLines(options.lines);
-  await withServer(options, io, async (server) => {
+  await onPane(options, io, target, async (server, pane) => {
     if (options.raw) {
       io.stdout.write(await capturePaneTail(server, pane, lines));
       return;
@@ -180,33 +178,24 @@ async function capture(options: CaptureOptions & SocketFlags, io: CliIO, pane: s
 
 // ---- process ----------------------------------------------------------------------------------
 
-async function processTree(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
-  const report = await withServer(options, io, (server) => paneProcess(server, pane, { cwd: io.cwd }));
-  if (options.json) writeJson(io, report);
+async function processTree(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
+  const report = await onPane(options, io, target, (server, pane) => paneProcess(server, pane, { cwd: io.cwd }));
+  if (options.json) writeJson(io, paneProcessJson(report));
   else io.stdout.write(report.processes.map((root) => renderProcessTree(root)).join(''));
 }
 
 // ---- window-name ------------------------------------------------------------------------------
 
-/** window-name's own scheme: a bad prefix is a failed rename (3), not a usage error. */
-async function renaming(io: CliIO, options: JsonFlag, rename: () => Promise<WindowRename>): Promise<void> {
-  let result: WindowRename;
-  try {
-    result = await rename();
-  } catch (error) {
-    if (error instanceof ArgumentError && !(error instanceof UsageError)) throw new ExitError(`Error: ${error.message}`, PANE_EXIT.tmuxFailure);
-    throw error;
-  }
-  if (options.json) writeJson(io, result);
+async function ensurePrefix(options: JsonFlag & SocketFlags, io: CliIO, target: string, prefix: string): Promise<void> {
+  const result = await onPane(options, io, target, (server, pane) => ensureWindowPrefix(server, pane, prefix));
+  if (options.json) writeJson(io, windowRenameJson(result));
   else io.stdout.write(renderWindowRename(result));
 }
 
-async function ensurePrefix(options: JsonFlag & SocketFlags, io: CliIO, pane: string, prefix: string): Promise<void> {
-  await withServer(options, io, (server) => renaming(io, options, () => ensureWindowPrefix(server, pane, prefix)));
-}
-
-async function replacePrefix(options: JsonFlag & SocketFlags, io: CliIO, pane: string, from: string, to: string): Promise<void> {
-  await withServer(options, io, (server) => renaming(io, options, () => replaceWindowPrefix(server, pane, from, to)));
+async function replacePrefix(options: JsonFlag & SocketFlags, io: CliIO, target: string, from: string, to: string): Promise<void> {
+  const result = await onPane(options, io, target, (server, pane) => replaceWindowPrefix(server, pane, from, to));
+  if (options.json) writeJson(io, windowRenameJson(result));
+  else io.stdout.write(renderWindowRename(result));
 }
 
 // ---- open -------------------------------------------------------------------------------------
@@ -224,38 +213,39 @@ function existingDirectory(path: string): string {
   } catch {
     // reported below
   }
-  if (!isDirectory) throw new ArgumentError(`-c ${path}: no such directory`);
+  if (!isDirectory) throw new UsageError(`-c ${path}: no such directory`);
   return path;
 }
 
 async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<number | void> {
   const cwd = existingDirectory(resolve(io.cwd, options.cwd ?? '.'));
+  // An unknown provider or role is a usage error whether or not a server runs: checked first.
+  const providers = providersFor(cwd);
+  resolveLaunchCommand(providers, options.provider, options.role, io.env);
   const server = serverLabel(options, io);
   let opened;
   try {
-    opened = await withServer(options, io, (bound) => openAgentPane(bound, { provider: options.provider, role: options.role, cwd, env: io.env }));
+    opened = await withServer(options, io, (bound) => openAgentPane(bound, { provider: options.provider, role: options.role, cwd, env: io.env, providers }));
   } catch (error) {
     if (!(error instanceof AgentExitedError)) throw error;
-    if (options.json) writeJson(io, { error: { type: 'AgentExited', message: error.message, exit_status: error.exitStatus, last_lines: error.lastLines } });
-    writeLine(io.stderr, `ERROR: ${error.message}`);
-    if (error.lastLines !== '') io.stderr.write(`--- last ${SNIPPET_LINES} lines ---\n${error.lastLines}`);
-    return EXIT.failure;
+    const lastLines = error.lastLines === '' ? '' : `\n--- last ${SNIPPET_LINES} lines ---\n${error.lastLines.trimEnd()}`;
+    throw new ExitError(`${error.message}${lastLines}`, EXIT.failure, { code: 'agent_exited', exit_status: error.exitStatus, last_lines: error.lastLines });
   }
   if (options.json) {
-    writeJson(io, { pane: opened.pane, provider: opened.provider, server, command: opened.command, bypasses_permissions: opened.bypassesPermissions });
+    writeJson(io, { pane_id: opened.pane, provider: opened.provider, server, command: opened.command, bypasses_permissions: opened.bypassesPermissions });
     return;
   }
   io.stdout.write(`opened pane ${opened.pane} (provider ${opened.provider})\n${serverLine(server)}`);
-  if (opened.bypassesPermissions) writeLine(io.stderr, `drover: ${opened.provider} runs with its permission checks off (bypass_permissions in drover.yaml)`);
+  if (opened.bypassesPermissions) writeWarning(io, `${opened.provider} runs with its permission checks off (bypass_permissions in drover.yaml)`);
 }
 
 // ---- ready ------------------------------------------------------------------------------------
 
-async function ready(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
+async function ready(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
   const server = serverLabel(options, io);
-  const report = await withServer(options, io, (bound) => paneReady(bound, pane, { signal: io.signal, cwd: io.cwd }));
+  const { pane, report } = await onPane(options, io, target, async (bound, id) => ({ pane: id, report: await paneReady(bound, id, { signal: io.signal, cwd: io.cwd }) }));
   if (options.json) {
-    writeJson(io, { state: report.state, pane, server, snippet: report.snippet, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft });
+    writeJson(io, { state: report.state, pane_id: pane, server, snippet: report.snippet, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft });
   } else io.stdout.write(renderReadiness(report, pane, server ?? undefined));
 }
 
@@ -265,7 +255,7 @@ interface DeliverOptions extends JsonFlag {
   promptFile?: string;
   text?: string;
   stdin?: boolean;
-  wait: string;
+  waitMs: string;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -274,19 +264,16 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function parseSeconds(flag: string, value: string): number {
-  if (!/^\d+(\.\d+)?$/.test(value)) throw new UsageError(`${flag} takes a number of seconds, got ${JSON.stringify(value)}`);
-  return Math.round(Number(value) * 1000);
-}
 
-async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, pane: string): Promise<number | void> {
+async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, target: string): Promise<number | void> {
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
   if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
-  const composerWaitMs = parseSeconds('--wait', options.wait);
+  const composerWaitMs = parseMilliseconds('--wait-ms', options.waitMs, 0);
   const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.stdin ? await readAll(io.stdin) : options.text!;
-  const receipt = await withServer(options, io, (server) =>
-    paneDeliver(server, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeLine(io.stderr, `Warning: ${message}`) }),
-  );
+  const { pane, receipt } = await onPane(options, io, target, async (server, id) => ({
+    pane: id,
+    receipt: await paneDeliver(server, id, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
+  }));
   if (options.json) {
     const source = options.promptFile !== undefined ? { source: 'prompt', path: options.promptFile } : { source: options.stdin ? 'stdin' : 'text' };
     writeJson(io, { ...deliveryReceiptJson(pane, receipt), ...source });
@@ -294,15 +281,18 @@ async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, pane: s
     (receipt.status === 'submitted' ? io.stdout : io.stderr).write(renderDeliveryReceipt(pane, receipt));
   }
   if (receipt.status === 'failed') return EXIT.failure;
-  if (receipt.status === 'staged_unconfirmed') return PANE_EXIT.unconfirmed;
+  if (receipt.status === 'staged_unconfirmed') return EXIT.unconfirmed;
 }
 
 // ---- kill -------------------------------------------------------------------------------------
 
-async function kill(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
+async function kill(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
   const server = serverLabel(options, io);
-  await withServer(options, io, (bound) => paneKill(bound, pane));
-  if (options.json) writeJson(io, { pane, killed: true, server });
+  const pane = await onPane(options, io, target, async (bound, id) => {
+    await paneKill(bound, id);
+    return id;
+  });
+  if (options.json) writeJson(io, { pane_id: pane, killed: true, server });
   else io.stdout.write(`killed ${pane}\n${serverLine(server)}`);
 }
 
@@ -313,42 +303,48 @@ interface QuestionsOptions extends JsonFlag {
   panes?: string[];
 }
 
-function questionScope(options: QuestionsOptions, io: CliIO): QuestionScope {
-  if (options.panes === undefined) return sessionScope(options, io);
-  const panes = options.panes.flatMap((value) => value.split(',')).map((id) => id.trim()).filter((id) => id !== '');
-  if (panes.length === 0) throw new UsageError('--panes needs at least one pane id');
+/** The pane targets --panes lists (repeated or comma-separated), each resolved to its %id. */
+async function namedPanes(server: Server, values: readonly string[]): Promise<QuestionScope> {
+  const targets = values.flatMap((value) => value.split(',')).map((id) => id.trim()).filter((id) => id !== '');
+  const panes: PaneId[] = [];
+  for (const target of targets) panes.push(await resolvePaneTarget(server, target));
   return { kind: 'panes', panes };
 }
 
 async function questions(options: QuestionsOptions & SocketFlags, io: CliIO): Promise<void> {
-  const scope = questionScope(options, io);
-  const sweep = await withServer(options, io, (server) => paneQuestions(server, scope, { env: io.env }));
-  if (options.json) writeJson(io, sweep);
+  if (options.panes !== undefined && options.panes.every((value) => value.split(',').every((id) => id.trim() === ''))) throw new UsageError('--panes needs at least one pane');
+  const scope = options.panes === undefined ? sessionScope(options, io) : undefined;
+  const sweep = await withServer(options, io, async (server) => paneQuestions(server, scope ?? (await namedPanes(server, options.panes!)), { env: io.env }));
+  if (options.json) writeJson(io, questionSweepJson(sweep));
   else io.stdout.write(renderQuestionSweep(sweep));
 }
 
 // ---- explain ----------------------------------------------------------------------------------
 
-async function explain(options: JsonFlag & SocketFlags, io: CliIO, pane: string): Promise<void> {
-  const explanation = await withServer(options, io, (server) => explainPane(server, pane, { cwd: io.cwd }));
-  if (options.json) writeJson(io, explanation);
+async function explain(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
+  const explanation = await onPane(options, io, target, (server, pane) => explainPane(server, pane, { cwd: io.cwd }));
+  if (options.json) writeJson(io, explanationJson(explanation));
   else io.stdout.write(renderExplanation(explanation));
 }
 
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
+const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}`;
 
 const MAP_HELP = `
-Identity: a row is identified by "pane" (a %N id, meaningful on its own server) and
+Identity: a row is identified by "pane_id" (a %N id, meaningful on its own server) and
 "window_id" (@N, stable across swap-window). "session" and "window_index" are for display
 only: swap-window, move-window and renames change them, so never join on them.
 
-Exit codes: 0 (also when no pane matches), 1 failure (e.g. not inside tmux without
+Without --session or --all-sessions the map shows the session this runs in, so outside tmux
+one of them is needed.
+
+Exit codes: 0 (also when no pane matches), 1 failure (e.g. outside tmux without
 --session/--all-sessions), 2 usage error.`;
 
 const PANE_VERB_HELP = `
-Exit codes: 0 success, 1 failure, 2 pane not found (or usage error), 3 any other tmux failure.`;
+Exit codes: 0 success, 1 failure, 2 pane not found or usage error, 3 any other tmux failure.`;
 
 /** The open help lists each built-in's command line and the flag that bypass_permissions would add. */
 function openHelp(): string {
@@ -358,8 +354,10 @@ function openHelp(): string {
   return `
 Built-in providers start the agent with its own permission checks on:
 ${rows.join('\n')}
+  ${SHELL_PROVIDER.padEnd(9)} your $SHELL (else /bin/sh): a plain shell, no agent
 A project opts in to the bypass flag with "providers.<name>.bypass_permissions: true" in
-drover.yaml (or .drover/config.yaml); drover then warns on every open.
+drover.yaml (or .drover/config.yaml); drover then warns on every open. --role picks the
+model and effort of providers.<name>.profiles.<role> (default: the "default" profile).
 
 The agent runs as the pane's own program (no shell in between) unless its command line needs
 a shell. drover watches it start (an agent it knows until it draws its composer or a dialog,
@@ -385,12 +383,12 @@ emptied. A draft already in the composer is cleared first and reported. Dialogs,
 busy turns are never typed into. Other programs get the text typed as keys (one line only).
 
 Exit codes: 0 submitted, 1 failed (nothing or not all of it was taken; the reason says which),
-2 pane not found (or usage error), 3 any other tmux failure, 4 staged_unconfirmed (typed and
-Enter pressed, but nothing on screen confirmed the agent took it).`;
+2 pane not found or usage error (empty text, control characters), 3 any other tmux failure,
+4 staged_unconfirmed (typed and Enter pressed, but nothing on screen confirmed the agent took it).`;
 
 const WINDOW_NAME_HELP = `
-Exit codes: 0 renamed or nothing to do, 2 pane not found (or usage error), 3 any other
-failure (tmux unreachable, rename refused, empty prefix).`;
+Exit codes: 0 renamed or nothing to do, 2 pane not found or usage error (an empty prefix),
+3 any other tmux failure (tmux unreachable, rename refused).`;
 
 export function registerPaneCommands(program: Command, context: CommandContext): void {
   const pane = program
@@ -411,8 +409,8 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('capture')
     .description('the last lines of a pane, with its worktree, change, stage and agent state')
-    .argument('<pane>', 'pane id, e.g. %5')
-    .option('-l, --lines <n>', 'how many lines', '50')
+    .argument('<pane>', PANE_ARGUMENT)
+    .option('-l, --lines <n>', 'how many lines (1 or more)', '50')
     .option('--json', JSON_HELP)
     .addOption(new Option('--raw', 'the captured text only, bytes as tmux printed them').conflicts('json'))
     .addHelpText('after', PANE_VERB_HELP)
@@ -421,7 +419,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('process')
     .description('the process tree running in a pane, with agents picked out')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .option('--json', JSON_HELP)
     .addHelpText('after', PANE_VERB_HELP)
     .action(paneVerb(context, 'pane', processTree));
@@ -430,7 +428,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   windowName
     .command('ensure-prefix')
     .description('prepend <char> to the window name unless it already starts with it')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .argument('<char>', 'the prefix, e.g. »')
     .option('--json', JSON_HELP)
     .addHelpText('after', WINDOW_NAME_HELP)
@@ -438,7 +436,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   windowName
     .command('replace-prefix')
     .description('swap the prefix <from> for <to> (empty <to> strips it); a name without <from> is left alone')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .argument('<from>', 'the prefix to replace')
     .argument('<to>', 'the new prefix (may be empty)')
     .option('--json', JSON_HELP)
@@ -448,7 +446,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('open')
     .description("start a provider's agent in a new pane: a split of the caller's window, else a new window")
-    .requiredOption('--provider <name>', 'claude, codex, opencode, gemini, or one from drover.yaml')
+    .requiredOption('--provider <name>', `claude, codex, gemini, opencode, ${SHELL_PROVIDER}, or one from drover.yaml`)
     .option('--role <role>', 'whose model/effort fills apply', 'default')
     .option('-c, --cwd <dir>', 'where the agent starts (and where drover.yaml is looked up)')
     .option('--json', JSON_HELP)
@@ -458,7 +456,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('ready')
     .description('classify a pane: ready, busy, booting, parked (a dialog or question holds it), shell or exited')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .option('--json', JSON_HELP)
     .addHelpText('after', READY_HELP)
     .action(paneVerb(context, 'pane', ready));
@@ -466,11 +464,11 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('deliver')
     .description('deliver a prompt to an agent pane and report what was seen: submitted, staged_unconfirmed or failed')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .option('--prompt-file <path>', 'delivers "Read <path> and execute it."')
     .addOption(new Option('--text <string>', 'delivers this text (line breaks included)').conflicts('promptFile'))
     .addOption(new Option('--stdin', 'delivers the text read from standard input').conflicts(['promptFile', 'text']))
-    .option('--wait <seconds>', 'how long a busy or starting agent may take to reach its composer', '0')
+    .option('--wait-ms <ms>', 'how long a busy or starting agent may take to reach its composer', '0')
     .option('--json', JSON_HELP)
     .addHelpText('after', DELIVER_HELP)
     .action(paneVerb(context, 'pane', deliver));
@@ -478,7 +476,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('kill')
     .description('kill a pane')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .option('--json', JSON_HELP)
     .addHelpText('after', PANE_VERB_HELP)
     .action(paneVerb(context, 'pane', kill));
@@ -486,17 +484,23 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('explain')
     .description('what drover reads off a pane and which rule decided: agent, hook state, screen phase, readiness, question')
-    .argument('<pane>', 'pane id, e.g. %5')
+    .argument('<pane>', PANE_ARGUMENT)
     .option('--json', JSON_HELP)
-    .addHelpText('after', `\nTypes nothing. Example: drover pane explain %3\n${PANE_VERB_HELP}`)
+    .addHelpText('after', `\nTypes nothing.\n${PANE_VERB_HELP}`)
     .action(paneVerb(context, 'pane', explain));
 
   pane
     .command('questions')
     .description('sweep waiting and idle agent panes for questions they are showing')
     .option('--all-sessions', 'every session (no $TMUX needed)')
-    .addOption(new Option('--panes <ids...>', 'these panes, whatever their state (repeatable or comma-separated)').conflicts('allSessions'))
+    .addOption(new Option('--panes <panes...>', 'these panes (ids or SESSION:WINDOW[.PANE] targets), whatever their state; repeatable or comma-separated').conflicts('allSessions'))
     .option('--json', JSON_HELP)
-    .addHelpText('after', '\nExit codes: 0 for any sweep (matches and skips are data), 1 failure, 2 usage error.')
+    .addHelpText(
+      'after',
+      `\nWithout --all-sessions or --panes the sweep covers the session this runs in, so outside tmux one
+of them is needed.
+
+Exit codes: 0 for any sweep (matches and skips are data), 1 failure, 2 usage error.`,
+    )
     .action(paneVerb(context, 'sweep', questions));
 }

@@ -6,6 +6,7 @@ import { Criteria, Endpoint, Server, ServerUnreachableError, clientEnvironment, 
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
+import { droverCommand } from '../invocation.js';
 import { renderSnapshot } from '../render.js';
 import { clearUpState, readUpState, upFile, upServerRuns, writeUpState } from '../state.js';
 import type { CommandContext } from '../program.js';
@@ -52,7 +53,7 @@ function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, se
   for (const line of workspace?.lines ?? []) writeLine(io.stdout, line);
   for (const line of renderSnapshot(snapshot)) writeLine(io.stdout, line);
   writeLine(io.stdout, `attach: ${attach.map(shellQuote).join(' ')}`);
-  if (started !== 'borrowed') writeLine(io.stdout, 'stop:   drover down');
+  if (started !== 'borrowed') writeLine(io.stdout, `stop:   ${droverCommand(io.env)} down`);
 }
 
 async function ensureSession(server: Server, name: string, io: CliIO): Promise<void> {
@@ -99,8 +100,8 @@ async function upServer(options: SocketFlags, io: CliIO, firstSession: string, r
 /** `drover up [FILE]`: the main job. No -L/-S: a private tmux server drover owns. */
 async function up(options: UpOptions, io: CliIO, file?: string): Promise<number | void> {
   if (file !== undefined) return upWorkspace(file, options, io);
-  if (options.compensate || options.expandEnv !== undefined || options.timeoutMs !== undefined) {
-    throw new UsageError('--compensate, --expand-env and --timeout-ms go with a workspace file: drover up FILE');
+  if (options.compensate || options.createDirs || options.expandEnv !== undefined || options.timeoutMs !== undefined) {
+    throw new UsageError('--compensate, --create-dirs, --expand-env and --timeout-ms go with a workspace file: drover up FILE');
   }
   const session = options.session ?? DEFAULT_SESSION;
   if (session === '') throw new UsageError('--session needs a name');
@@ -275,6 +276,7 @@ export function registerServerCommands(program: Command, context: CommandContext
     .argument('[file]', 'a workspace file to load as the session (see `drover workspace load`; exit 3: partial effects)')
     .option('--session <name>', `session to create if missing (default ${DEFAULT_SESSION})`)
     .option('--expand-env <name>', 'with FILE: expand ${NAME} and $NAME for this variable (repeatable)', (name: string, names: string[] | undefined) => [...(names ?? []), name])
+    .option('--create-dirs', "with FILE: create start directories that do not exist")
     .option('--compensate', 'with FILE: on failure, remove the session the load created')
     .option('--timeout-ms <ms>', 'with FILE: total deadline of the load (default as for workspace load)')
     .option('--json', 'print one JSON document')

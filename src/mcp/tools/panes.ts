@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { READINESS_STATES, deliveryReceiptJson, mapRowJson, paneDeliver, paneMap, paneQuestions, paneReady, type QuestionScope, type SessionScope } from '../../panes/index.js';
+import { READINESS_STATES, deliveryReceiptJson, mapRowJson, paneDeliver, paneMap, paneQuestions, paneReady, questionSweepJson, type QuestionScope, type SessionScope } from '../../panes/index.js';
 import { defineTool, type ToolDefinition } from '../tool.js';
 import { force, guardSelf, paneId } from './tmux.js';
 
@@ -20,7 +20,7 @@ export const paneTools: readonly ToolDefinition[] = [
           session: z.string(),
           window_index: z.number(),
           window_id: z.string().nullable(),
-          pane: z.string(),
+          pane_id: z.string(),
           tab: z.string(),
           worktree: z.string(),
           repo: z.string().nullable(),
@@ -47,13 +47,13 @@ export const paneTools: readonly ToolDefinition[] = [
     description: 'Sweeps waiting and idle agent panes (or the named panes) for a pending question or prompt in their last 20 lines, and says why each other pane was skipped.',
     input: z.object({ ...scope, panes: z.array(paneId).min(1).max(1024).optional() }),
     output: z.object({
-      matches: z.array(z.object({ pane: z.string(), agent_state: z.string(), indicator: z.string(), snippet: z.string() })),
-      skipped: z.array(z.object({ pane: z.string(), reason: z.string() })),
+      matches: z.array(z.object({ pane_id: z.string(), agent_state: z.string(), indicator: z.string(), snippet: z.string() })),
+      skipped: z.array(z.object({ pane_id: z.string(), reason: z.string() })),
     }),
     async run(context, input) {
       const questionScope: QuestionScope = input.panes ? { kind: 'panes', panes: input.panes } : input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
       const sweep = await paneQuestions(context.server, questionScope, { env: context.env });
-      return { matches: sweep.matches, skipped: sweep.skipped };
+      return questionSweepJson(sweep);
     },
   }),
   defineTool({
@@ -76,7 +76,7 @@ export const paneTools: readonly ToolDefinition[] = [
     async run(context, input) {
       const pane = await guardSelf(context, input.pane_id, 'probe', input.force);
       const report = await paneReady(context.server, pane, { signal: context.signal });
-      return { pane_id: input.pane_id, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
+      return { pane_id: pane, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
     },
   }),
   defineTool({
@@ -87,7 +87,7 @@ export const paneTools: readonly ToolDefinition[] = [
       'Pastes the text (line breaks kept) into an agent that is at its composer, checks the composer shows it, closes completion menus, presses Enter and reports submitted only on evidence (the agent turned busy, asks permission, or the composer emptied); otherwise failed or staged_unconfirmed with the reason and the screen. Never types into dialogs, questions or busy turns.',
     input: z.object({ pane_id: paneId, text: z.string().min(1).max(256 * 1024), force }),
     output: z.object({
-      pane: z.string(),
+      pane_id: z.string(),
       status: z.enum(['submitted', 'staged_unconfirmed', 'failed']),
       reason: z.string(),
       evidence: z.string().nullable(),
@@ -104,7 +104,7 @@ export const paneTools: readonly ToolDefinition[] = [
       const pane = await guardSelf(context, input.pane_id, 'deliver to', input.force);
       const warnings: string[] = [];
       const receipt = await paneDeliver(context.server, pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
-      return { ...deliveryReceiptJson(input.pane_id, receipt), warnings };
+      return { ...deliveryReceiptJson(pane, receipt), warnings };
     },
   }),
 ];

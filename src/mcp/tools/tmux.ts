@@ -4,12 +4,12 @@ import { Criteria, checkId, type IdOf, type Options, type Pane, type PaneId } fr
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 
 export const paneId = z.string().regex(/^%\d+$/, 'a tmux pane id like %3');
-const windowId = z.string().regex(/^@\d+$/, 'a tmux window id like @2');
-const sessionId = z.string().regex(/^\$\d+$/, 'a tmux session id like $1');
+export const windowId = z.string().regex(/^@\d+$/, 'a tmux window id like @2');
+export const sessionId = z.string().regex(/^\$\d+$/, 'a tmux session id like $1');
 const anyId = z.string().regex(/^[$@%]\d+$/, 'a tmux id: $session, @window or %pane');
 const name = z.string().min(1).max(1024);
-const argv = z.array(z.string().max(64 * 1024)).min(1).max(1024);
-const env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(64 * 1024));
+export const argv = z.array(z.string().max(64 * 1024)).min(1).max(1024);
+export const env = z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/), z.string().max(64 * 1024));
 export const force = z.boolean().optional().describe('allow acting on the pane this MCP server runs in');
 export const record = z.record(z.string(), z.unknown());
 const optionScope = z.union([z.enum(['server', 'global-session', 'global-window', 'global-pane']), anyId]);

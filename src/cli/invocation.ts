@@ -1,0 +1,25 @@
+import { realpathSync } from 'node:fs';
+import { findExecutable, shellQuote } from '../process/index.js';
+
+function realPath(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How the user runs this very drover, for the commands drover's hints print (`drover down`,
+ * `drover up`): `drover` when that name on PATH is this drover, `npx drover` when npx started
+ * it (the project's own bin, as the README's set-up runs it), else node and the script's path.
+ */
+export function droverCommand(env: NodeJS.ProcessEnv): string {
+  const script = process.argv[1] === undefined ? undefined : realPath(process.argv[1]);
+  const onPath = findExecutable('drover', env);
+  if (script !== undefined && onPath !== undefined && realPath(onPath) === script) return 'drover';
+  if (env.npm_command === 'exec') return 'npx drover';
+  const node = findExecutable('node', env);
+  const runtime = node !== undefined && realPath(node) === realPath(process.execPath) ? 'node' : process.execPath;
+  return [runtime, script ?? 'drover'].map(shellQuote).join(' ');
+}
