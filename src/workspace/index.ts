@@ -14,6 +14,7 @@ export { WorkspaceError, type WorkspaceErrorCode, type WorkspaceErrorDetails } f
 export { checkLayout, layoutChecksum, type LayoutCheck } from './layout.js';
 export { loadWorkspaceFile, parseWorkspace, type WorkspaceLoadOptions, type WorkspaceParseOptions, type WorkspaceFormat } from './parse.js';
 export {
+  DETACHED_BUILD_SIZE,
   WorkspacePlan,
   planWorkspace,
   tmuxSessionName,

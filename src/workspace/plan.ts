@@ -142,6 +142,15 @@ export interface PlanSize {
   readonly reason: string;
 }
 
+/**
+ * The size a session is built at when drover has no terminal to take it from: tmux's own
+ * 80x24 leaves main-vertical's side panes one cell wide beside its 80-column main pane until a
+ * client attaches. 200x50 is a full-screen terminal on a common monitor: room for the
+ * 80-column main pane and side panes of over 100 columns, or main-horizontal's 24-row main
+ * pane and 25 rows below it. tmux rescales the layout when a client of another size attaches.
+ */
+export const DETACHED_BUILD_SIZE: PlanSize = Object.freeze({ width: 200, height: 50, reason: "drover's size for a build without a terminal on standard output" });
+
 export interface WorkspacePlanOptions {
   snapshot?: PlanSnapshot;
   /** Size of the new session (new-session -x/-y, kept as its default-size); tmux's default-size when absent. */

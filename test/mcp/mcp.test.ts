@@ -244,5 +244,13 @@ describe('drover mcp', () => {
     assert.equal(again.conflicts.length, 1);
     assert.match(failure(await call(session, 'workspace_plan', { content: 'session_name: x\nwindows:\n  - panes: [{shell_command: 1}]\n', base_dir: sandbox.dir })), /windows\[0\]\.panes\[0\]\.shell_command/);
     assert.match(failure(await call(session, 'workspace_plan', { path: 'relative.yaml' })), /absolute/);
+
+    // A missing start directory is refused before any step, and the build gets room for its layouts.
+    const sessionsBefore = (await server.snapshot()).sessions.toArray().length;
+    const missing = 'session_name: mcp-missing\nstart_directory: ./not-there\nwindows:\n  - panes: [null]\n';
+    assert.match(failure(await call(session, 'workspace_load', { content: missing, base_dir: sandbox.dir })), /start_directory.*does not exist/s);
+    assert.equal((await server.snapshot()).sessions.toArray().length, sessionsBefore);
+    const sized = ok(await call(session, 'workspace_plan', { content: content.replace('mcp-ws', 'mcp-sized'), base_dir: sandbox.dir })) as { plan: { size: { width: number; height: number } } };
+    assert.deepEqual([sized.plan.size.width, sized.plan.size.height], [200, 50]);
   });
 });

@@ -5,6 +5,7 @@ import { AbortedError, type TerminalResult } from '../../process/index.js';
 import { Server, type Endpoint } from '../../tmux/index.js';
 import {
   ApplyError,
+  DETACHED_BUILD_SIZE,
   WorkspaceError,
   applyPlan,
   captureWorkspaceSnapshot,
@@ -56,14 +57,6 @@ export interface LoadFlags extends BuildFlags {
   timeoutMs?: string;
 }
 
-/**
- * The size a session is built at when drover has no terminal to take it from: tmux's own
- * 80x24 leaves main-vertical's side panes one cell wide beside its 80-column main pane until a
- * client attaches. 200x50 is a full-screen terminal on a common monitor: room for the
- * 80-column main pane and side panes of over 100 columns, or main-horizontal's 24-row main
- * pane and 25 rows below it. tmux rescales the layout when a client of another size attaches.
- */
-const DETACHED_SIZE = Object.freeze({ width: 200, height: 50 });
 
 interface LoadCommandFlags extends LoadFlags {
   attach?: boolean;
@@ -156,13 +149,13 @@ async function planBuild(file: string, doc: WorkspaceDocument, flags: BuildFlags
   return planWorkspace(doc, { size: buildSize(io), createDirectories, ...(snapshot === undefined ? {} : { snapshot }) });
 }
 
-/** The invoking terminal's size when standard output is one, else DETACHED_SIZE. */
+/** The invoking terminal's size when standard output is one, else DETACHED_BUILD_SIZE. */
 function buildSize(io: Pick<CliIO, 'terminalSize'>): PlanSize {
   const terminal = io.terminalSize;
   if (terminal !== undefined && Number.isSafeInteger(terminal.columns) && Number.isSafeInteger(terminal.rows) && terminal.columns > 0 && terminal.rows > 0) {
     return { width: terminal.columns, height: terminal.rows, reason: "the size of drover's terminal" };
   }
-  return { ...DETACHED_SIZE, reason: "drover's size for a build without a terminal on standard output" };
+  return DETACHED_BUILD_SIZE;
 }
 
 /**

@@ -4,7 +4,17 @@ import { z } from 'zod';
 import { ArgumentError, TimeoutError } from '../../process/index.js';
 import { checkId, compileTextPattern, type TextTest } from '../../tmux/index.js';
 import { FleetRuntime, messageJson, resolveDatabasePath, sendAndNotify } from '../../fleet/index.js';
-import { applyPlan, captureWorkspaceSnapshot, loadWorkspaceFile, parseWorkspace, planWorkspace, type WorkspaceDocument } from '../../workspace/index.js';
+import {
+  DETACHED_BUILD_SIZE,
+  applyPlan,
+  captureWorkspaceSnapshot,
+  checkDirectories,
+  loadWorkspaceFile,
+  parseWorkspace,
+  planWorkspace,
+  type WorkspaceDocument,
+  type WorkspacePlan,
+} from '../../workspace/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 import { paneId, record } from './tmux.js';
 
@@ -58,7 +68,15 @@ const workspaceSource = {
   expand_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(256).optional().describe('environment variables ${NAME} may expand (off by default)'),
 };
 
-async function readWorkspace(context: ToolContext, input: { path?: string; content?: string; format?: 'yaml' | 'json'; base_dir?: string; expand_env?: string[] }): Promise<WorkspaceDocument> {
+interface WorkspaceSource {
+  path?: string;
+  content?: string;
+  format?: 'yaml' | 'json';
+  base_dir?: string;
+  expand_env?: string[];
+}
+
+async function readWorkspace(context: ToolContext, input: WorkspaceSource): Promise<WorkspaceDocument> {
   const options = { expandEnv: input.expand_env, env: context.env as Record<string, string> };
   if ((input.path === undefined) === (input.content === undefined)) throw new ArgumentError('give exactly one of path or content');
   if (input.path !== undefined) {
@@ -67,6 +85,17 @@ async function readWorkspace(context: ToolContext, input: { path?: string; conte
   }
   if (input.base_dir === undefined || !isAbsolute(input.base_dir)) throw new ArgumentError('content needs an absolute base_dir');
   return parseWorkspace(input.content!, { ...options, format: input.format ?? 'yaml', baseDir: input.base_dir });
+}
+
+/**
+ * The plan of a build, as the CLI makes it without a terminal: a missing start directory is
+ * refused here, before any tmux step, and the session gets a size its layouts fit in.
+ */
+async function planBuild(context: ToolContext, input: WorkspaceSource): Promise<WorkspacePlan> {
+  const doc = await readWorkspace(context, input);
+  const createDirectories = await checkDirectories(doc);
+  const snapshot = await captureWorkspaceSnapshot(context.server, context.operation);
+  return planWorkspace(doc, { snapshot, size: DETACHED_BUILD_SIZE, createDirectories });
 }
 
 export const workspaceTools: readonly ToolDefinition[] = [
@@ -79,9 +108,7 @@ export const workspaceTools: readonly ToolDefinition[] = [
     input: z.object(workspaceSource),
     output: z.object({ plan: record, conflicts: z.array(z.unknown()) }),
     async run(context, input) {
-      const doc = await readWorkspace(context, input);
-      const snapshot = await captureWorkspaceSnapshot(context.server, context.operation);
-      const plan = planWorkspace(doc, { snapshot });
+      const plan = await planBuild(context, input);
       return { plan: plan.toJSON(), conflicts: [...plan.conflicts] };
     },
   }),
@@ -94,9 +121,7 @@ export const workspaceTools: readonly ToolDefinition[] = [
     input: z.object({ ...workspaceSource, compensate: z.boolean().optional() }),
     output: z.object({ result: record }),
     async run(context, input) {
-      const doc = await readWorkspace(context, input);
-      const snapshot = await captureWorkspaceSnapshot(context.server, context.operation);
-      const result = await applyPlan(planWorkspace(doc, { snapshot }), context.server, {
+      const result = await applyPlan(await planBuild(context, input), context.server, {
         timeoutMs: context.deadlineMs,
         signal: context.signal,
         compensate: input.compensate === true,
