@@ -24,6 +24,7 @@ const STATUS_OF: Readonly<Record<ApiErrorCode, number>> = {
   unreachable: 503,
   key_refused: 422,
   question_changed: 409,
+  pane_busy: 409,
   multiline_unsupported: 422,
   fleet_unavailable: 503,
   fleet_refused: 422,

@@ -5,8 +5,11 @@
  * second: the store is SQLite shared with other drover processes, and a read is cheap.
  */
 import {
+  PaneLockError,
   RegistryNotFoundError,
   RegistryStateError,
+  placementLockKey,
+  releaseAll,
   sendAndNotify,
   type FleetRuntime,
   type Member,
@@ -18,6 +21,8 @@ import type { EventHub } from './events.js';
 import type { FleetListView, FleetMessageView, FleetView, InboxView } from './protocol.js';
 
 const INBOX_LIMIT = 50;
+/** How long a write from the page waits for a fleet delivery typing into the same pane: the fleet's own input budget. */
+const PANE_INPUT_WAIT_MS = 5000;
 const FLEET_POLL_MS = 1000;
 
 export interface SendView {
@@ -55,6 +60,35 @@ export class FleetApi {
     private readonly runtime: FleetRuntime,
     private readonly hub: EventHub,
   ) {}
+
+  /**
+   * Runs a write to a pane holding the input lock of every fleet member placed there, the
+   * lock fleet deliveries take: a message is never typed into the middle of a reply, nor a
+   * reply into a message. Still held by another process after the wait, the write is refused
+   * with nothing sent.
+   */
+  async withPaneInput<T>(backend: string, paneId: string, write: () => Promise<T>): Promise<T> {
+    const { broker, locks, clock } = this.runtime;
+    const keys = broker
+      .listFleets()
+      .flatMap((fleet) => broker.activePlacements(fleet.fleetId))
+      .filter(({ placement }) => placement.backend === backend && placement.pane === paneId)
+      .map(({ placement }) => placementLockKey(placement));
+    if (keys.length === 0) return write();
+    let taken;
+    try {
+      taken = await locks.acquireAll(keys, { deadline: clock.now() + PANE_INPUT_WAIT_MS, clock });
+    } catch (error) {
+      if (error instanceof PaneLockError) throw new BridgeError('fleet_unavailable', `cannot take the fleet member's pane input lock; nothing was sent: ${error.message}`);
+      throw error;
+    }
+    if ('busyKey' in taken) throw new BridgeError('pane_busy', 'a fleet message is being typed into this pane; nothing was sent, try again');
+    try {
+      return await write();
+    } finally {
+      releaseAll(taken.guards);
+    }
+  }
 
   list(): FleetListView {
     const fleets = this.runtime.broker.listFleets().map((fleet): FleetView => {

@@ -28,6 +28,7 @@ export const API_ERROR_CODES = [
   'unreachable',
   'key_refused',
   'question_changed',
+  'pane_busy',
   'multiline_unsupported',
   'fleet_unavailable',
   'fleet_refused',

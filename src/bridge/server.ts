@@ -134,13 +134,21 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** A serialised section per pane: two writes to one pane never interleave their keystrokes. */
+/** Runs one write to a pane while whatever else types into it (a fleet delivery) is held off. */
+type PaneInputGuard = <T>(paneId: string, write: () => Promise<T>) => Promise<T>;
+
+/**
+ * A serialised section per pane: two writes to one pane never interleave their keystrokes,
+ * within this server (the queue) or with other drover processes (the input guard).
+ */
 class PaneQueue {
   private readonly tails = new Map<string, Promise<unknown>>();
 
+  constructor(private readonly guard: PaneInputGuard) {}
+
   run<T>(paneId: string, task: () => Promise<T>): Promise<T> {
     const previous = this.tails.get(paneId) ?? Promise.resolve();
-    const next = previous.catch(() => undefined).then(task);
+    const next = previous.catch(() => undefined).then(() => this.guard(paneId, task));
     const tail = next.catch(() => undefined);
     this.tails.set(paneId, tail);
     void tail.then(() => {
@@ -166,7 +174,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const observer = new PaneObserver(mux, hub, { census: options.census, log });
   const fleet = options.fleet === undefined ? undefined : new FleetApi(options.fleet, hub);
   const limiter = new RateLimiter(options.writeRate ?? DEFAULT_WRITE_RATE);
-  const panes = new PaneQueue();
+  const panes = new PaneQueue(fleet === undefined ? (_paneId, write) => write() : (paneId, write) => fleet.withPaneInput(mux.mux, paneId, write));
   const readOnly = options.readOnly === true;
   const assets = { js: readAsset(options.assets, 'page.js'), css: readAsset(options.assets, 'page.css') };
   const shell = pageShell(assets.js !== undefined);

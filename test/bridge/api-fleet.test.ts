@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FleetListView, InboxView } from '../../src/bridge/index.js';
-import { createMember } from '../../src/fleet/index.js';
+import { createMember, placementLockKey } from '../../src/fleet/index.js';
 import { createMuxPort, TmuxAdapter } from '../../src/mux/index.js';
 import { paneHistory, tmuxFleet } from '../fleet/support.js';
 import { eventually } from '../support/wait.js';
@@ -56,6 +56,31 @@ describe('drover web: the fleet', () => {
     await eventually('the line in alice’s pane', async () => (await paneHistory(fleet.server, alice.pane)).includes('please rerun the flaky test'));
     assert.equal((await world.post(`/api/fleet/${fleet.fleetId}/messages`, { to: 999, text: 'x' })).json.error?.code, 'not_found');
     assert.equal((await world.post('/api/fleet/abc/messages', { to: 1, text: 'x' })).json.error?.code, 'bad_request');
+  });
+
+  it("types into a member's pane only under the fleet's pane input lock, refusing while another holds it", async (t) => {
+    const fleet = await tmuxFleet(t);
+    const bob = await createMember(fleet.runtime, { fleetId: fleet.fleetId, name: 'bob', cwd: fleet.dir });
+    const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
+    t.after(() => port.close());
+    const world = await startWebWorld(t, { mux: port, fleet: fleet.runtime });
+    const placement = fleet.broker.getMember(bob.member.memberId).placement!;
+    const reply = (text: string) => world.post(`/api/panes/${encodeURIComponent(bob.pane)}/reply`, { text });
+
+    // Another drover process typing a message into bob's pane holds its lock: the reply waits, then gives up untyped.
+    const held = await fleet.runtime.locks.tryAcquire(placementLockKey({ ...placement, pane: placement.pane! }));
+    assert.ok(held, 'the test holds the lock');
+    const refused = await reply('typed-while-locked');
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json.error?.code, 'pane_busy');
+    assert.equal((await paneHistory(fleet.server, bob.pane)).includes('typed-while-locked'), false, 'nothing typed');
+
+    // Released during the wait, the reply goes in.
+    const waiting = reply('typed-after-release');
+    setTimeout(() => held.release(), 300);
+    const answered = await waiting;
+    assert.equal(answered.status, 200, answered.text);
+    await eventually('the reply in bob’s pane', async () => (await paneHistory(fleet.server, bob.pane)).includes('typed-after-release'));
   });
 
   it('explains a missing fleet database rather than failing', async (t) => {
