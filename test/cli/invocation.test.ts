@@ -23,14 +23,19 @@ describe('the drover command hints print', () => {
     assert.equal(await hintedCommand(sandbox, bare), `node ${shellQuote(CLI_PATH)}`);
   });
 
-  it('is npx drover when npx started it, as the set-up does', async () => {
-    assert.equal(await hintedCommand(sandbox, { ...bare, npm_command: 'exec' }), 'npx drover');
-  });
-
   it('is drover when that name on PATH is this drover', async () => {
     const bin = join(sandbox.dir, 'bin');
     mkdirSync(bin);
     symlinkSync(CLI_PATH, join(bin, 'drover'));
     assert.equal(await hintedCommand(sandbox, { ...bare, PATH: `${bin}:${bare.PATH}` }), 'drover');
+  });
+
+  it('is npx drover when npx started it, as the set-up does, though npx put drover on the PATH it passed', async () => {
+    assert.equal(await hintedCommand(sandbox, { ...bare, npm_command: 'exec' }), 'npx drover');
+    // npx runs the project's bin with node_modules/.bin first on PATH; the user's shell has no such entry.
+    const npxBin = join(sandbox.dir, 'npx-bin');
+    mkdirSync(npxBin);
+    symlinkSync(CLI_PATH, join(npxBin, 'drover'));
+    assert.equal(await hintedCommand(sandbox, { ...bare, PATH: `${npxBin}:${bare.PATH}`, npm_command: 'exec' }), 'npx drover');
   });
 });
