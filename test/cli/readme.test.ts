@@ -62,18 +62,23 @@ describe('the README examples', () => {
     }
   });
 
-  describe('that only read, run against an owned server', () => {
+  describe('that need no agent, terminal or lasting server, run against an owned server', () => {
     const sandbox = cliSandbox();
     const owned = useTestServer();
-    const readOnly = (argv: readonly string[]): boolean =>
-      (argv[0] === 'snapshot' && argv.includes('--where')) || (argv[0] === 'workspace' && (argv[1] === 'validate' || argv[1] === 'plan')) || (argv[0] === 'agent' && argv.includes('--dry-run'));
+    // What they write stays in the sandbox: HOME (agent settings) and drover's state directory (web pairing).
+    const configHomes = { XDG_CONFIG_HOME: '', CODEX_HOME: '', OPENCODE_CONFIG_DIR: '' };
+    const selfContained = (argv: readonly string[]): boolean =>
+      (argv[0] === 'snapshot' && argv.includes('--where')) ||
+      (argv[0] === 'workspace' && (argv[1] === 'validate' || argv[1] === 'plan')) ||
+      (argv[0] === 'agent' && argv[1] === 'setup') ||
+      (argv[0] === 'web' && (argv[1] === 'pair' || argv[1] === 'devices'));
 
     it('exit 0 and print what they promise', async () => {
       await owned.server.newSession({ name: 'work', command: ['sleep', '600'] });
-      const runnable = commands.filter(readOnly);
-      assert.ok(runnable.length >= 5, `only ${runnable.length} read-only examples`);
+      const runnable = commands.filter(selfContained);
+      assert.ok(runnable.length >= 11, `only ${runnable.length} self-contained examples`);
       for (const argv of runnable) {
-        const result = await sandbox.drover([...argv, '-S', owned.server.endpoint.socketPath], { cwd: REPOSITORY });
+        const result = await sandbox.drover([...argv, '-S', owned.server.endpoint.socketPath], { cwd: REPOSITORY, env: configHomes });
         assert.equal(result.exitCode, 0, `drover ${argv.join(' ')}: ${result.stderrText()}`);
         assert.notEqual(result.text(), '', `drover ${argv.join(' ')} printed nothing`);
         if (argv.includes('--json')) JSON.parse(result.text());
