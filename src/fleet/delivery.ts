@@ -201,7 +201,13 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         } else {
           const outcome = await submitAgentLine({ port, pane: placement.pane, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
           if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
-          if (outcome.status !== 'submitted') return fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
+          if (outcome.status !== 'submitted') {
+            const failed = fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
+            // Found mid-turn with nothing typed (often the turn this same wait's previous line
+            // started): not an attempt, so a later retry of the same `message wait` may deliver it.
+            if (outcome.stage === 'not_typed' && outcome.reading.phase === 'busy') attempted.delete(message.messageId);
+            return failed;
+          }
         }
       } catch (error) {
         if (paneWasGone(error)) {

@@ -59,8 +59,11 @@ function rotate(candidates: readonly number[], last: number): number[] {
  * `message wait`: returns the subject's unacknowledged messages as soon as it has any, or
  * after the timeout. Meanwhile it retries held and failed deliveries of the fleet's other
  * ordinary members (never the root Director, never the subject), one member per interval in
- * rotation, each pending message at most once per invocation. Notification failures are
- * collected; anything else ends the wait with a WaitError carrying them.
+ * rotation, each pending message at most once per invocation — except that a coding agent
+ * found busy with a turn, nothing typed, is retried at later rotations (one line per hold
+ * means a member's second message usually meets the turn its first one started).
+ * Notification failures are collected, one per message; anything else ends the wait with a
+ * WaitError carrying them.
  */
 export async function waitForMessages(options: WaitOptions): Promise<WaitResult> {
   const { broker, memberId, signal } = options;
@@ -86,6 +89,10 @@ export async function waitForMessages(options: WaitOptions): Promise<WaitResult>
           if (attempt.notified.length === 0 && attempt.diagnostic === null && attempt.held === null) continue;
           lastAttempted = candidate;
           result.notified.push(...attempt.notified);
+          // A message retried after a busy turn keeps one diagnostic, its latest, and none once notified.
+          result.diagnostics = result.diagnostics.filter(
+            (entry) => !attempt.notified.includes(entry.messageId) && entry.messageId !== attempt.diagnostic?.messageId,
+          );
           if (attempt.diagnostic) result.diagnostics.push(attempt.diagnostic);
           break;
         }

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { PaneGoneError, deliverPending, formatNotificationLine, sendAndNotify, type DeliveryOptions, type Member } from '../../src/fleet/index.js';
+import { PaneGoneError, deliverPending, formatNotificationLine, sendAndNotify, waitForMessages, type DeliveryOptions, type Member } from '../../src/fleet/index.js';
 import { FakeClock, FakePort, fakeSpans, openFixture, screenAgentRules, seedFleet } from './support.js';
 
 /** A fleet whose members run a coding agent read off its screen (the test agent of support.ts). */
@@ -57,6 +57,26 @@ describe('fleet delivery to a coding agent', () => {
     assert.match(attempt.diagnostic!.diagnostic, /not notified to member .*: failed: the agent is busy with a turn/);
     assert.deepEqual(s.port.inputs, [], 'nothing typed, nothing interrupted');
     assert.equal(s.broker.showMessage(message.messageId).notifiedAt, null);
+  });
+
+  it('message wait retries a line that met the turn its previous line started, until the turn ends', async (t) => {
+    const s = setup(t);
+    // The first line's turn outlasts one hold's five-second budget of screen reads.
+    s.port.agent.busyReads = 150;
+    const first = s.send(s.alice, s.bob, 'first of two');
+    const second = s.send(s.alice, s.bob, 'second of two');
+    // The wait ends when bob answers the Director, right after the second line went in.
+    let pastes = 0;
+    s.port.onCall = (call) => {
+      if (call.op === 'paste' && ++pastes === 2) s.send(s.bob, s.director, 'both read');
+    };
+    // Fake time only moves while a line is tried: a second line never retried would wait forever, so real time bounds it.
+    const waited = await waitForMessages({ ...s.options(s.bob), memberId: s.director.memberId, timeoutMs: 60_000, pollIntervalMs: 0, rotationIntervalMs: 0, signal: AbortSignal.timeout(10_000) });
+    assert.deepEqual(waited.messages.map((message) => message.text), ['both read']);
+    assert.deepEqual(waited.notified, [first.messageId, second.messageId], 'the second line went in once the turn was over');
+    assert.deepEqual(waited.diagnostics, [], 'a message notified in the end carries no diagnostic');
+    assert.deepEqual(s.port.agent.submitted, [formatNotificationLine(first, { escapeLead: false }), formatNotificationLine(second, { escapeLead: false })]);
+    assert.ok(s.port.inputs.filter((call) => call.op === 'paste').length === 2, 'each line typed once');
   });
 
   it('leaves a dialog alone: nothing typed, nothing stamped', async (t) => {
