@@ -14,23 +14,11 @@ import {
   unsetOptionArgs,
   type EvaluableRecord,
 } from '../../src/tmux/index.js';
+import { pick, prng } from '../support/random.js';
 
 const SEED = 0x63726974;
 const CASES = 600;
 
-/** mulberry32: small, seedable, good enough to spread cases. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(items: readonly T[], random: () => number): T => items[Math.floor(random() * items.length)] as T;
 
 /** A pane whose text fields are whatever a program in it chose to print. */
 function hostilePane(text: string): EvaluableRecord {

@@ -4,6 +4,7 @@ import { describe, it } from 'node:test';
 import { parse as parseLenientYaml, stringify as toYaml } from 'yaml';
 import { WorkspaceError, parseWorkspace, planWorkspace, type WorkspaceFormat } from '../../src/workspace/index.js';
 import { BASE, CORPUS_DIR, HOME } from './helpers.js';
+import { pick, prng, type Random } from '../support/random.js';
 
 const SEED = 0x6d726f76;
 const CASES = 1000;
@@ -12,22 +13,8 @@ const MARKER = 'Zq7 private marker/Xk';
 const MARKER_FRAGMENTS = ['Zq7', 'private marker', 'marker/Xk'];
 
 type Source = { readonly name: string; readonly format: WorkspaceFormat; readonly text: string };
-type Random = () => number;
 type Mutation = (text: string, random: Random, sources: readonly Source[]) => string;
 
-/** mulberry32: small, seedable, good enough to spread mutations. */
-function prng(seed: number): Random {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-const pick = <T>(items: readonly T[], random: Random): T => items[Math.floor(random() * items.length)] as T;
 const position = (text: string, random: Random): number => Math.floor(random() * (text.length + 1));
 
 function markValues(value: unknown): unknown {
