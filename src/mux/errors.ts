@@ -9,17 +9,22 @@ import type { MuxName, MuxRefusalReason } from './types.js';
 export interface MuxErrorContext extends ErrorContext {
   /** What a gated verb answers for this failure; defaults to unreachable. */
   reason?: MuxRefusalReason;
+  /** The multiplexer was replaced by another run at the same address (reason unreachable). */
+  replaced?: boolean;
 }
 
 export class MuxError extends DroverError {
   /** The backend that failed; undefined when no backend was chosen yet (selection). */
   readonly mux: MuxName | undefined;
   readonly reason: MuxRefusalReason;
+  /** Set when the port's multiplexer was replaced by another run: its pane ids are void for good. */
+  readonly replaced: boolean;
 
   constructor(mux: MuxName | undefined, message: string, context: MuxErrorContext = {}) {
     super(message, context);
     this.mux = mux;
-    this.reason = context.reason ?? 'unreachable';
+    this.replaced = context.replaced === true;
+    this.reason = this.replaced ? 'unreachable' : (context.reason ?? 'unreachable');
   }
 }
 

@@ -14,7 +14,7 @@
  *   herdr  workspace w1, tab w1:t2, pane w1:p3 — carried unchanged
  *   zellij the one session → "session", tab id 3 → tab_3, terminal pane 7 → terminal_7
  */
-import type { MuxSnapshot } from './types.js';
+import { MUX_NAMES, type MuxName, type MuxSnapshot } from './types.js';
 
 const MUX_ID = /^[A-Za-z0-9._~:@$%-]{1,128}$/;
 
@@ -109,4 +109,62 @@ export class PaneIdLedger {
     for (const id of now) this.present.add(id);
     return recycled;
   }
+}
+
+/**
+ * A pane key names one pane for good: the host it lives on, its multiplexer, the run of that
+ * multiplexer (its incarnation) and the pane id, as `HOST::MUX::INCARNATION::PANE`
+ * (`local::tmux::28114-1764844800::%3`). A bare pane id such as `%3` means "that id on whatever
+ * server answers now"; a key means "that pane, or nothing": a key whose incarnation is not the
+ * server's is refused as replaced, never acted on. `::` cannot occur in a tmux target
+ * (`session:window.pane`), so the two forms never mix.
+ */
+export interface PaneKey {
+  readonly host: string;
+  readonly mux: MuxName;
+  readonly incarnation: string;
+  readonly paneId: string;
+}
+
+/** This machine, in a pane key or a host-qualified target. */
+export const LOCAL_HOST = 'local';
+
+const KEY_SEPARATOR = '::';
+const HOST_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const INCARNATION = /^[A-Za-z0-9._-]{1,128}$/;
+
+export function isHostName(name: unknown): name is string {
+  return typeof name === 'string' && HOST_NAME.test(name);
+}
+
+export function isIncarnation(value: unknown): value is string {
+  return typeof value === 'string' && INCARNATION.test(value);
+}
+
+export function formatPaneKey(key: PaneKey): string {
+  if (!isHostName(key.host)) throw new RangeError(`${JSON.stringify(key.host)} is not a host name (letters, digits, . _ -)`);
+  if (!isIncarnation(key.incarnation)) throw new RangeError(`${JSON.stringify(key.incarnation)} is not an incarnation (letters, digits, . _ -)`);
+  if (!isValidMuxId(key.paneId)) throw new RangeError(`${JSON.stringify(key.paneId)} is not a mux pane id`);
+  return [key.host, key.mux, key.incarnation, key.paneId].join(KEY_SEPARATOR);
+}
+
+/** Whether the text is written in the key form (has `::`), valid or not: such text is never a tmux target. */
+export function looksLikePaneKey(text: string): boolean {
+  return text.includes(KEY_SEPARATOR);
+}
+
+/**
+ * The key a text spells, or a sentence saying what is wrong with it. The pane id is the rest
+ * after the third `::`, so ids that contain `:` (herdr's `w1:p3`) survive.
+ */
+export function parsePaneKey(text: string): { ok: true; key: PaneKey } | { ok: false; problem: string } {
+  const parts = text.split(KEY_SEPARATOR);
+  if (parts.length < 4) return { ok: false, problem: `${JSON.stringify(text)} is not a pane key: a key is HOST::MUX::INCARNATION::PANE` };
+  const [host, mux, incarnation] = parts as [string, string, string];
+  const paneId = parts.slice(3).join(KEY_SEPARATOR);
+  if (!isHostName(host)) return { ok: false, problem: `pane key ${JSON.stringify(text)}: ${JSON.stringify(host)} is not a host name` };
+  if (!(MUX_NAMES as readonly string[]).includes(mux)) return { ok: false, problem: `pane key ${JSON.stringify(text)}: ${JSON.stringify(mux)} is not a multiplexer drover drives (${MUX_NAMES.join(', ')})` };
+  if (!isIncarnation(incarnation)) return { ok: false, problem: `pane key ${JSON.stringify(text)}: ${JSON.stringify(incarnation)} is not an incarnation` };
+  if (!isValidMuxId(paneId)) return { ok: false, problem: `pane key ${JSON.stringify(text)}: ${JSON.stringify(paneId)} is not a pane id` };
+  return { ok: true, key: Object.freeze({ host, mux: mux as MuxName, incarnation, paneId }) };
 }

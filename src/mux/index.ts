@@ -6,6 +6,8 @@ export * from './rules.js';
 export * from './errors.js';
 export * from './select.js';
 export * from './port.js';
+export * from './channel.js';
+export * from './screen.js';
 export * from './open.js';
 export * from './executables.js';
 export { HerdrAdapter, type HerdrAdapterOptions } from './adapters/herdr/adapter.js';

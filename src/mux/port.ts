@@ -6,6 +6,9 @@
  *   sent, so one bad key in a batch sends nothing;
  * - a blank cwd reaches the adapter as "none asked for";
  * - a failure that escapes an adapter becomes a refusal (transport death is `unreachable`);
+ * - the port is bound to one run of the multiplexer (its incarnation): once any call learns that
+ *   another run answers at the same address, every later call answers `unreachable` with
+ *   `replaced` and nothing reaches the new run, because the port's ids name the old one's panes;
  * - watch callbacks stop at close() and onDown fires at most once.
  */
 import { isAbsolute } from 'node:path';
@@ -23,15 +26,19 @@ import type {
   MuxGrid,
   MuxGridRequest,
   MuxOpenedWorktree,
+  MuxCallOptions,
   MuxOutcome,
+  MuxPaneProcess,
   MuxPort,
+  MuxScreen,
   MuxSession,
   MuxSnapshot,
+  MuxSplitRequest,
   MuxWatch,
   MuxWatchOptions,
   MuxWorktree,
 } from './types.js';
-import { refusal } from './types.js';
+import { refusal, replacedRefusal } from './types.js';
 
 /** Longest label drover sends; multiplexers render a line, not a paragraph. */
 const MAX_LABEL_LENGTH = 256;
@@ -74,6 +81,26 @@ function badText(text: unknown): string | undefined {
   return text.includes('\0') ? 'text contains NUL' : undefined;
 }
 
+function badCallOptions(options: MuxCallOptions | undefined): string | undefined {
+  if (options === undefined) return undefined;
+  if (options === null || typeof options !== 'object') return 'call options are an object';
+  const { timeoutMs } = options;
+  return timeoutMs === undefined || (Number.isFinite(timeoutMs) && timeoutMs > 0) ? undefined : `timeoutMs ${JSON.stringify(timeoutMs)} is not a positive number of ms`;
+}
+
+function badSplit(request: MuxSplitRequest): string | undefined {
+  if (request === null || typeof request !== 'object') return 'a split request is an object';
+  if (request.direction !== 'right' && request.direction !== 'below') return `split direction ${JSON.stringify(request.direction)} is not right or below`;
+  if (request.command !== undefined && !(Array.isArray(request.command) && request.command.length > 0 && request.command.every((word) => typeof word === 'string' && !word.includes('\0')))) {
+    return 'the command is a non-empty list of strings without NUL';
+  }
+  for (const [name, value] of Object.entries(request.env ?? {})) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) return `environment name ${JSON.stringify(name)} is not a variable name`;
+    if (typeof value !== 'string' || value.includes('\0')) return `environment value of ${name} is not a string without NUL`;
+  }
+  return undefined;
+}
+
 function firstProblem(...problems: (string | undefined)[]): string | undefined {
   return problems.find((problem) => problem !== undefined);
 }
@@ -83,6 +110,10 @@ class GatedMuxPort implements MuxPort {
   readonly declaration;
   private closed = false;
   private readonly watches = new Set<MuxWatch>();
+  /** The run of the multiplexer this port answers for, once known. */
+  private incarnation: string | undefined;
+  /** Why the port answers nothing any more: its multiplexer was replaced by another run. */
+  private replacedBy: string | undefined;
 
   constructor(private readonly adapter: MuxAdapter) {
     this.mux = adapter.mux;
@@ -95,7 +126,7 @@ class GatedMuxPort implements MuxPort {
   }
 
   async reachable(): Promise<boolean> {
-    if (this.closed) return false;
+    if (this.closed || this.replacedBy !== undefined) return false;
     try {
       return await this.adapter.reachable();
     } catch {
@@ -103,9 +134,46 @@ class GatedMuxPort implements MuxPort {
     }
   }
 
-  async snapshot(): Promise<MuxSnapshot> {
+  /** Remembers a replacement any call reported, so that no later call is answered by the new run. */
+  private noteReplaced(error: unknown): void {
+    if (error instanceof MuxError && error.replaced && this.replacedBy === undefined) this.replacedBy = error.message;
+  }
+
+  private replacedError(): MuxError {
+    return new MuxError(this.mux, this.replacedBy!, { replaced: true, delivery: 'not_sent', phase: 'admit' });
+  }
+
+  /** Binds the port to the incarnation first seen; a different one later is a replacement. */
+  private bind(incarnation: string): string {
+    if (this.incarnation === undefined) this.incarnation = incarnation;
+    else if (incarnation !== this.incarnation) {
+      this.replacedBy = `the ${this.mux} server this port was bound to (${this.incarnation}) was replaced by another (${incarnation}); open a new port to reach it`;
+      throw this.replacedError();
+    }
+    return incarnation;
+  }
+
+  private async floor<T>(call: () => Promise<T>): Promise<T> {
     if (this.closed) throw new MuxError(this.mux, `the ${this.mux} mux port is closed`, { phase: 'admit' });
-    return this.adapter.snapshot();
+    if (this.replacedBy !== undefined) throw this.replacedError();
+    try {
+      return await call();
+    } catch (error) {
+      this.noteReplaced(error);
+      throw error;
+    }
+  }
+
+  serverIncarnation(): Promise<string> {
+    return this.floor(async () => this.bind(await this.adapter.serverIncarnation()));
+  }
+
+  snapshot(): Promise<MuxSnapshot> {
+    return this.floor(async () => {
+      const snapshot = await this.adapter.snapshot();
+      this.bind(snapshot.incarnation);
+      return snapshot;
+    });
   }
 
   async refresh(): Promise<void> {
@@ -170,27 +238,40 @@ class GatedMuxPort implements MuxPort {
     if (!this.declaration.supports[capability]) return refusal('unsupported', unsupportedDetail(this.mux, capability, this.declaration), capability);
     if (problem !== undefined) return refusal('refused', `${verb}: ${problem}`);
     if (this.closed) return refusal('unreachable', `the ${this.mux} mux port is closed`);
+    if (this.replacedBy !== undefined) return replacedRefusal(this.replacedBy);
     try {
+      // A port that never read a snapshot still learns its incarnation before its first write.
+      if (this.incarnation === undefined) this.bind(await this.adapter.serverIncarnation());
       const outcome = await call();
       if (outcome === undefined) throw new TypeError(`the ${this.mux} adapter does not implement ${verb}`);
+      if (!outcome.ok && outcome.replaced && this.replacedBy === undefined) this.replacedBy = outcome.detail;
       return outcome;
     } catch (error) {
+      this.noteReplaced(error);
       return refusalFromError(error);
     }
   }
 
-  readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>> {
-    const problem = firstProblem(badId('pane', paneId), badGridRequest(request));
+  readGrid(paneId: string, request: MuxGridRequest, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxGrid>> {
+    const problem = firstProblem(badId('pane', paneId), badGridRequest(request), badCallOptions(options));
     const reachesBack = this.declaration.supports.paneGrid && request?.scope === 'recent';
-    return this.gated('readGrid', problem, () => this.adapter.readGrid?.(paneId, request), reachesBack ? 'gridScrollback' : 'paneGrid');
+    return this.gated('readGrid', problem, () => this.adapter.readGrid?.(paneId, request, options), reachesBack ? 'gridScrollback' : 'paneGrid');
   }
 
-  typeText(paneId: string, text: string): Promise<MuxOutcome<void>> {
-    return this.gated('typeText', firstProblem(badId('pane', paneId), badText(text)), () => this.adapter.typeText?.(paneId, text));
+  readScreen(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxScreen>> {
+    return this.gated('readScreen', firstProblem(badId('pane', paneId), badCallOptions(options)), () => this.adapter.readScreen?.(paneId, options));
   }
 
-  pasteText(paneId: string, text: string): Promise<MuxOutcome<void>> {
-    return this.gated('pasteText', firstProblem(badId('pane', paneId), badText(text)), () => this.adapter.pasteText?.(paneId, text));
+  readProcess(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxPaneProcess>> {
+    return this.gated('readProcess', firstProblem(badId('pane', paneId), badCallOptions(options)), () => this.adapter.readProcess?.(paneId, options));
+  }
+
+  typeText(paneId: string, text: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
+    return this.gated('typeText', firstProblem(badId('pane', paneId), badText(text), badCallOptions(options)), () => this.adapter.typeText?.(paneId, text, options));
+  }
+
+  pasteText(paneId: string, text: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
+    return this.gated('pasteText', firstProblem(badId('pane', paneId), badText(text), badCallOptions(options)), () => this.adapter.pasteText?.(paneId, text, options));
   }
 
   keyProblem(spelling: string): string | undefined {
@@ -214,8 +295,8 @@ class GatedMuxPort implements MuxPort {
     }
   }
 
-  sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>> {
-    let problem = firstProblem(badId('pane', paneId), Array.isArray(keys) && keys.length > 0 ? undefined : 'at least one key is needed');
+  sendKeys(paneId: string, keys: readonly string[], options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
+    let problem = firstProblem(badId('pane', paneId), Array.isArray(keys) && keys.length > 0 ? undefined : 'at least one key is needed', badCallOptions(options));
     const translated: string[] = [];
     for (const spelling of problem === undefined ? keys : []) {
       const translation = this.translate(spelling);
@@ -225,7 +306,7 @@ class GatedMuxPort implements MuxPort {
       }
       translated.push(translation.key);
     }
-    return this.gated('sendKeys', problem, () => this.adapter.sendKeys?.(paneId, translated));
+    return this.gated('sendKeys', problem, () => this.adapter.sendKeys?.(paneId, translated, options));
   }
 
   renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>> {
@@ -233,8 +314,14 @@ class GatedMuxPort implements MuxPort {
     return this.gated('renamePane', problem, () => this.adapter.renamePane?.(paneId, label));
   }
 
-  closePane(paneId: string): Promise<MuxOutcome<void>> {
-    return this.gated('closePane', badId('pane', paneId), () => this.adapter.closePane?.(paneId));
+  splitPane(request: MuxSplitRequest, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxCreatedPane>> {
+    const cwd = requestedCwd(request?.cwd);
+    const problem = firstProblem(badId('pane', request?.besidePaneId), badSplit(request), badCwd(cwd), badCallOptions(options));
+    return this.gated('splitPane', problem, () => this.adapter.splitPane?.({ ...request, cwd }, options));
+  }
+
+  closePane(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
+    return this.gated('closePane', firstProblem(badId('pane', paneId), badCallOptions(options)), () => this.adapter.closePane?.(paneId, options));
   }
 
   setFocus(paneId: string): Promise<MuxOutcome<void>> {

@@ -6,7 +6,7 @@
 import { DroverError } from '../process/index.js';
 import { MuxError } from './errors.js';
 import type { MuxPane, MuxRefusal, MuxSnapshot, MuxSpace, MuxTab } from './types.js';
-import { refusal } from './types.js';
+import { refusal, replacedRefusal } from './types.js';
 
 /**
  * A blank cwd: an empty or whitespace cwd on a create request means no directory was asked
@@ -96,7 +96,7 @@ export function focusedPane(snapshot: MuxSnapshot): MuxPane | undefined {
  * its own classification; any other drover failure below the adapter is the transport's.
  */
 export function refusalFromError(error: unknown): MuxRefusal {
-  if (error instanceof MuxError) return refusal(error.reason, error.message);
+  if (error instanceof MuxError) return error.replaced ? replacedRefusal(error.message) : refusal(error.reason, error.message);
   if (error instanceof DroverError) return refusal('unreachable', error.message);
   throw error;
 }

@@ -12,6 +12,7 @@
  */
 import type { MuxCapability, MuxDeclaration } from './capabilities.js';
 import type { MuxKey } from './keys.js';
+import type { StyledRow } from './sgr.js';
 
 export const MUX_NAMES = ['tmux', 'herdr', 'zellij'] as const;
 export type MuxName = (typeof MUX_NAMES)[number];
@@ -43,6 +44,8 @@ export interface MuxTab {
   /** The active tab of its space. */
   readonly focused: boolean;
   readonly paneCount: number;
+  /** The multiplexer's own number for the tab where it keeps one (tmux's window index, base-index applied). */
+  readonly nativeIndex?: number;
 }
 
 /** A reference to the agent's own session log, when the multiplexer knows it (agentSessionRef). */
@@ -81,9 +84,21 @@ export interface MuxPane {
   readonly readableLines?: number;
   /** Only when agentSessionRef is declared. */
   readonly agentSession?: MuxAgentSessionRef;
+  /** The pid of the pane's own program (its shell, or a program run as the pane's command); only when paneProcess is declared. */
+  readonly pid?: number;
+  /**
+   * The agent state drover's hooks recorded on the pane, raw (`<state>:<epoch>[:<pid>]`), where
+   * the multiplexer stores such per-pane values (tmux pane options); absent when none was recorded.
+   */
+  readonly hookState?: string;
 }
 
 export interface MuxSnapshot {
+  /**
+   * Which run of the multiplexer this snapshot was read from (serverIncarnation()). Pane ids are
+   * only meaningful together with it: a new incarnation means every pane of the old one is gone.
+   */
+  readonly incarnation: string;
   readonly spaces: readonly MuxSpace[];
   readonly tabs: readonly MuxTab[];
   readonly panes: readonly MuxPane[];
@@ -104,6 +119,11 @@ export interface MuxRefusal {
   readonly detail: string;
   /** Set on `unsupported`: the capability that is not declared. */
   readonly capability?: MuxCapability;
+  /**
+   * Set on `unreachable` when the multiplexer this port was bound to was replaced by another run
+   * at the same address: the port's ids name panes that no longer exist, and it never re-binds.
+   */
+  readonly replaced?: true;
 }
 
 export type MuxOutcome<T> = { readonly ok: true; readonly value: T } | MuxRefusal;
@@ -123,6 +143,56 @@ export interface MuxGrid {
   readonly truncated: boolean;
   /** Moves when the content moves; compare for equality only. */
   readonly revision: string;
+}
+
+/** One pane's visible screen: styled rows, plain lines, size and cursor. */
+export interface MuxScreen {
+  readonly paneId: string;
+  /** The visible rows, top to bottom, with their styling; always `height` rows. */
+  readonly rows: readonly StyledRow[];
+  /** The same rows as plain text, trailing blanks trimmed. */
+  readonly lines: readonly string[];
+  readonly width: number;
+  readonly height: number;
+  /** Where the terminal cursor is (0-based); null where the multiplexer does not report it. */
+  readonly cursor: { readonly x: number; readonly y: number; readonly visible: boolean } | null;
+}
+
+/** What runs in a pane, as the multiplexer reports it. */
+export interface MuxPaneProcess {
+  readonly paneId: string;
+  /** The pid of the pane's own program; null where the multiplexer does not report it. */
+  readonly pid: number | null;
+  /** The foreground command's name (who owns the pane's terminal now); "" when unknown. */
+  readonly foreground: string;
+  /** The program exited and the multiplexer kept the pane. */
+  readonly dead: boolean;
+  /** The exit status of a dead pane's program, when known. */
+  readonly exitStatus: number | null;
+}
+
+export interface MuxSplitRequest {
+  /** The pane the new one is split off; it appears beside that pane. */
+  readonly besidePaneId: string;
+  /** right: side by side; below: stacked. */
+  readonly direction: 'right' | 'below';
+  /** Blank or whitespace means "none asked for" (rules.ts). */
+  readonly cwd?: string;
+  readonly env?: Readonly<Record<string, string>>;
+  /** The program the pane runs, as argv; absent: the default shell. */
+  readonly command?: readonly string[];
+  /** Keep the pane on screen after its program exits, so its last lines and status can be read (paneProcess). */
+  readonly keepOnExit?: boolean;
+}
+
+/**
+ * A budget for one call. Every verb finishes (or fails) within `timeoutMs`, however many
+ * multiplexer commands it needs; an operation made of several calls passes each what is left
+ * of its own one deadline.
+ */
+export interface MuxCallOptions {
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
 }
 
 export interface MuxCreatedPane {
@@ -196,26 +266,42 @@ export interface MuxDescription {
 /** The port every caller uses. Built by createMuxPort() around an adapter. */
 export interface MuxPort extends MuxDescription {
   reachable(): Promise<boolean>;
+  /**
+   * Which run of the multiplexer the port is bound to, learnt on first contact and fixed from
+   * then on. Throws a MuxError (unreachable, `replaced` when another run answers at the address).
+   */
+  serverIncarnation(): Promise<string>;
   snapshot(): Promise<MuxSnapshot>;
   /** "Look now": the next snapshot is current and a census drops to its floor. Writes nothing. */
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
 
-  readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>>;
-  /** Literal text, never submitted. */
-  typeText(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  readGrid(paneId: string, request: MuxGridRequest, options?: MuxCallOptions): Promise<MuxOutcome<MuxGrid>>;
+  /** The visible screen with its size and cursor (paneScreen capability). */
+  readScreen(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<MuxScreen>>;
+  /** What runs in the pane (paneProcess capability). */
+  readProcess(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<MuxPaneProcess>>;
+  /**
+   * Literal text, never submitted. Like every write, it first returns a pane that a multiplexer
+   * mode (tmux's copy-mode) holds to its live input, since keys sent there would be eaten as
+   * mode bindings.
+   */
+  typeText(paneId: string, text: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /**
    * Text as one bracketed paste, never submitted: a program that asked for bracketed paste reads
    * its line breaks as line breaks rather than as Enter (pasteText capability).
    */
-  pasteText(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  pasteText(paneId: string, text: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /** Neutral key spellings (keys.ts), sent in order; all are checked before any is sent. */
-  sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>>;
+  sendKeys(paneId: string, keys: readonly string[], options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /** Why sendKeys would refuse this one key (its spelling, the declaration, the translation), or undefined. No I/O. */
   keyProblem(spelling: string): string | undefined;
   /** null clears the label drover gave the pane. */
   renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
-  closePane(paneId: string): Promise<MuxOutcome<void>>;
+  /** A new pane beside another, running `command` (splitPane capability). */
+  splitPane(request: MuxSplitRequest, options?: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
+  /** A pane already gone answers `gone`. */
+  closePane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus(paneId: string): Promise<MuxOutcome<void>>;
   createTab(request: MuxCreateTabRequest): Promise<MuxOutcome<MuxCreatedPane>>;
   renameTab(tabId: string, label: string): Promise<MuxOutcome<void>>;
@@ -239,19 +325,24 @@ export type KeyTranslation = { readonly ok: true; readonly key: string } | { rea
  */
 export interface MuxAdapter extends MuxDescription {
   reachable(): Promise<boolean>;
+  serverIncarnation(): Promise<string>;
   snapshot(): Promise<MuxSnapshot>;
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
   /** Pure: this multiplexer's spelling of one parsed key, with no I/O. */
   translateKey(key: MuxKey): KeyTranslation;
 
-  readGrid?(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>>;
-  typeText?(paneId: string, text: string): Promise<MuxOutcome<void>>;
-  pasteText?(paneId: string, text: string): Promise<MuxOutcome<void>>;
+  readGrid?(paneId: string, request: MuxGridRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxGrid>>;
+  readScreen?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxScreen>>;
+  readProcess?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxPaneProcess>>;
+  typeText?(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
+  pasteText?(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   /** `keys` are already translated by translateKey, in order. */
-  sendKeys?(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>>;
+  sendKeys?(paneId: string, keys: readonly string[], options: MuxCallOptions): Promise<MuxOutcome<void>>;
   renamePane?(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
-  closePane?(paneId: string): Promise<MuxOutcome<void>>;
+  /** `cwd` already passed through requestedCwd. */
+  splitPane?(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
+  closePane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus?(paneId: string): Promise<MuxOutcome<void>>;
   /** `cwd` already passed through requestedCwd: undefined means none asked for. */
   createTab?(request: { spaceId: string; label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>>;
@@ -271,4 +362,9 @@ export function ok<T>(value: T): MuxOutcome<T> {
 
 export function refusal(reason: MuxRefusalReason, detail: string, capability?: MuxCapability): MuxRefusal {
   return capability === undefined ? { ok: false, reason, detail } : { ok: false, reason, detail, capability };
+}
+
+/** The refusal of every call on a port whose multiplexer was replaced by another run. */
+export function replacedRefusal(detail: string): MuxRefusal {
+  return { ok: false, reason: 'unreachable', detail, replaced: true };
 }
