@@ -290,6 +290,14 @@ export function copyModeNeedsVersion(spec: CopyModeSpec): boolean {
   return COPY_MODE_FLAGS.some(({ key, since }) => since !== undefined && spec[key] === true);
 }
 
+/**
+ * Returns a pane that a mode holds (copy mode, view mode, a chooser) to its live input, where
+ * keys sent would otherwise be read as mode commands; a pane in no mode is left as it is.
+ */
+export function leaveModeArgs(pane: PaneId): string[] {
+  return copyModeArgs(pane, { cancel: true }, undefined, undefined);
+}
+
 const COPY_COMMAND = /^[a-z][a-z-]{0,63}$/;
 
 /** A copy-mode command (`begin-selection`, `search-backward` …) and its arguments, sent with send-keys -X. */
@@ -389,6 +397,23 @@ export function sendKeysArgs(pane: PaneId, keys: readonly string[]): string[] {
     if (typeof key !== 'string' || key === '' || key.includes('\0')) throw new ArgumentError(`keys[${i}] must be a non-empty key name`);
   });
   return ['send-keys', '-t', pane, '--', ...keys.map(protectArgument)];
+}
+
+export interface PasteSpec {
+  /** Delete the buffer after pasting. */
+  delete?: boolean;
+  /** Ask for bracketed paste markers (honoured only if the program enabled bracket mode). */
+  bracketed?: boolean;
+  /** Replace newlines with this separator instead of tmux's default carriage return. */
+  separator?: string;
+}
+
+export function pasteBufferArgs(pane: PaneId, buffer: string, spec: PasteSpec = {}): string[] {
+  const args = ['paste-buffer', '-b', protectArgument(checkName('buffer name', buffer)), '-t', pane];
+  if (spec.delete) args.push('-d');
+  if (spec.bracketed) args.push('-p');
+  if (spec.separator !== undefined) args.push('-s', protectArgument(spec.separator));
+  return args;
 }
 
 export interface CaptureSpec {

@@ -11,6 +11,7 @@ import {
   layoutNeedsVersion,
   linkWindowArgs,
   newWindowArgs,
+  pasteBufferArgs,
   pipePaneArgs,
   resolveLayout,
   respawnPaneArgs,
@@ -22,6 +23,7 @@ import {
   type CopyModeSpec,
   type JoinSpec,
   type NewWindowSpec,
+  type PasteSpec,
   type PipeSpec,
   type RespawnSpec,
   type SplitSpec,
@@ -34,6 +36,8 @@ import { Environment, Hooks, Options } from './settings.js';
 import type { Server } from './server.js';
 import type { PaneRecord, SessionRecord, WindowRecord } from './snapshot.js';
 import type { CommandResult } from './transport.js';
+
+export type { PasteSpec } from './commands.js';
 
 /** The objects one creation reply named, all from the same framed reply. */
 export interface CreationReceipt {
@@ -279,15 +283,6 @@ export type ResizeSpec =
   | { direction: 'left' | 'right' | 'up' | 'down'; cells?: number }
   | { zoom: true };
 
-export interface PasteSpec {
-  /** Delete the buffer after pasting. */
-  delete?: boolean;
-  /** Ask for bracketed paste markers (honoured only if the program enabled bracket mode). */
-  bracketed?: boolean;
-  /** Replace newlines with this separator instead of tmux's default carriage return. */
-  separator?: string;
-}
-
 export class Pane extends Handle<'pane', PaneId> {
   readonly kind = 'pane' as const;
 
@@ -380,12 +375,7 @@ export class Pane extends Handle<'pane', PaneId> {
 
   /** Pastes a named buffer into the pane. */
   async paste(buffer: string, spec: PasteSpec & OperationOptions = {}): Promise<CommandResult> {
-    checkName('buffer name', buffer);
-    const args = ['paste-buffer', '-b', protectArgument(buffer), '-t', this.id];
-    if (spec.delete) args.push('-d');
-    if (spec.bracketed) args.push('-p');
-    if (spec.separator !== undefined) args.push('-s', protectArgument(spec.separator));
-    return this.server.command(args, spec);
+    return this.server.command(pasteBufferArgs(this.id, buffer, spec), spec);
   }
 
   /** Whether the pane is in a mode (copy mode, view mode…) that would swallow typed keys. */

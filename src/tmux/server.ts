@@ -546,6 +546,11 @@ export class Server {
     }
   }
 
+  /** Which server process this binding talks to, when a command already learnt it; no I/O. */
+  get knownIncarnation(): ServerIncarnation | undefined {
+    return this.known;
+  }
+
   /**
    * Which server process this binding talks to (pid and start time): learnt with its first
    * command, or asked now.

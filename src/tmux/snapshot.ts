@@ -201,6 +201,15 @@ export interface PaneRecord extends PaneFields {}
 export class PaneRecord extends SnapshotRecord {
   readonly entity = 'pane' as const;
 
+  /**
+   * A pane user option captured with the snapshot (SnapshotOptions.paneOptions), as text (bytes
+   * that are not UTF-8 shown as replacement characters, since other programs write these);
+   * undefined when the pane has none (tmux prints an unset option and an empty one alike).
+   */
+  userOption(name: string): string | undefined {
+    return this.graph.paneUserOption(this.paneId as PaneId, name);
+  }
+
   ref(): Pane {
     return this.graph.capturer('pane').pane(this.paneId);
   }
@@ -319,17 +328,36 @@ const PANE_SPECS = tableSpecs(PANE_FIELDS);
 const CLIENT_SPECS = tableSpecs(CLIENT_FIELDS);
 const LINK_COUNT = tableSpecs(WINDOW_LINK_FIELDS).length;
 
-const FIELD_COUNTS: Readonly<Record<string, number>> = Object.freeze({
-  S: SESSION_SPECS.length,
-  W: LINK_AND_WINDOW_SPECS.length,
-  P: PANE_SPECS.length,
-  C: CLIENT_SPECS.length,
-});
+/** How many fields each row tag carries, the pane rows with the user options asked for. */
+function fieldCounts(paneOptions: readonly string[]): Readonly<Record<string, number>> {
+  return { S: SESSION_SPECS.length, W: LINK_AND_WINDOW_SPECS.length, P: PANE_SPECS.length + paneOptions.length, C: CLIENT_SPECS.length };
+}
 
 export interface SnapshotOptions {
   /** Also list clients (off by default). */
   clients?: boolean;
+  /**
+   * Pane user options (`@name`) to capture with every pane, in the same listing: per-pane
+   * values other programs record there (an agent's state, say), read without a command per pane.
+   */
+  paneOptions?: readonly string[];
   limits?: Partial<FramingLimits>;
+}
+
+const USER_OPTION = /^@[A-Za-z0-9_-]{1,64}$/;
+
+/** The options asked for, checked: each a user option name (`@` then letters, digits, _ or -). */
+function paneOptionsOf(options: SnapshotOptions): readonly string[] {
+  const names = options.paneOptions ?? [];
+  for (const name of names) {
+    if (typeof name !== 'string' || !USER_OPTION.test(name)) throw new ArgumentError(`${JSON.stringify(name)} is not a pane user option name (@ then letters, digits, _ or -)`);
+  }
+  return names;
+}
+
+/** User options are text; empty is the same as unset. */
+function userOptionSpecs(names: readonly string[]): FieldSpec[] {
+  return names.map((wire) => Object.freeze({ wire, type: 'string' as const, emptyIsNull: true }));
 }
 
 /** Client records from a list-clients reply framed with CLIENT_FORMAT. */
@@ -347,7 +375,7 @@ export function snapshotCommands(options: SnapshotOptions = {}): string[][] {
   const commands = [
     ['list-sessions', '-F', rowFormat('S', SESSION_SPECS)],
     ['list-windows', '-a', '-F', rowFormat('W', LINK_AND_WINDOW_SPECS)],
-    ['list-panes', '-a', '-F', rowFormat('P', PANE_SPECS)],
+    ['list-panes', '-a', '-F', rowFormat('P', [...PANE_SPECS, ...userOptionSpecs(paneOptionsOf(options))])],
   ];
   if (options.clients) commands.push(['list-clients', '-F', CLIENT_FORMAT]);
   return commands;
@@ -361,7 +389,10 @@ export interface SnapshotCoverage {
 }
 
 class SnapshotGraph {
-  constructor(readonly binding: Server | undefined) {}
+  constructor(
+    readonly binding: Server | undefined,
+    private readonly paneOptions: readonly string[] = [],
+  ) {}
 
   /** The binding records become handles on; refused for records not captured through one. */
   capturer(what: string): Server {
@@ -377,6 +408,7 @@ class SnapshotGraph {
   private readonly linksBySession = new Map<SessionId, WindowLinkRecord[]>();
   private readonly linksByWindow = new Map<WindowId, WindowLinkRecord[]>();
   private readonly panesByWindow = new Map<WindowId, PaneRecord[]>();
+  private readonly userOptions = new Map<PaneId, ReadonlyMap<string, Buffer>>();
 
   add(rows: readonly RawRow[]): void {
     for (const row of rows) {
@@ -399,6 +431,7 @@ class SnapshotGraph {
           const id = record.paneId as PaneId;
           if (this.panes.has(id)) break; // a window linked into several sessions lists its panes once per link
           this.panes.set(id, record);
+          this.userOptions.set(id, new Map(this.paneOptions.map((name, i) => [name, row.values[PANE_SPECS.length + i]!])));
           push(this.panesByWindow, record.windowId as WindowId, record);
           break;
         }
@@ -443,6 +476,12 @@ class SnapshotGraph {
   panesOfWindow(id: WindowId): readonly PaneRecord[] {
     return this.panesByWindow.get(id) ?? [];
   }
+
+  paneUserOption(id: PaneId, name: string): string | undefined {
+    const raw = this.userOptions.get(id)?.get(name);
+    if (raw === undefined) throw new IncompleteSnapshotError(`pane option ${name} was not captured; take the snapshot with it in paneOptions`);
+    return raw.length === 0 ? undefined : raw.toString('utf8');
+  }
 }
 
 function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
@@ -467,8 +506,9 @@ export class Snapshot {
 
   /** `binding`: the server binding that captured it; only its records become handles. */
   constructor(output: Buffer, options: SnapshotOptions & { startedAt?: number; finishedAt?: number; binding?: Server } = {}) {
-    const rows = parseFramedRows(output, FIELD_COUNTS, { ...DEFAULT_FRAMING_LIMITS, ...options.limits });
-    const graph = new SnapshotGraph(options.binding);
+    const paneOptions = paneOptionsOf(options);
+    const rows = parseFramedRows(output, fieldCounts(paneOptions), { ...DEFAULT_FRAMING_LIMITS, ...options.limits });
+    const graph = new SnapshotGraph(options.binding, paneOptions);
     graph.add(rows);
     graph.check();
     this.graph = graph;

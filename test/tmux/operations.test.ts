@@ -19,6 +19,7 @@ import {
   Endpoint,
   LimitError,
   NoMatchError,
+  pasteFromBuffer,
   Server,
   TargetNotFoundError,
   UnsupportedFeatureError,
@@ -274,6 +275,23 @@ describe('listings, records and searches', () => {
     });
   });
 
+  it('captures the pane user options asked for in the same listing, and refuses a name that is not one', async () => {
+    await withServer(async (server) => {
+      const receipt = await server.newSession({ name: 'options', receipt: true });
+      await receipt.pane.options().set('@rk_pane_agent_state', 'idle:1700000000:42');
+      await receipt.pane.options().set('@empty', '');
+      const spawned = processDiagnostics().spawned;
+      const snapshot = await server.snapshot({ paneOptions: ['@rk_pane_agent_state', '@empty', '@never_set'] });
+      assert.equal(processDiagnostics().spawned, spawned + 1, 'one tmux invocation');
+      const pane = snapshot.pane(receipt.pane.id)!;
+      assert.equal(pane.userOption('@rk_pane_agent_state'), 'idle:1700000000:42');
+      assert.equal(pane.userOption('@empty'), undefined);
+      assert.equal(pane.userOption('@never_set'), undefined);
+      assert.throws(() => pane.userOption('@not_captured'), /was not captured/);
+      await refusedLocally(() => server.snapshot({ paneOptions: ['pane_pid'] }), ArgumentError);
+    });
+  });
+
   it('explains a pane search without I/O, and refuses required pushdown before any', async () => {
     await withServer(async (server) => {
       const criteria = {
@@ -300,6 +318,24 @@ describe('listings, records and searches', () => {
       await server.newSession({ name: 'work' });
       assert.equal((await server.searchPanes(criteria, { pushdown: 'never' })).size, 0);
     });
+  });
+});
+
+describe('pasting from a buffer', () => {
+  const owned = useTestServer();
+
+  it('pastes in one tmux invocation, leaves a mode first when asked, and leaves no buffer after a failure', async () => {
+    const session = await owned.server.newSession({ name: 'paste', command: ['cat'] });
+    const pane = await firstPane(session);
+    await pane.copyMode();
+    assert.equal(await pane.inMode(), true);
+    const spawned = processDiagnostics().spawned;
+    await pasteFromBuffer(pane, 'pasted-line\n', { bracketed: false, leaveMode: true });
+    assert.equal(processDiagnostics().spawned, spawned + 1, 'one tmux invocation');
+    assert.equal(await pane.inMode(), false);
+    await eventually('the pasted line', async () => (await pane.capture()).toString('utf8').includes('pasted-line'));
+    await assert.rejects(pasteFromBuffer(owned.server.pane('%9999'), 'x', { bracketed: true }), TargetNotFoundError);
+    assert.deepEqual(await owned.server.buffers().list(), []);
   });
 });
 
