@@ -68,7 +68,8 @@ class Limiter {
 }
 
 export class PaneObserver {
-  private layout: MuxSnapshot = { spaces: [], tabs: [], panes: [] };
+  /** Nothing read yet: no run of the multiplexer is known. */
+  private layout: MuxSnapshot = { incarnation: '', spaces: [], tabs: [], panes: [] };
   private readonly panes = new Map<string, MuxPane>();
   private readonly records = new Map<string, PaneRecord>();
   private facts: ReadonlyMap<string, PaneAgentFacts> = new Map();

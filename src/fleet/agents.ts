@@ -1,4 +1,4 @@
-import { ArgumentError, DroverError, findExecutable, shellQuote } from '../process/index.js';
+import { ArgumentError, DroverError, findExecutable } from '../process/index.js';
 import { userShell } from '../panes/index.js';
 import type { CodingAgent } from './model.js';
 
@@ -189,7 +189,5 @@ export function agentArgv(request: LaunchRequest): string[] {
   }
 }
 
-/** An argv as one shell command line, for multiplexers that start programs by typing them. */
-export function shellCommandLine(argv: readonly string[]): string {
-  return argv.map(shellQuote).join(' ');
-}
+/** For multiplexers that start programs by typing them; its home is the process layer, which the mux adapters share. */
+export { shellCommandLine } from '../process/index.js';

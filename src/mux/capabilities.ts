@@ -95,12 +95,15 @@ export function declareCapabilities(
 }
 
 export const HERDR_DECLARATION: MuxDeclaration = declareCapabilities(
-  MUX_CAPABILITIES.filter((capability) => capability !== 'pasteText'),
+  MUX_CAPABILITIES.filter((capability) => capability !== 'pasteText' && capability !== 'paneProcess'),
   {
     unsupportedKeys: ['PageUp', 'PageDown', 'Home', 'End', 'Insert', 'Delete'],
     notes: {
       sendKeys: 'herdr has no key names for PageUp, PageDown, Home, End, Insert or Delete.',
       pasteText: "herdr's socket offers no paste: its send_text types the text as keys, so a line break would press Enter.",
+      paneProcess: "herdr's socket reports no pid, foreground command or exit status for a pane.",
+      paneScreen: 'herdr reports neither the size nor the cursor of a pane: its screen is the visible rows, with no cursor.',
+      splitPane: "herdr starts a new pane's shell, into which drover types the program; a pane kept on exit keeps that shell.",
     },
     topologyLatency: { kind: 'push' },
     spaces: 'many',
@@ -111,10 +114,13 @@ export const TMUX_DECLARATION: MuxDeclaration = declareCapabilities(
   [
     'paneGrid',
     'gridScrollback',
+    'paneScreen',
+    'paneProcess',
     'typeText',
     'pasteText',
     'sendKeys',
     'renamePane',
+    'splitPane',
     'closePane',
     'setFocus',
     'createTab',
@@ -146,7 +152,7 @@ export const ZELLIJ_CENSUS_CEILING_MS = 12_000;
 
 export function zellijDeclaration(censusCeilingMs: number = ZELLIJ_CENSUS_CEILING_MS): MuxDeclaration {
   return declareCapabilities(
-    ['paneGrid', 'gridScrollback', 'typeText', 'sendKeys', 'renamePane', 'closePane', 'createTab', 'renameTab', 'closeTab', 'pushPaneEvents'],
+    ['paneGrid', 'gridScrollback', 'paneScreen', 'paneProcess', 'typeText', 'sendKeys', 'renamePane', 'closePane', 'createTab', 'renameTab', 'closeTab', 'pushPaneEvents'],
     {
       // Probed: zellij accepts every key name of the alphabet (Escape spelled Esc).
       unsupportedKeys: [],
@@ -163,6 +169,8 @@ export function zellijDeclaration(censusCeilingMs: number = ZELLIJ_CENSUS_CEILIN
         typeText: 'zellij takes text as one command argument, so text of 128 KiB or more is refused, never split.',
         pasteText: "drover does not drive zellij's paste action yet, so a line break cannot be sent without pressing Enter.",
         sendKeys: 'zellij drops a Super/Command modifier and would send the bare key, so those chords are refused.',
+        paneProcess: "zellij reports the command a pane was started with, its exit and its exit status, but no pid and not what runs in a shell's foreground.",
+        splitPane: "zellij's new-pane opens beside whichever pane has focus, not beside a given one, and drover cannot move zellij's focus.",
       },
       topologyLatency: { kind: 'bounded', ms: censusCeilingMs },
       spaces: 'one',

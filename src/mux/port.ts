@@ -12,6 +12,8 @@
  * - watch callbacks stop at close() and onDown fires at most once.
  */
 import { isAbsolute } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { TimeoutError } from '../process/index.js';
 import { unsupportedDetail, VERB_CAPABILITY, type GatedVerb, type MuxCapability } from './capabilities.js';
 import { MuxError } from './errors.js';
 import { isValidMuxId } from './identity.js';
@@ -105,6 +107,18 @@ function firstProblem(...problems: (string | undefined)[]): string | undefined {
   return problems.find((problem) => problem !== undefined);
 }
 
+/**
+ * What is left of one call's budget for its next step (learning the incarnation, then the verb),
+ * so that the call as a whole ends within the budget it was given. A call without a budget
+ * passes its options on unchanged and the adapter's own default applies.
+ */
+function remainder(options: MuxCallOptions, startedAt: number): MuxCallOptions {
+  if (options.timeoutMs === undefined) return options;
+  const left = Math.floor(options.timeoutMs - (performance.now() - startedAt));
+  if (left <= 0) throw new TimeoutError(`the call used up its ${options.timeoutMs} ms before reaching the multiplexer`, options.timeoutMs, { phase: 'admit', delivery: 'not_sent' });
+  return { ...options, timeoutMs: left };
+}
+
 class GatedMuxPort implements MuxPort {
   readonly mux;
   readonly declaration;
@@ -143,10 +157,14 @@ class GatedMuxPort implements MuxPort {
     return new MuxError(this.mux, this.replacedBy!, { replaced: true, delivery: 'not_sent', phase: 'admit' });
   }
 
-  /** Binds the port to the incarnation first seen; a different one later is a replacement. */
+  sameIncarnation(a: string, b: string): boolean {
+    return this.adapter.sameIncarnation?.(a, b) ?? a === b;
+  }
+
+  /** Binds the port to the incarnation first seen; another run later is a replacement. */
   private bind(incarnation: string): string {
     if (this.incarnation === undefined) this.incarnation = incarnation;
-    else if (incarnation !== this.incarnation) {
+    else if (!this.sameIncarnation(incarnation, this.incarnation)) {
       this.replacedBy = `the ${this.mux} server this port was bound to (${this.incarnation}) was replaced by another (${incarnation}); open a new port to reach it`;
       throw this.replacedError();
     }
@@ -164,8 +182,13 @@ class GatedMuxPort implements MuxPort {
     }
   }
 
-  serverIncarnation(): Promise<string> {
-    return this.floor(async () => this.bind(await this.adapter.serverIncarnation()));
+  serverIncarnation(options: MuxCallOptions = {}): Promise<string> {
+    const problem = badCallOptions(options);
+    if (problem !== undefined) return Promise.reject(new MuxError(this.mux, `serverIncarnation: ${problem}`, { reason: 'refused', phase: 'validate', delivery: 'not_sent' }));
+    return this.floor(async () => {
+      this.bind(await this.adapter.serverIncarnation(options));
+      return this.incarnation!;
+    });
   }
 
   snapshot(): Promise<MuxSnapshot> {
@@ -229,20 +252,26 @@ class GatedMuxPort implements MuxPort {
     return handle;
   }
 
+  /**
+   * One gated call: declaration, then the request's problems, then the port's own state, then
+   * (on first contact) the incarnation, then the adapter, all within the call's one budget.
+   */
   private async gated<T>(
     verb: GatedVerb,
     problem: string | undefined,
-    call: () => Promise<MuxOutcome<T>> | undefined,
+    call: (options: MuxCallOptions) => Promise<MuxOutcome<T>> | undefined,
+    options: MuxCallOptions = {},
     capability: MuxCapability = VERB_CAPABILITY[verb],
   ): Promise<MuxOutcome<T>> {
     if (!this.declaration.supports[capability]) return refusal('unsupported', unsupportedDetail(this.mux, capability, this.declaration), capability);
     if (problem !== undefined) return refusal('refused', `${verb}: ${problem}`);
     if (this.closed) return refusal('unreachable', `the ${this.mux} mux port is closed`);
     if (this.replacedBy !== undefined) return replacedRefusal(this.replacedBy);
+    const startedAt = performance.now();
     try {
       // A port that never read a snapshot still learns its incarnation before its first write.
-      if (this.incarnation === undefined) this.bind(await this.adapter.serverIncarnation());
-      const outcome = await call();
+      if (this.incarnation === undefined) this.bind(await this.adapter.serverIncarnation(remainder(options, startedAt)));
+      const outcome = await call(remainder(options, startedAt));
       if (outcome === undefined) throw new TypeError(`the ${this.mux} adapter does not implement ${verb}`);
       if (!outcome.ok && outcome.replaced && this.replacedBy === undefined) this.replacedBy = outcome.detail;
       return outcome;
@@ -255,23 +284,23 @@ class GatedMuxPort implements MuxPort {
   readGrid(paneId: string, request: MuxGridRequest, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxGrid>> {
     const problem = firstProblem(badId('pane', paneId), badGridRequest(request), badCallOptions(options));
     const reachesBack = this.declaration.supports.paneGrid && request?.scope === 'recent';
-    return this.gated('readGrid', problem, () => this.adapter.readGrid?.(paneId, request, options), reachesBack ? 'gridScrollback' : 'paneGrid');
+    return this.gated('readGrid', problem, (rest) => this.adapter.readGrid?.(paneId, request, rest), options, reachesBack ? 'gridScrollback' : 'paneGrid');
   }
 
   readScreen(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxScreen>> {
-    return this.gated('readScreen', firstProblem(badId('pane', paneId), badCallOptions(options)), () => this.adapter.readScreen?.(paneId, options));
+    return this.gated('readScreen', firstProblem(badId('pane', paneId), badCallOptions(options)), (rest) => this.adapter.readScreen?.(paneId, rest), options);
   }
 
   readProcess(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxPaneProcess>> {
-    return this.gated('readProcess', firstProblem(badId('pane', paneId), badCallOptions(options)), () => this.adapter.readProcess?.(paneId, options));
+    return this.gated('readProcess', firstProblem(badId('pane', paneId), badCallOptions(options)), (rest) => this.adapter.readProcess?.(paneId, rest), options);
   }
 
   typeText(paneId: string, text: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
-    return this.gated('typeText', firstProblem(badId('pane', paneId), badText(text), badCallOptions(options)), () => this.adapter.typeText?.(paneId, text, options));
+    return this.gated('typeText', firstProblem(badId('pane', paneId), badText(text), badCallOptions(options)), (rest) => this.adapter.typeText?.(paneId, text, rest), options);
   }
 
   pasteText(paneId: string, text: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
-    return this.gated('pasteText', firstProblem(badId('pane', paneId), badText(text), badCallOptions(options)), () => this.adapter.pasteText?.(paneId, text, options));
+    return this.gated('pasteText', firstProblem(badId('pane', paneId), badText(text), badCallOptions(options)), (rest) => this.adapter.pasteText?.(paneId, text, rest), options);
   }
 
   keyProblem(spelling: string): string | undefined {
@@ -306,7 +335,7 @@ class GatedMuxPort implements MuxPort {
       }
       translated.push(translation.key);
     }
-    return this.gated('sendKeys', problem, () => this.adapter.sendKeys?.(paneId, translated, options));
+    return this.gated('sendKeys', problem, (rest) => this.adapter.sendKeys?.(paneId, translated, rest), options);
   }
 
   renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>> {
@@ -317,11 +346,11 @@ class GatedMuxPort implements MuxPort {
   splitPane(request: MuxSplitRequest, options: MuxCallOptions = {}): Promise<MuxOutcome<MuxCreatedPane>> {
     const cwd = requestedCwd(request?.cwd);
     const problem = firstProblem(badId('pane', request?.besidePaneId), badSplit(request), badCwd(cwd), badCallOptions(options));
-    return this.gated('splitPane', problem, () => this.adapter.splitPane?.({ ...request, cwd }, options));
+    return this.gated('splitPane', problem, (rest) => this.adapter.splitPane?.({ ...request, cwd }, rest), options);
   }
 
   closePane(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
-    return this.gated('closePane', firstProblem(badId('pane', paneId), badCallOptions(options)), () => this.adapter.closePane?.(paneId, options));
+    return this.gated('closePane', firstProblem(badId('pane', paneId), badCallOptions(options)), (rest) => this.adapter.closePane?.(paneId, rest), options);
   }
 
   setFocus(paneId: string): Promise<MuxOutcome<void>> {

@@ -60,9 +60,9 @@ export type UncountedTab = Omit<MuxTab, 'paneCount'>;
 /**
  * Counts: a space's tabCount/paneCount and a tab's paneCount count what this same snapshot
  * carries, never what the multiplexer's own listing says (which may include panes an adapter
- * drops, such as zellij's plugin panes).
+ * drops, such as zellij's plugin panes). `incarnation` is the run the listing was read from.
  */
-export function withPublishedCounts(spaces: readonly UncountedSpace[], tabs: readonly UncountedTab[], panes: readonly MuxPane[]): MuxSnapshot {
+export function withPublishedCounts(incarnation: string, spaces: readonly UncountedSpace[], tabs: readonly UncountedTab[], panes: readonly MuxPane[]): MuxSnapshot {
   const panesPerTab = new Map<string, number>();
   const panesPerSpace = new Map<string, number>();
   const tabsPerSpace = new Map<string, number>();
@@ -72,6 +72,7 @@ export function withPublishedCounts(spaces: readonly UncountedSpace[], tabs: rea
   }
   for (const tab of tabs) tabsPerSpace.set(tab.spaceId, (tabsPerSpace.get(tab.spaceId) ?? 0) + 1);
   return {
+    incarnation,
     spaces: spaces.map((space) => ({ ...space, tabCount: tabsPerSpace.get(space.spaceId) ?? 0, paneCount: panesPerSpace.get(space.spaceId) ?? 0 })),
     tabs: tabs.map((tab) => ({ ...tab, paneCount: panesPerTab.get(tab.tabId) ?? 0 })),
     panes,

@@ -270,7 +270,13 @@ export interface MuxPort extends MuxDescription {
    * Which run of the multiplexer the port is bound to, learnt on first contact and fixed from
    * then on. Throws a MuxError (unreachable, `replaced` when another run answers at the address).
    */
-  serverIncarnation(): Promise<string>;
+  serverIncarnation(options?: MuxCallOptions): Promise<string>;
+  /**
+   * Whether two incarnations name the same run of this multiplexer: equality, except where the
+   * multiplexer reports its run only approximately (zellij: a creation time to the second, read
+   * through a process). This is how a pane key from another process is checked. No I/O.
+   */
+  sameIncarnation(a: string, b: string): boolean;
   snapshot(): Promise<MuxSnapshot>;
   /** "Look now": the next snapshot is current and a census drops to its floor. Writes nothing. */
   refresh(): Promise<void>;
@@ -325,7 +331,10 @@ export type KeyTranslation = { readonly ok: true; readonly key: string } | { rea
  */
 export interface MuxAdapter extends MuxDescription {
   reachable(): Promise<boolean>;
-  serverIncarnation(): Promise<string>;
+  /** The run answering now; an adapter that saw another run before throws a MuxError with `replaced`. */
+  serverIncarnation(options: MuxCallOptions): Promise<string>;
+  /** Absent: incarnations are the same run exactly when they are equal. */
+  sameIncarnation?(a: string, b: string): boolean;
   snapshot(): Promise<MuxSnapshot>;
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;

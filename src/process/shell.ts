@@ -5,3 +5,8 @@
 export function shellQuote(word: string): string {
   return /^[A-Za-z0-9_\-./:@%+=,]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
 }
+
+/** An argv as one POSIX shell command line that runs exactly that argv. */
+export function shellCommandLine(argv: readonly string[]): string {
+  return argv.map(shellQuote).join(' ');
+}

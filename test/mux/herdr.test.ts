@@ -4,6 +4,7 @@ import { createConnection, createServer, type Server, type Socket } from 'node:n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { performance } from 'node:perf_hooks';
 import { after, before, describe, it } from 'node:test';
 import { createInterface } from 'node:readline';
 import { LongLivedChild } from '../../src/process/index.js';
@@ -200,6 +201,85 @@ describe('the herdr client', () => {
       await assert.rejects(client.paneGet(second.pane_id), /pane_not_found/);
     } finally {
       await server.stop();
+    }
+  });
+
+  it('reads a screen, splits a pane with its program typed into its shell, and closes it', async () => {
+    const server = new FakeHerdrServer();
+    const socketPath = join(dir, 'channel.sock');
+    await server.start(socketPath);
+    const port = createMuxPort(new HerdrAdapter({ socketPath, configRoot: dir }));
+    try {
+      const screen = await port.readScreen('w1:p1');
+      assert.ok(screen.ok);
+      assert.equal(screen.value.cursor, null, 'herdr reports no cursor');
+      assert.equal(screen.value.rows.length, screen.value.height);
+      const visible = (await new HerdrClient({ socketPath }).paneRead('w1:p1', { source: 'visible', format: 'text' })).text;
+      assert.deepEqual(screen.value.lines, visible.split('\n').map((line) => line.trimEnd()));
+      const kept = await port.splitPane({ besidePaneId: 'w1:p1', direction: 'below', cwd: '/srv/work', env: { ROLE: 'reviewer' }, command: ['claude', '--model', 'opus 4'], keepOnExit: true });
+      assert.ok(kept.ok, JSON.stringify(kept));
+      const ended = await port.splitPane({ besidePaneId: 'w1:p1', direction: 'right', command: ['sleep', '1'] });
+      assert.ok(ended.ok, JSON.stringify(ended));
+      assert.deepEqual(
+        server.inputs().filter((input) => input.kind === 'text').slice(-2),
+        [
+          { paneId: kept.value.paneId, kind: 'text', payload: ["claude --model 'opus 4'"] },
+          { paneId: ended.value.paneId, kind: 'text', payload: ['exec sleep 1'] },
+        ],
+      );
+      const snapshot = await port.snapshot();
+      const placed = snapshot.panes.find((pane) => pane.paneId === kept.value.paneId);
+      assert.deepEqual([placed?.tabId, placed?.cwd, kept.value.spaceId], ['w1:t1', '/srv/work', 'w1']);
+      assert.equal((await port.closePane(kept.value.paneId)).ok, true);
+      const again = await port.closePane(kept.value.paneId);
+      assert.equal(!again.ok && again.reason, 'gone');
+      const process = await port.readProcess('w1:p1');
+      assert.equal(!process.ok && process.reason, 'unsupported');
+    } finally {
+      await port.close();
+      await server.stop();
+    }
+  });
+
+  it('names the same session before and after a restart, and another session otherwise, asking herdr nothing', async () => {
+    const server = new FakeHerdrServer();
+    const socketPath = join(dir, 'restart.sock');
+    await server.start(socketPath);
+    try {
+      const port = createMuxPort(new HerdrAdapter({ socketPath, configRoot: dir }));
+      const before = server.requestCount;
+      const incarnation = await port.serverIncarnation();
+      assert.equal(server.requestCount, before);
+      const first = await port.snapshot();
+      await server.restart();
+      const second = await port.snapshot();
+      assert.equal(second.incarnation, first.incarnation);
+      assert.equal(first.incarnation, incarnation);
+      assert.deepEqual(second.panes.map((pane) => pane.paneId), first.panes.map((pane) => pane.paneId));
+      assert.notEqual(await createMuxPort(new HerdrAdapter({ socketPath: join(dir, 'another.sock'), configRoot: dir })).serverIncarnation(), incarnation);
+      assert.equal(await createMuxPort(new HerdrAdapter({ socketPath: join(dir, '.', 'restart.sock'), configRoot: dir })).serverIncarnation(), incarnation);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('holds a split to one budget over its requests', async () => {
+    // Answers the split after 200 ms, and never the run that follows it.
+    const { path, server } = await listen('slow-split.sock', (socket) =>
+      socket.once('data', (chunk: Buffer) => {
+        const request = JSON.parse(chunk.toString('utf8')) as { id: string; method: string };
+        if (request.method !== 'pane.split') return;
+        setTimeout(() => socket.end(`${JSON.stringify({ id: request.id, result: { type: 'pane_info', pane: { pane_id: 'w1:p9', workspace_id: 'w1', tab_id: 'w1:t1' } } })}\n`), 200);
+      }),
+    );
+    try {
+      const port = createMuxPort(new HerdrAdapter({ socketPath: path, configRoot: dir }));
+      const started = performance.now();
+      const outcome = await port.splitPane({ besidePaneId: 'w1:p1', direction: 'right', command: ['true'] }, { timeoutMs: 300 });
+      assert.equal(!outcome.ok && outcome.reason, 'unreachable');
+      assert.ok(performance.now() - started < 300 + 200, `the split took ${Math.round(performance.now() - started)} ms`);
+    } finally {
+      server.close();
     }
   });
 

@@ -26,6 +26,7 @@ function paneRecord(paneId: string, tabId: string, spaceId: string, extra: Parti
 
 function world(panes: MuxPane[], spaces = [{ spaceId: 's1', focused: true, activeTabId: 't1' }], tabs = [{ tabId: 't1', spaceId: 's1' }]): MuxSnapshot {
   return withPublishedCounts(
+    'run-1',
     spaces.map((space, i) => ({ ...space, number: i + 1, label: space.spaceId })),
     tabs.map((tab, i) => ({ ...tab, number: i + 1, label: tab.tabId, focused: i === 0 })),
     panes,

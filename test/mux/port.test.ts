@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { setTimeout } from 'node:timers/promises';
 import { TimeoutError } from '../../src/process/index.js';
 import {
   createMuxPort,
@@ -17,11 +18,14 @@ function stubAdapter(claimed: Parameters<typeof declareCapabilities>[0], overrid
   const calls: string[] = [];
   const watches: MuxWatchOptions[] = [];
   let closedWatches = 0;
+  /** The run of the multiplexer answering now; a test replaces it by assigning another. */
+  const server = { run: 'run-1' };
   const adapter: MuxAdapter = {
     mux: 'tmux',
     declaration: declareCapabilities(claimed, { topologyLatency: { kind: 'push' }, spaces: 'many', unsupportedKeys: ['ctrl+Enter', 'F12'] }),
     reachable: async () => true,
-    snapshot: async () => ({ spaces: [], tabs: [], panes: [] }),
+    serverIncarnation: async () => server.run,
+    snapshot: async () => ({ incarnation: server.run, spaces: [], tabs: [], panes: [] }),
     refresh: async () => undefined,
     watch: (options) => {
       watches.push(options);
@@ -47,7 +51,7 @@ function stubAdapter(claimed: Parameters<typeof declareCapabilities>[0], overrid
     close: async () => undefined,
     ...overrides,
   };
-  return { adapter, calls, watches, closed: () => closedWatches };
+  return { adapter, calls, watches, server, closed: () => closedWatches };
 }
 
 describe('the gate every adapter sits behind', () => {
@@ -154,6 +158,76 @@ describe('the gate every adapter sits behind', () => {
     watch.close();
     assert.deepEqual(seen, ['topology', 'down socket closed']);
     assert.equal(stub.closed(), 2);
+  });
+
+  it('binds to the first run it sees, and refuses every call for good once another run answers', async () => {
+    const stub = stubAdapter(['typeText', 'sendKeys']);
+    const port = createMuxPort(stub.adapter);
+    assert.equal((await port.snapshot()).incarnation, 'run-1');
+    assert.equal((await port.typeText('p1', 'x')).ok, true);
+    stub.server.run = 'run-2';
+    await assert.rejects(port.snapshot(), (error: unknown) => error instanceof MuxError && error.replaced && error.reason === 'unreachable' && /run-1.*run-2/.test(error.message));
+    stub.server.run = 'run-1';
+    for (const outcome of [await port.typeText('p1', 'x'), await port.sendKeys('p1', ['a'])]) {
+      assert.deepEqual(outcome.ok ? outcome : { reason: outcome.reason, replaced: outcome.replaced }, { reason: 'unreachable', replaced: true });
+    }
+    await assert.rejects(port.serverIncarnation(), (error: unknown) => error instanceof MuxError && error.replaced);
+    assert.equal(await port.reachable(), false);
+    assert.deepEqual(stub.calls, ['typeText p1 x'], 'nothing reached the adapter after the replacement');
+  });
+
+  it('learns the run before its first write, and keeps a replacement any call reports', async () => {
+    const stub = stubAdapter(['typeText', 'sendKeys'], {
+      typeText: async () => {
+        throw new MuxError('tmux', 'the server at the socket is another run now', { replaced: true, reason: 'gone' });
+      },
+    });
+    const port = createMuxPort(stub.adapter);
+    const typed = await port.typeText('p1', 'x');
+    assert.deepEqual(typed, { ok: false, reason: 'unreachable', detail: 'the server at the socket is another run now', replaced: true });
+    assert.equal(await port.serverIncarnation().catch((error: MuxError) => error.replaced), true);
+    const keyed = await port.sendKeys('p1', ['a']);
+    assert.equal(!keyed.ok && keyed.replaced, true);
+    assert.deepEqual(stub.calls, []);
+  });
+
+  it("compares runs the adapter's way, where a multiplexer reports its run only approximately", async () => {
+    const stub = stubAdapter([], { sameIncarnation: (a, b) => a.split('~')[0] === b.split('~')[0] });
+    const port = createMuxPort(stub.adapter);
+    stub.server.run = 'run-1~first-reading';
+    await port.snapshot();
+    stub.server.run = 'run-1~second-reading';
+    assert.equal((await port.snapshot()).incarnation, 'run-1~second-reading');
+    assert.equal(await port.serverIncarnation(), 'run-1~first-reading', 'the port answers for the run it was bound to');
+    assert.equal(port.sameIncarnation('run-1~a', 'run-1~b'), true);
+    assert.equal(port.sameIncarnation('run-1~a', 'run-2~a'), false);
+  });
+
+  it('gives learning the run and the verb one budget between them', async () => {
+    const seen: (number | undefined)[] = [];
+    const stub = stubAdapter(['typeText'], {
+      serverIncarnation: async (options) => {
+        seen.push(options.timeoutMs);
+        await setTimeout(150);
+        return 'run-1';
+      },
+      typeText: async (_paneId, _text, options) => {
+        seen.push(options.timeoutMs);
+        return ok(undefined);
+      },
+    });
+    const spent = createMuxPort(stub.adapter);
+    const late = await spent.typeText('p1', 'x', { timeoutMs: 100 });
+    assert.equal(!late.ok && late.reason, 'unreachable');
+    assert.match(!late.ok ? late.detail : '', /used up its 100 ms/);
+    assert.equal(seen.length, 1, 'the verb was never called');
+    assert.ok(seen[0]! <= 100);
+    seen.length = 0;
+    assert.equal((await createMuxPort(stub.adapter).typeText('p1', 'x', { timeoutMs: 1000 })).ok, true);
+    assert.ok(seen[0]! <= 1000 && seen[0]! > 1000 - 150);
+    assert.ok(seen[1]! <= 1000 - 150 && seen[1]! > 0, `the verb was given ${seen[1]} ms`);
+    const bad = await spent.typeText('p1', 'x', { timeoutMs: -1 });
+    assert.equal(!bad.ok && bad.reason, 'refused');
   });
 
   it('answers nothing once closed', async () => {

@@ -3,11 +3,12 @@
  * and the read-only conformance set against one of them.
  */
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { processDiagnostics } from '../../src/process/index.js';
-import { versionAtLeast, type Server } from '../../src/tmux/index.js';
-import { conformance, createMuxPort, MuxError, TmuxAdapter, type MuxPort, type MuxSnapshot } from '../../src/mux/index.js';
-import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
+import { Endpoint, Server, versionAtLeast } from '../../src/tmux/index.js';
+import { conformance, createMuxPort, MuxError, TmuxAdapter, type MuxOutcome, type MuxPort, type MuxSnapshot } from '../../src/mux/index.js';
+import { RestartableServer, startTestServer, useTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 import { seed, withAttachedTerminal } from './tmux-world.js';
 
@@ -174,6 +175,133 @@ describe('the tmux adapter', { concurrency: false }, () => {
     }
   });
 
+  it('reads a screen with its size and cursor, and a process with its pid, from one tmux invocation each', async () => {
+    const port = portOver(owned.server);
+    const snapshot = await port.snapshot();
+    const paneId = paneIn(snapshot, 'logs');
+    await port.typeText(paneId, 'clear; printf "screen-check"');
+    await port.sendKeys(paneId, ['Enter']);
+    await eventually('the printed text on the screen', async () => {
+      const read = await port.readScreen(paneId);
+      return read.ok && read.value.lines.some((line) => line.startsWith('screen-check'));
+    });
+    const spawned = processDiagnostics().spawned;
+    const screen = await port.readScreen(paneId);
+    assert.equal(processDiagnostics().spawned, spawned + 1);
+    assert.ok(screen.ok);
+    const [width, height] = (await owned.server.pane(paneId).display('#{pane_width} #{pane_height}')).toString('utf8').split(' ').map(Number);
+    assert.deepEqual([screen.value.width, screen.value.height, screen.value.rows.length, screen.value.lines.length], [width, height, height, height]);
+    const cursor = screen.value.cursor;
+    assert.ok(cursor !== null && cursor.x >= 0 && cursor.x < width! && cursor.y >= 0 && cursor.y < height!, JSON.stringify(cursor));
+    const process = await port.readProcess(paneId);
+    assert.ok(process.ok);
+    assert.deepEqual(process.value, { paneId, pid: snapshot.panes.find((pane) => pane.paneId === paneId)!.pid, foreground: 'sh', dead: false, exitStatus: null });
+    assert.ok(Number.isInteger(process.value.pid) && process.value.pid! > 0);
+    const gone = await port.readScreen('%9999');
+    assert.equal(!gone.ok && gone.reason, 'gone');
+  });
+
+  it('publishes the window index, the pane pid and the agent hooks\' pane option, the current name before the older one', async () => {
+    const port = portOver(owned.server);
+    const [current, legacy, both] = (await port.snapshot()).panes.filter((pane) => pane.spaceLabel === 'work');
+    await owned.server.pane(current!.paneId).options().set('@rk_pane_agent_state', 'active:1700000000');
+    await owned.server.pane(legacy!.paneId).options().set('@rk_agent_state', 'idle:1700000001:42');
+    await owned.server.pane(both!.paneId).options().set('@rk_agent_state', 'idle:1700000002');
+    await owned.server.pane(both!.paneId).options().set('@rk_pane_agent_state', 'waiting:1700000003');
+    try {
+      const snapshot = await port.snapshot();
+      const pane = (id: string) => snapshot.panes.find((candidate) => candidate.paneId === id)!;
+      assert.deepEqual([current, legacy, both].map((before) => pane(before!.paneId).hookState), ['active:1700000000', 'idle:1700000001:42', 'waiting:1700000003']);
+      assert.equal(snapshot.panes.filter((candidate) => candidate.hookState !== undefined).length, 3);
+      const listing = await owned.server.snapshot();
+      for (const published of snapshot.panes) assert.equal(published.pid, listing.pane(published.paneId as `%${number}`)!.panePid);
+      assert.deepEqual(
+        snapshot.tabs.map((tab) => tab.nativeIndex).sort(),
+        listing.links.map((link) => link.windowIndex).sort(),
+      );
+    } finally {
+      for (const pane of [current, legacy, both]) {
+        for (const option of ['@rk_pane_agent_state', '@rk_agent_state']) await owned.server.pane(pane!.paneId).options().unset(option).catch(() => undefined);
+      }
+    }
+  });
+
+  it('brings a pane out of copy mode before typing, in the same tmux invocation, so the keys reach its program', async () => {
+    const port = portOver(owned.server);
+    const paneId = paneIn(await port.snapshot(), 'logs');
+    const pane = owned.server.pane(paneId);
+    await pane.copyMode();
+    assert.equal(await pane.inMode(), true);
+    const spawned = processDiagnostics().spawned;
+    assert.deepEqual(await port.typeText(paneId, 'echo guarded-$((40+2))'), { ok: true, value: undefined });
+    assert.equal(processDiagnostics().spawned, spawned + 1, 'leaving the mode and typing are one invocation');
+    await pane.copyMode();
+    assert.deepEqual(await port.sendKeys(paneId, ['Enter']), { ok: true, value: undefined });
+    assert.equal(await pane.inMode(), false);
+    await eventually('the shell to run the typed line', async () => (await pane.capture()).toString('utf8').includes('\nguarded-42'));
+    await pane.copyMode();
+    assert.deepEqual(await port.pasteText(paneId, 'echo pasted-$((40+3))\n'), { ok: true, value: undefined });
+    assert.equal(await pane.inMode(), false);
+    await eventually('the shell to run the pasted line', async () => (await pane.capture()).toString('utf8').includes('\npasted-43'));
+  });
+
+  it('splits a pane beside another with its cwd, environment and program, and closes it for good', async () => {
+    const port = portOver(owned.server);
+    const snapshot = await port.snapshot();
+    const beside = snapshot.panes.find((pane) => pane.tabLabel === 'logs')!;
+    const split = await port.splitPane({ besidePaneId: beside.paneId, direction: 'below', cwd: '/tmp', env: { DROVER_SPLIT: 'from-env' }, command: ['sh', '-c', 'echo "$DROVER_SPLIT in $PWD"; exec sleep 600'] });
+    assert.ok(split.ok, JSON.stringify(split));
+    assert.deepEqual([split.value.tabId, split.value.spaceId, split.value.cwd], [beside.tabId, beside.spaceId, '/tmp']);
+    const after = await port.snapshot();
+    assert.equal(after.panes.find((pane) => pane.paneId === split.value.paneId)?.tabId, beside.tabId);
+    assert.equal(after.tabs.find((tab) => tab.tabId === beside.tabId)?.focused, snapshot.tabs.find((tab) => tab.tabId === beside.tabId)?.focused, 'a split does not take the screen');
+    await eventually('the split pane to print its environment and cwd', async () => {
+      const read = await port.readScreen(split.value.paneId);
+      return read.ok && read.value.lines.includes('from-env in /tmp');
+    });
+    const [top, below] = (await owned.server.pane(split.value.paneId).display('#{pane_top}')).toString('utf8') === '0' ? [1, 0] : [0, 1];
+    assert.ok(below > top, 'the new pane sits below the one it was split off');
+    assert.deepEqual(await port.closePane(split.value.paneId), { ok: true, value: undefined });
+    const again = await port.closePane(split.value.paneId);
+    assert.equal(!again.ok && again.reason, 'gone');
+    assert.equal((await port.snapshot()).panes.some((pane) => pane.paneId === split.value.paneId), false);
+    const nowhere = await port.splitPane({ besidePaneId: '%9999', direction: 'right' });
+    assert.equal(!nowhere.ok && nowhere.reason, 'gone');
+    const badCwd = await port.splitPane({ besidePaneId: beside.paneId, direction: 'right', cwd: '/nonexistent/dir' });
+    assert.equal(!badCwd.ok && badCwd.reason, 'refused');
+  });
+
+  it('keeps a pane whose program exits at once, with its last lines and exit status', async () => {
+    const port = portOver(owned.server);
+    const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;
+    const split = await port.splitPane({ besidePaneId: beside.paneId, direction: 'right', command: ['sh', '-c', 'echo last-words; exit 3'], keepOnExit: true });
+    assert.ok(split.ok, JSON.stringify(split));
+    const dead = await eventually('the kept pane to report its program dead', async () => {
+      const read = await port.readProcess(split.value.paneId);
+      return read.ok && read.value.dead ? read.value : undefined;
+    });
+    assert.equal(dead.exitStatus, 3);
+    // tmux scrolls the screen to write its dead-pane line, so the last words may sit just above it.
+    const grid = await port.readGrid(split.value.paneId, { scope: 'recent', lines: 100, styling: 'strip' });
+    assert.ok(grid.ok && grid.value.text.includes('last-words'), JSON.stringify(grid));
+    assert.equal((await port.snapshot()).panes.find((pane) => pane.paneId === split.value.paneId)?.alive, false);
+    assert.equal((await port.closePane(split.value.paneId)).ok, true);
+  });
+
+  it('refuses to split a pane on a tmux that would crash with window-size manual', async () => {
+    const port = portOver(owned.server);
+    const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;
+    await owned.server.options('global-window').set('window-size', 'manual');
+    try {
+      const outcome = await port.splitPane({ besidePaneId: beside.paneId, direction: 'right' });
+      if (versionAtLeast(await owned.server.version(), '3.7')) assert.equal(outcome.ok, true);
+      else assert.match(!outcome.ok && outcome.reason === 'refused' ? outcome.detail : JSON.stringify(outcome), /tmux set -g window-size latest/);
+      if (outcome.ok) await port.closePane(outcome.value.paneId);
+    } finally {
+      await owned.server.options('global-window').set('window-size', 'latest');
+    }
+  });
+
   it('declines what tmux cannot answer without touching it', async () => {
     const port = portOver(owned.server);
     const spawned = processDiagnostics().spawned;
@@ -223,6 +351,37 @@ describe('the tmux watch', () => {
   });
 });
 
+describe('a stopped tmux server', () => {
+  /** The runner's bound for killing and reaping a client that ran out of time, plus scheduling slack. */
+  const CLEANUP_MS = 500 + 250;
+
+  it('holds each verb to its one budget, however many tmux commands it needs', async () => {
+    await withServer(async (server) => {
+      await seed(server);
+      const port = portOver(server);
+      const paneId = paneIn(await port.snapshot(), 'logs');
+      const { pid } = await server.incarnation();
+      process.kill(pid, 'SIGSTOP');
+      try {
+        for (const [verb, call] of [
+          ['pasteText', () => port.pasteText(paneId, 'x'.repeat(20_000), { timeoutMs: 1000 })],
+          ['typeText through a buffer', () => port.typeText(paneId, 'x'.repeat(20_000), { timeoutMs: 1000 })],
+          ['readScreen', () => port.readScreen(paneId, { timeoutMs: 1000 })],
+          ['splitPane', () => port.splitPane({ besidePaneId: paneId, direction: 'right' }, { timeoutMs: 1000 })],
+        ] as const) {
+          const started = performance.now();
+          const outcome = await call();
+          const elapsed = performance.now() - started;
+          assert.equal(!outcome.ok && outcome.reason, 'unreachable', `${verb}: ${JSON.stringify(outcome)}`);
+          assert.ok(elapsed < 1000 + CLEANUP_MS, `${verb} took ${Math.round(elapsed)} ms on a budget of 1000 ms`);
+        }
+      } finally {
+        process.kill(pid, 'SIGCONT');
+      }
+    });
+  });
+});
+
 describe('a dead tmux server', () => {
   it('answers unreachable, never refused, during and after its death', async () => {
     await withServer(async (server) => {
@@ -236,5 +395,63 @@ describe('a dead tmux server', () => {
       assert.equal(await port.reachable(), false);
       await assert.rejects(port.snapshot(), (error: unknown) => error instanceof MuxError && error.reason === 'unreachable');
     });
+  });
+});
+
+/** The shape every call on a port over a replaced server must answer. */
+function refusedAsReplaced(outcome: MuxOutcome<unknown>): void {
+  assert.deepEqual(outcome.ok ? outcome : { ok: outcome.ok, reason: outcome.reason, replaced: outcome.replaced }, { ok: false, reason: 'unreachable', replaced: true });
+}
+
+describe('a tmux server restarted at the same socket path', () => {
+  it('voids the port for good: every call is refused as replaced, and the new server is never touched', async () => {
+    const tmux = new RestartableServer();
+    try {
+      await tmux.start(['sleep', '600']);
+      const port = createMuxPort(new TmuxAdapter({ endpoint: Endpoint.fromSocketPath(tmux.socketPath) }));
+      try {
+        const before = await port.snapshot();
+        assert.deepEqual(before.panes.map((pane) => [pane.paneId, pane.foregroundCommand]), [['%0', 'sleep']]);
+        await tmux.restart(['cat']);
+        refusedAsReplaced(await port.typeText('%0', 'typed-into-a-stranger'));
+        refusedAsReplaced(await port.typeText('%0', 'typed-into-a-stranger'));
+        refusedAsReplaced(await port.readScreen('%0'));
+        refusedAsReplaced(await port.sendKeys('%0', ['Enter']));
+        refusedAsReplaced(await port.closePane('%0'));
+        await assert.rejects(port.snapshot(), (error: unknown) => error instanceof MuxError && error.replaced && error.reason === 'unreachable');
+        assert.equal(await port.reachable(), false);
+        // The new server, read through a binding of its own: its %0 still runs cat and never saw the text.
+        await Server.open(Endpoint.fromSocketPath(tmux.socketPath), {}, async (other) => {
+          assert.equal((await other.snapshot()).pane('%0')?.paneCurrentCommand, 'cat');
+        });
+        assert.doesNotMatch(await tmux.history('%0'), /typed-into-a-stranger/);
+      } finally {
+        await port.close();
+      }
+    } finally {
+      await tmux.dispose();
+    }
+  });
+
+  it('answers unreachable while nothing listens, and a replacement once another server does', async () => {
+    const tmux = new RestartableServer();
+    try {
+      await tmux.start(['sleep', '600']);
+      const port = createMuxPort(new TmuxAdapter({ endpoint: Endpoint.fromSocketPath(tmux.socketPath) }));
+      try {
+        await port.snapshot();
+        await tmux.stop();
+        const down = await port.typeText('%0', 'x');
+        assert.deepEqual(down.ok ? down : { reason: down.reason, replaced: down.replaced }, { reason: 'unreachable', replaced: undefined });
+        await tmux.start(['cat']);
+        refusedAsReplaced(await port.typeText('%0', 'typed-into-a-stranger'));
+        refusedAsReplaced(await port.readProcess('%0'));
+        assert.doesNotMatch(await tmux.history('%0'), /typed-into-a-stranger/);
+      } finally {
+        await port.close();
+      }
+    } finally {
+      await tmux.dispose();
+    }
   });
 });

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { createMuxPort, nextCensusDelay, ZellijAdapter, type MuxPort } from '../../src/mux/index.js';
+import { createMuxPort, nextCensusDelay, parseSessionList, sameZellijRun, ZellijAdapter, type MuxPort } from '../../src/mux/index.js';
 import { createFakeZellij, FAKE_ZELLIJ_SESSION, type FakeZellij } from '../fixtures/zellij/harness.js';
-import { seededSession } from '../fixtures/zellij/state.js';
+import { restartSession, seededSession } from '../fixtures/zellij/state.js';
 
 function portOver(fake: FakeZellij, options: { session?: string; timeoutMs?: number } = {}): MuxPort {
   return createMuxPort(new ZellijAdapter({ env: fake.env, timeoutMs: options.timeoutMs ?? 20_000, session: options.session }));
@@ -78,6 +78,35 @@ describe('the zellij adapter', () => {
     }
   });
 
+  it('reads a screen sized by the listing, and a process from what the listing says', async () => {
+    const screen = await port.readScreen('terminal_2');
+    assert.ok(screen.ok);
+    assert.deepEqual([screen.value.width, screen.value.height, screen.value.rows.length, screen.value.cursor], [80, 20, 20, null]);
+    assert.deepEqual(screen.value.lines.slice(0, 4), ['$ echo terminal_2', 'terminal_2', '$', '']);
+    fake.session((session) => {
+      const [agent, finished] = session.panes.filter((pane) => !pane.isPlugin && pane.tabId === 0);
+      agent!.command = '/usr/local/bin/claude --model opus';
+      finished!.exited = true;
+      finished!.exitStatus = 2;
+    });
+    try {
+      assert.deepEqual(await port.readProcess('terminal_0'), { ok: true, value: { paneId: 'terminal_0', pid: null, foreground: 'claude', dead: false, exitStatus: null } });
+      assert.deepEqual(await port.readProcess('terminal_1'), { ok: true, value: { paneId: 'terminal_1', pid: null, foreground: '', dead: true, exitStatus: 2 } });
+      assert.deepEqual(await port.readProcess('terminal_2'), { ok: true, value: { paneId: 'terminal_2', pid: null, foreground: '', dead: false, exitStatus: null } });
+    } finally {
+      fake.session((session) => {
+        const [agent, finished] = session.panes.filter((pane) => !pane.isPlugin && pane.tabId === 0);
+        agent!.command = null;
+        finished!.exited = false;
+        finished!.exitStatus = null;
+      });
+    }
+    const gone = await port.readScreen('terminal_99');
+    assert.equal(!gone.ok && gone.reason, 'gone');
+    const split = await port.splitPane({ besidePaneId: 'terminal_0', direction: 'right' });
+    assert.equal(!split.ok && split.reason, 'unsupported');
+  });
+
   it('creates a tab without a --cwd for a blank one, and finds its pane', async () => {
     const created = await port.createTab({ spaceId: 'session', label: 'new', cwd: ' ' });
     assert.equal(created.ok, true);
@@ -135,12 +164,61 @@ describe('the zellij session binding', () => {
     }
   });
 
+  it('refuses every call for good once the session was started again under its name', async () => {
+    const fake = createFakeZellij();
+    try {
+      const port = portOver(fake);
+      const first = await port.snapshot();
+      assert.equal((await port.typeText('terminal_1', 'before')).ok, true);
+      assert.equal(port.sameIncarnation(await port.serverIncarnation(), first.incarnation), true);
+      fake.session((session) => {
+        session.panes.find((pane) => pane.id === 0 && !pane.isPlugin)!.viewport.push('zero of the old run');
+        restartSession(session);
+        // The old terminal_1 is gone; terminal_0 and terminal_1 now name other panes.
+        session.panes = session.panes.filter((pane) => pane.isPlugin || pane.id !== 0);
+        session.panes.filter((pane) => !pane.isPlugin).forEach((pane, index) => (pane.id = index));
+      });
+      const inputs = fake.read().inputs.length;
+      for (const outcome of [await port.typeText('terminal_1', 'after'), await port.sendKeys('terminal_0', ['Enter']), await port.readScreen('terminal_0'), await port.closePane('terminal_1')]) {
+        assert.deepEqual(outcome.ok ? outcome : { reason: outcome.reason, replaced: outcome.replaced }, { reason: 'unreachable', replaced: true });
+      }
+      await assert.rejects(port.snapshot(), /was started again/);
+      assert.equal(fake.read().inputs.length, inputs, 'nothing was typed into the new run');
+      const fresh = portOver(fake);
+      const second = await fresh.snapshot();
+      assert.equal(fresh.sameIncarnation(first.incarnation, second.incarnation), false);
+      assert.equal(second.panes.length, 2);
+    } finally {
+      fake.cleanup();
+    }
+  });
+
   it('answers unreachable when there is no zellij to run', async () => {
     const port = createMuxPort(new ZellijAdapter({ executable: '/nonexistent/zellij', session: 'x' }));
     assert.equal(await port.reachable(), false);
     const outcome = await port.typeText('terminal_0', 'x');
     assert.equal(!outcome.ok && outcome.reason, 'unreachable');
     assert.match(!outcome.ok ? outcome.detail : '', /cannot run zellij/);
+  });
+});
+
+describe('zellij incarnations', () => {
+  it("reads a session's age in humantime's words", () => {
+    assert.deepEqual(parseSessionList('work [Created 1day 2h 3m 4s ago] \nold [Created 0s ago] (EXITED - attach to resurrect)\nodd [Created soon]\n'), [
+      { name: 'work', running: true, ageSeconds: 86_400 + 7_200 + 180 + 4 },
+      { name: 'old', running: false, ageSeconds: 0 },
+      { name: 'odd', running: true, ageSeconds: undefined },
+    ]);
+    assert.deepEqual(
+      parseSessionList('long [Created 2years 1month ago]\nodd [Created 3 fortnights ago]').map((session) => session.ageSeconds),
+      [2 * 31_557_600 + 2_630_016, undefined],
+    );
+  });
+
+  it('counts two spans of creation seconds as one run when they meet', () => {
+    assert.equal(sameZellijRun('1700000000-1700000002', '1700000002-1700000003'), true);
+    assert.equal(sameZellijRun('1700000000-1700000002', '1700000003-1700000004'), false);
+    assert.equal(sameZellijRun('1700000000-1700000002', 'not-a-span'), false);
   });
 });
 

@@ -137,10 +137,13 @@ export function sampleOf(snapshot: MuxSnapshot): Sample | undefined {
 /** One plausible call of each gated verb, for checking what an undeclared verb answers. */
 export const SAMPLE_CALLS: Readonly<Record<GatedVerb, (port: MuxPort, sample: Sample) => Promise<MuxOutcome<unknown>>>> = {
   readGrid: (port, s) => port.readGrid(s.paneId, { scope: 'viewport', styling: 'strip' }),
+  readScreen: (port, s) => port.readScreen(s.paneId),
+  readProcess: (port, s) => port.readProcess(s.paneId),
   typeText: (port, s) => port.typeText(s.paneId, 'x'),
   pasteText: (port, s) => port.pasteText(s.paneId, 'x'),
   sendKeys: (port, s) => port.sendKeys(s.paneId, ['a']),
   renamePane: (port, s) => port.renamePane(s.paneId, 'conformance'),
+  splitPane: (port, s) => port.splitPane({ besidePaneId: s.paneId, direction: 'right' }),
   closePane: (port, s) => port.closePane(s.paneId),
   setFocus: (port, s) => port.setFocus(s.paneId),
   createTab: (port, s) => port.createTab({ spaceId: s.spaceId }),

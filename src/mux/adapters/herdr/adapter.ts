@@ -3,32 +3,52 @@
  * Every read is a fresh RPC and the watch is a real event stream, so refresh() has nothing to do.
  * herdr has two title slots (label is the operator's, terminal_title the program's), so pane
  * naming needs no memory here.
+ *
+ * Incarnation: herdr mints ids from counters it keeps across a restart and never hands an id
+ * out twice, so a restarted herdr serves the same panes under the same ids. What a pane id
+ * belongs to is therefore the herdr session (the socket it listens on), not one run of its
+ * process: the incarnation is a digest of the socket's absolute path, the same before and after
+ * a restart and different for every session, and learning it asks herdr nothing. A session
+ * whose saved state was deleted would count from the start again under the same incarnation;
+ * nothing herdr's socket answers (ping and session.snapshot carry only a version) would tell.
+ *
+ * A pane is split off with pane.split and its program typed into its shell with pane.run
+ * (herdr starts no argv of its own): `exec`, so the pane ends with its program, unless the
+ * pane is kept on exit, when the shell stays with the program's last lines.
  */
+import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { shellCommandLine } from '../../../process/index.js';
 import { HERDR_DECLARATION } from '../../capabilities.js';
+import { HerdrError } from '../../errors.js';
 import { toHerdrKey, type MuxKey } from '../../keys.js';
 import { withPublishedCounts } from '../../rules.js';
+import { screenOfRows } from '../../screen.js';
 import {
   ok,
   refusal,
   type KeyTranslation,
   type MuxAdapter,
+  type MuxCallOptions,
   type MuxCreatedPane,
   type MuxGrid,
   type MuxGridRequest,
   type MuxOpenedWorktree,
   type MuxOutcome,
   type MuxPane,
+  type MuxScreen,
   type MuxSession,
   type MuxSnapshot,
+  type MuxSplitRequest,
   type MuxWatch,
   type MuxWatchOptions,
   type MuxWorktree,
   AGENT_STATUSES,
   type AgentStatus,
 } from '../../types.js';
-import { HerdrClient, type HerdrStream } from './client.js';
+import { HERDR_DEFAULT_TIMEOUT_MS, HerdrClient, type HerdrRequestOptions, type HerdrStream } from './client.js';
 import { HERDR_SOCKET_FILE, herdrConfigRoot } from './paths.js';
 import type { HerdrEvent, HerdrPaneInfo, HerdrSubscription, HerdrWorkspaceInfo } from './protocol.js';
 
@@ -72,6 +92,21 @@ function createdPane(workspace: HerdrWorkspaceInfo, pane: HerdrPaneInfo): MuxCre
   return { paneId: pane.pane_id, spaceId: workspace.workspace_id, spaceLabel: workspace.label, tabId: pane.tab_id, cwd: pane.cwd ?? '' };
 }
 
+/** The incarnation of the herdr session listening at a socket (see the header). */
+export function herdrIncarnation(socketPath: string): string {
+  return createHash('sha256').update(resolve(socketPath)).digest('hex').slice(0, 16);
+}
+
+/** One deadline over the requests of one call, each given what is left of it. */
+function budget(options: MuxCallOptions, defaultMs: number): () => HerdrRequestOptions {
+  const until = performance.now() + (options.timeoutMs ?? defaultMs);
+  return () => {
+    const timeoutMs = Math.floor(until - performance.now());
+    if (timeoutMs <= 0) throw new HerdrError(`herdr did not finish the call within ${options.timeoutMs ?? defaultMs} ms`, { reason: 'unreachable', phase: 'admit', delivery: 'not_sent' });
+    return { timeoutMs, signal: options.signal };
+  };
+}
+
 async function isSocket(path: string): Promise<boolean> {
   try {
     return (await stat(path)).isSocket();
@@ -85,11 +120,19 @@ export class HerdrAdapter implements MuxAdapter {
   readonly declaration = HERDR_DECLARATION;
   readonly client: HerdrClient;
   private readonly configRoot: string;
+  private readonly timeoutMs: number;
+  private readonly incarnation: string;
   private readonly streams = new Set<HerdrStream>();
 
   constructor(options: HerdrAdapterOptions) {
     this.client = new HerdrClient(options);
     this.configRoot = options.configRoot ?? herdrConfigRoot();
+    this.timeoutMs = options.timeoutMs ?? HERDR_DEFAULT_TIMEOUT_MS;
+    this.incarnation = herdrIncarnation(options.socketPath);
+  }
+
+  async serverIncarnation(): Promise<string> {
+    return this.incarnation;
   }
 
   async reachable(): Promise<boolean> {
@@ -128,6 +171,7 @@ export class HerdrAdapter implements MuxAdapter {
       };
     });
     return withPublishedCounts(
+      this.incarnation,
       world.workspaces.map((workspace) => ({
         spaceId: workspace.workspace_id,
         number: workspace.number,
@@ -199,22 +243,32 @@ export class HerdrAdapter implements MuxAdapter {
     return toHerdrKey(key);
   }
 
-  async readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>> {
-    const read = await this.client.paneRead(paneId, {
-      source: request.scope === 'viewport' ? 'visible' : 'recent',
-      format: request.styling === 'preserve' ? 'ansi' : 'text',
-      lines: request.lines,
-    });
+  async readGrid(paneId: string, request: MuxGridRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxGrid>> {
+    const read = await this.client.paneRead(
+      paneId,
+      {
+        source: request.scope === 'viewport' ? 'visible' : 'recent',
+        format: request.styling === 'preserve' ? 'ansi' : 'text',
+        lines: request.lines,
+      },
+      options,
+    );
     return ok({ paneId, text: read.text, truncated: read.truncated === true, revision: `${read.revision}` });
   }
 
-  async typeText(paneId: string, text: string): Promise<MuxOutcome<void>> {
-    await this.client.paneSendText(paneId, text);
+  /** herdr reports neither a pane's size nor its cursor: the visible rows are the screen. */
+  async readScreen(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxScreen>> {
+    const read = await this.client.paneRead(paneId, { source: 'visible', format: 'ansi' }, options);
+    return ok(screenOfRows(paneId, read.text));
+  }
+
+  async typeText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    await this.client.paneSendText(paneId, text, options);
     return ok(undefined);
   }
 
-  async sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>> {
-    await this.client.paneSendKeys(paneId, keys);
+  async sendKeys(paneId: string, keys: readonly string[], options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    await this.client.paneSendKeys(paneId, keys, options);
     return ok(undefined);
   }
 
@@ -223,8 +277,29 @@ export class HerdrAdapter implements MuxAdapter {
     return ok(undefined);
   }
 
-  async closePane(paneId: string): Promise<MuxOutcome<void>> {
-    await this.client.paneClose(paneId);
+  /** A split that cannot start its program is closed again, with what is left of the budget, before the failure is reported. */
+  async splitPane(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>> {
+    const next = budget(options, this.timeoutMs);
+    const pane = await this.client.paneSplit(
+      { target_pane_id: request.besidePaneId, direction: request.direction === 'right' ? 'right' : 'down', cwd: request.cwd, env: request.env === undefined ? undefined : { ...request.env }, focus: false },
+      next(),
+    );
+    if (request.command !== undefined) {
+      const line = shellCommandLine(request.command);
+      try {
+        await this.client.paneRun(pane.pane_id, request.keepOnExit === true ? line : `exec ${line}`, next());
+      } catch (error) {
+        await Promise.resolve()
+          .then(() => this.client.paneClose(pane.pane_id, next()))
+          .catch(() => undefined);
+        throw error;
+      }
+    }
+    return ok(createdPane(await this.client.workspaceGet(pane.workspace_id, next()), pane));
+  }
+
+  async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    await this.client.paneClose(paneId, options);
     return ok(undefined);
   }
 

@@ -300,8 +300,8 @@ export class HerdrClient {
     return field<unknown[]>(result, 'workspaces', isArray, 'workspace.list').map((value) => workspaceInfo(value, 'workspace.list'));
   }
 
-  async workspaceGet(workspaceId: string): Promise<HerdrWorkspaceInfo> {
-    const result = await this.request('workspace.get', { workspace_id: workspaceId });
+  async workspaceGet(workspaceId: string, options?: HerdrRequestOptions): Promise<HerdrWorkspaceInfo> {
+    const result = await this.request('workspace.get', { workspace_id: workspaceId }, options);
     expectResultType(result, 'workspace_info', 'workspace.get');
     return workspaceInfo(result.workspace, 'workspace.get');
   }
@@ -347,46 +347,53 @@ export class HerdrClient {
   }
 
   /** Splits a pane (or the focused one) and returns the new pane; focus stays where it is unless asked. */
-  async paneSplit(params: {
-    target_pane_id?: string;
-    workspace_id?: string;
-    direction: HerdrSplitDirection;
-    ratio?: number;
-    cwd?: string;
-    env?: Record<string, string>;
-    focus?: boolean;
-  }): Promise<HerdrPaneInfo> {
-    const result = await this.request('pane.split', { focus: false, ...params });
+  async paneSplit(
+    params: {
+      target_pane_id?: string;
+      workspace_id?: string;
+      direction: HerdrSplitDirection;
+      ratio?: number;
+      cwd?: string;
+      env?: Record<string, string>;
+      focus?: boolean;
+    },
+    options?: HerdrRequestOptions,
+  ): Promise<HerdrPaneInfo> {
+    const result = await this.request('pane.split', { focus: false, ...params }, options);
     expectResultType(result, 'pane_info', 'pane.split');
     return paneInfo(result.pane, 'pane.split');
   }
 
-  async paneSendText(paneId: string, text: string): Promise<void> {
-    expectResultType(await this.request('pane.send_text', { pane_id: paneId, text }), 'ok', 'pane.send_text');
+  async paneSendText(paneId: string, text: string, options?: HerdrRequestOptions): Promise<void> {
+    expectResultType(await this.request('pane.send_text', { pane_id: paneId, text }, options), 'ok', 'pane.send_text');
   }
 
   /** Keys in herdr's own spelling (keys.ts toHerdrKey). */
-  async paneSendKeys(paneId: string, keys: readonly string[]): Promise<void> {
-    expectResultType(await this.request('pane.send_keys', { pane_id: paneId, keys }), 'ok', 'pane.send_keys');
+  async paneSendKeys(paneId: string, keys: readonly string[], options?: HerdrRequestOptions): Promise<void> {
+    expectResultType(await this.request('pane.send_keys', { pane_id: paneId, keys }, options), 'ok', 'pane.send_keys');
   }
 
   /** Text then keys, in one request. */
-  async paneSendInput(paneId: string, input: { text?: string; keys?: readonly string[] }): Promise<void> {
-    expectResultType(await this.request('pane.send_input', { pane_id: paneId, ...input }), 'ok', 'pane.send_input');
+  async paneSendInput(paneId: string, input: { text?: string; keys?: readonly string[] }, options?: HerdrRequestOptions): Promise<void> {
+    expectResultType(await this.request('pane.send_input', { pane_id: paneId, ...input }, options), 'ok', 'pane.send_input');
   }
 
   /** Runs a shell command line in the pane: the text, then Enter. */
-  paneRun(paneId: string, commandLine: string): Promise<void> {
-    return this.paneSendInput(paneId, { text: commandLine, keys: ['enter'] });
+  paneRun(paneId: string, commandLine: string, options?: HerdrRequestOptions): Promise<void> {
+    return this.paneSendInput(paneId, { text: commandLine, keys: ['enter'] }, options);
   }
 
-  async paneRead(paneId: string, params: { source: HerdrReadSource; lines?: number; format?: HerdrReadFormat }): Promise<HerdrReadResult> {
-    const result = await this.request('pane.read', {
-      pane_id: paneId,
-      source: params.source,
-      format: params.format ?? 'text',
-      ...(params.lines === undefined ? {} : { lines: params.lines }),
-    });
+  async paneRead(paneId: string, params: { source: HerdrReadSource; lines?: number; format?: HerdrReadFormat }, options?: HerdrRequestOptions): Promise<HerdrReadResult> {
+    const result = await this.request(
+      'pane.read',
+      {
+        pane_id: paneId,
+        source: params.source,
+        format: params.format ?? 'text',
+        ...(params.lines === undefined ? {} : { lines: params.lines }),
+      },
+      options,
+    );
     expectResultType(result, 'pane_read', 'pane.read');
     const read = field<Record<string, unknown>>(result, 'read', isObject, 'pane.read');
     field(read, 'text', isString, 'pane.read');
@@ -405,8 +412,8 @@ export class HerdrClient {
     return paneInfo(result.pane, 'pane.focus');
   }
 
-  async paneClose(paneId: string): Promise<void> {
-    expectResultType(await this.request('pane.close', { pane_id: paneId }), 'ok', 'pane.close');
+  async paneClose(paneId: string, options?: HerdrRequestOptions): Promise<void> {
+    expectResultType(await this.request('pane.close', { pane_id: paneId }, options), 'ok', 'pane.close');
   }
 
   /** The layout of the tab holding this pane, whichever tab has focus. */

@@ -9,17 +9,46 @@
  * front is the session of the most recently active terminal client, or with none attached the
  * most recently active session. tmux has one title slot (pane_title), shared with
  * the pane's program, so the labels this adapter sets are remembered (rules.ts LabelMemory).
+ *
+ * Identity: the adapter answers for one run of the tmux server (its incarnation: pid and start
+ * time), because a server started again at the same socket hands out %0, %1… again, to
+ * unrelated panes. A binding the adapter opened itself is dropped when its server stops
+ * answering and opened again on a later call, but only onto that same run: any other server
+ * answering at the socket is a replacement, and from then on every call fails with `replaced`.
+ * A binding the caller gave is never opened again.
+ *
+ * Every pane verb runs under its call's one deadline however many tmux commands it needs, and
+ * every write first returns a pane that a mode (copy mode, a chooser) holds to its live input,
+ * in the same tmux invocation as the write: a person can enter copy mode between two
+ * keystrokes, and keys sent there would be read as copy-mode commands.
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 import {
+  ArgumentError,
+  captureArgs,
   CommandError,
+  Deadline,
   Endpoint,
+  failureOf,
+  incarnationKey,
+  leaveModeArgs,
   pasteFromBuffer,
+  respawnPaneArgs,
+  sameIncarnation,
+  sendKeysArgs,
+  sendTextArgs,
   Server,
+  ServerReplacedError,
   ServerUnreachableError,
+  setOptionArgs,
+  splitArgs,
   TargetNotFoundError,
   versionAtLeast,
+  type CommandResult,
+  type OperationOptions,
+  type PaneId,
+  type ServerIncarnation,
   type Snapshot as TmuxSnapshot,
 } from '../../../tmux/index.js';
 import { DroverError } from '../../../process/index.js';
@@ -29,17 +58,22 @@ import { tmuxIds } from '../../identity.js';
 import { toTmuxKey, type MuxKey } from '../../keys.js';
 import { ContentRevisions } from '../../revision.js';
 import { LabelMemory, withPublishedCounts } from '../../rules.js';
+import { screenOfCapture } from '../../screen.js';
 import {
   ok,
   refusal,
   type KeyTranslation,
   type MuxAdapter,
+  type MuxCallOptions,
   type MuxCreatedPane,
   type MuxGrid,
   type MuxGridRequest,
   type MuxOutcome,
   type MuxPane,
+  type MuxPaneProcess,
+  type MuxScreen,
   type MuxSnapshot,
+  type MuxSplitRequest,
   type MuxWatch,
   type MuxWatchOptions,
 } from '../../types.js';
@@ -48,6 +82,19 @@ import { TmuxWatch, structureSignature } from './watch.js';
 export const TMUX_RESYNC_MS = 5_000;
 /** Text up to this size is typed with send-keys -l; longer text goes through a paste buffer (tmux caps one command's size). */
 const SEND_KEYS_TEXT_BYTES = 8 * 1024;
+
+/**
+ * The pane options drover's agent hooks write their state to (`<state>:<epoch>[:<pid>]`): the
+ * current name, then the older one, which is read only when the current one is unset.
+ */
+export const TMUX_AGENT_STATE_OPTIONS = ['@rk_pane_agent_state', '@rk_agent_state'] as const;
+
+/** A pane's size and cursor, after its id so that a reply about another pane is caught. */
+const SCREEN_GEOMETRY = '#{pane_id} #{pane_width} #{pane_height} #{cursor_x} #{cursor_y} #{cursor_flag}';
+/** The pane's own program and its fate; the command last, since it is the one free-text field. */
+const PROCESS_FIELDS = '#{pane_pid}\u001f#{pane_dead}\u001f#{pane_dead_status}\u001f#{pane_current_command}';
+/** What a kept pane runs until its real program replaces it, so that even a program exiting at once is kept. */
+const PLACEHOLDER = ['sleep', '86400'];
 
 export interface TmuxAdapterOptions {
   /** A binding the caller opened and closes; or else `endpoint`, opened on first use. */
@@ -63,6 +110,20 @@ function isHostTitle(title: string): boolean {
   return title === hostname();
 }
 
+/** The hook state of a pane: the current option, else the older one; absent when neither is set. */
+function hookStateOf(values: readonly (string | undefined)[]): string | undefined {
+  return values.map((value) => value?.trim()).find((value) => value !== undefined && value !== '');
+}
+
+/** One command's share of an operation's deadline. */
+function step(deadline: Deadline): OperationOptions {
+  return { timeoutMs: deadline.remaining(), signal: deadline.signal };
+}
+
+function wholeNumber(text: string | undefined): number | null {
+  return text !== undefined && /^\d+$/.test(text) ? Number(text) : null;
+}
+
 export class TmuxAdapter implements MuxAdapter {
   readonly mux = 'tmux' as const;
   readonly declaration = TMUX_DECLARATION;
@@ -74,6 +135,10 @@ export class TmuxAdapter implements MuxAdapter {
   private readonly labels = new LabelMemory();
   private readonly revisions = new ContentRevisions();
   private readonly watches = new Set<TmuxWatch>();
+  /** The run of the server this adapter answers for, once a command has learnt it. */
+  private incarnation: ServerIncarnation | undefined;
+  /** Why the adapter answers nothing any more: another server replaced its run at the socket. */
+  private replacedBy: TmuxMuxError | undefined;
 
   constructor(options: TmuxAdapterOptions) {
     if ((options.server === undefined) === (options.endpoint === undefined)) throw new TypeError('a tmux adapter needs exactly one of server or endpoint');
@@ -84,41 +149,85 @@ export class TmuxAdapter implements MuxAdapter {
     this.resyncMs = options.resyncMs ?? TMUX_RESYNC_MS;
   }
 
-  /** The binding, opened on first use; a binding that lost its server is dropped so the next call opens afresh. */
-  private async server(): Promise<Server> {
+  /**
+   * The binding, opened on first use. A binding that lost its server is dropped, and the one
+   * opened in its place must answer from the same run; another run is a replacement.
+   */
+  private async server(options: OperationOptions = {}): Promise<Server> {
+    if (this.replacedBy !== undefined) throw this.replacedBy;
     if (this.binding !== undefined && !this.binding.isClosed) return this.binding;
     if (!this.ownsBinding) throw new TmuxMuxError('the tmux binding this adapter was given is closed', { reason: 'unreachable', delivery: 'not_sent' });
+    let opened: Server;
     try {
-      this.binding = await Server.open(this.endpoint!);
+      opened = await Server.open(this.endpoint!);
+      if (this.incarnation !== undefined) {
+        const now = await opened.incarnation(options);
+        if (!sameIncarnation(now, this.incarnation)) {
+          await opened.close().catch(() => undefined);
+          throw this.replaced(
+            `the tmux server at ${this.endpoint!.socketPath} is another run now (${incarnationKey(now)}, not ${incarnationKey(this.incarnation)}); its pane ids name other panes, so nothing is sent to it: open a new port to reach it`,
+          );
+        }
+      }
     } catch (error) {
       throw this.failure(error);
     }
-    return this.binding;
+    this.binding = opened;
+    return opened;
+  }
+
+  /** Latches the replacement: every later call fails with the same error. */
+  private replaced(message: string, cause?: unknown): TmuxMuxError {
+    this.replacedBy ??= new TmuxMuxError(message, { reason: 'unreachable', replaced: true, delivery: 'not_sent', cause });
+    this.dropBinding();
+    return this.replacedBy;
+  }
+
+  /** Forgets a binding this adapter opened (a given one stays the caller's), keeping the run it answered for. */
+  private dropBinding(): void {
+    this.incarnation ??= this.binding?.knownIncarnation;
+    if (!this.ownsBinding) return;
+    void this.binding?.close().catch(() => undefined);
+    this.binding = undefined;
   }
 
   /** The refusal a tmux failure stands for, as a TmuxMuxError. */
   private failure(error: unknown): unknown {
     if (error instanceof TmuxMuxError || !(error instanceof DroverError)) return error;
+    if (error instanceof ServerReplacedError) return this.replaced(error.message, error);
     if (error instanceof ServerUnreachableError) {
-      if (this.ownsBinding) {
-        void this.binding?.close().catch(() => undefined);
-        this.binding = undefined;
-      }
+      this.dropBinding();
       return new TmuxMuxError(error.message, { reason: 'unreachable', delivery: error.delivery, cause: error });
     }
     if (error instanceof TargetNotFoundError) return new TmuxMuxError(`tmux has no ${error.target}`, { reason: 'gone', delivery: 'observed', cause: error });
     if (error instanceof CommandError) return new TmuxMuxError(error.message, { reason: 'refused', delivery: error.delivery, cause: error });
+    // A request tmux was never sent because drover found it malformed (a cwd that does not exist).
+    if (error instanceof ArgumentError) return new TmuxMuxError(error.message, { reason: 'refused', delivery: 'not_sent', cause: error });
     return new TmuxMuxError(error.message, { reason: 'unreachable', delivery: error.delivery, cause: error });
   }
 
   /** Runs one operation against the binding, with every tmux failure classified. */
-  private async tmux<T>(operation: (server: Server) => Promise<T>): Promise<T> {
-    const server = await this.server();
+  private async tmux<T>(operation: (server: Server) => Promise<T>, options?: OperationOptions): Promise<T> {
     try {
-      return await operation(server);
+      const server = await this.server(options);
+      const value = await operation(server);
+      this.incarnation ??= server.knownIncarnation;
+      return value;
     } catch (error) {
       throw this.failure(error);
     }
+  }
+
+  /** Several tmux commands in one invocation (behind the binding's incarnation guard); a failure is its reply's typed error. */
+  private async group(server: Server, commands: readonly (readonly string[])[], deadline: Deadline): Promise<CommandResult> {
+    const group = await server.runGroup(commands, step(deadline));
+    if (!group.ok) throw failureOf(group.result);
+    return group.result;
+  }
+
+  /** A call's one deadline: its own budget, else the adapter's. */
+  private deadline(options: MuxCallOptions): Deadline {
+    return Deadline.start({ timeoutMs: options.timeoutMs ?? this.timeoutMs, signal: options.signal });
   }
 
   private native(kind: 'pane' | 'tab' | 'space', id: string): string {
@@ -139,23 +248,30 @@ export class TmuxAdapter implements MuxAdapter {
     }
   }
 
-  /** One listing of the whole server. */
+  async serverIncarnation(options: MuxCallOptions): Promise<string> {
+    const deadline = this.deadline(options);
+    return incarnationKey(await this.tmux((server) => server.incarnation(step(deadline)), step(deadline)));
+  }
+
+  /** One listing of the whole server, the agent-state pane options included. */
   private listing(): Promise<TmuxSnapshot> {
-    return this.tmux((server) => server.snapshot({ clients: true, timeoutMs: this.timeoutMs }));
+    return this.tmux((server) => server.snapshot({ clients: true, paneOptions: TMUX_AGENT_STATE_OPTIONS, timeoutMs: this.timeoutMs }));
   }
 
   async snapshot(): Promise<MuxSnapshot> {
-    return this.publish(await this.listing());
+    const listing = await this.listing();
+    // The listing taught the binding its run, so this asks tmux nothing.
+    return this.publish(listing, await this.serverIncarnation({}));
   }
 
-  private publish(listing: TmuxSnapshot): MuxSnapshot {
+  private publish(listing: TmuxSnapshot, incarnation: string): MuxSnapshot {
     const sessions = listing.sessions.toArray();
     const people = listing.clients.toArray().filter((client) => !client.clientControlMode && client.sessionId !== null);
     const anyoneLooking = people.length > 0;
     const front =
       people.sort((a, b) => b.clientActivity - a.clientActivity)[0]?.sessionId ??
       [...sessions].sort((a, b) => b.sessionActivity - a.sessionActivity)[0]?.sessionId;
-    const tabs: { tabId: string; spaceId: string; number: number; label: string; focused: boolean }[] = [];
+    const tabs: { tabId: string; spaceId: string; number: number; nativeIndex: number; label: string; focused: boolean }[] = [];
     const panes: MuxPane[] = [];
     for (const [index, session] of sessions.entries()) {
       const spaceId = tmuxIds.space(session.sessionId);
@@ -164,9 +280,10 @@ export class TmuxAdapter implements MuxAdapter {
         const tabId = tmuxIds.tab(window.windowId);
         // A window linked into several sessions is published under the first session listing it.
         if (tabs.some((tab) => tab.tabId === tabId)) continue;
-        tabs.push({ tabId, spaceId, number: position + 1, label: window.windowName, focused: link.windowActive });
+        tabs.push({ tabId, spaceId, number: position + 1, nativeIndex: link.windowIndex, label: window.windowName, focused: link.windowActive });
         for (const pane of window.panes()) {
           const paneId = tmuxIds.pane(pane.paneId);
+          const hookState = hookStateOf(TMUX_AGENT_STATE_OPTIONS.map((name) => pane.userOption(name)));
           panes.push({
             paneId,
             spaceId,
@@ -182,12 +299,15 @@ export class TmuxAdapter implements MuxAdapter {
             ...this.labels.split(paneId, pane.paneTitle, isHostTitle),
             foregroundCommand: pane.paneCurrentCommand ?? undefined,
             readableLines: pane.historySize + pane.paneHeight,
+            ...(pane.panePid === null ? {} : { pid: pane.panePid }),
+            ...(hookState === undefined ? {} : { hookState }),
           });
         }
       }
     }
     this.labels.retain(panes.map((pane) => pane.paneId));
     return withPublishedCounts(
+      incarnation,
       sessions.map((session, index) => {
         const active = session.links().find((link) => link.windowActive);
         return {
@@ -229,12 +349,14 @@ export class TmuxAdapter implements MuxAdapter {
 
   // ---- the verbs -------------------------------------------------------------------------
 
-  async readGrid(paneId: string, request: MuxGridRequest): Promise<MuxOutcome<MuxGrid>> {
+  async readGrid(paneId: string, request: MuxGridRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxGrid>> {
     const pane = this.native('pane', paneId);
+    const deadline = this.deadline(options);
     const recent = request.scope === 'recent';
     const lines = request.lines ?? 1_000;
-    const bytes = await this.tmux((server) =>
-      server.pane(pane).capture({ escapes: request.styling === 'preserve', ...(recent ? { start: -lines } : {}), timeoutMs: this.timeoutMs }),
+    const bytes = await this.tmux(
+      (server) => server.pane(pane).capture({ escapes: request.styling === 'preserve', ...(recent ? { start: -lines } : {}), ...step(deadline) }),
+      step(deadline),
     );
     // Rows below the last line written are blank padding, not content.
     let rows = bytes.toString('utf8').replace(/\n$/, '').split('\n');
@@ -244,27 +366,59 @@ export class TmuxAdapter implements MuxAdapter {
     return ok({ paneId, text, truncated: false, revision: this.revisions.revise(`${paneId} ${request.scope} ${request.styling}`, text) });
   }
 
-  async typeText(paneId: string, text: string): Promise<MuxOutcome<void>> {
+  /** The visible screen, styled, with the pane's size and cursor, from one tmux invocation. */
+  async readScreen(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxScreen>> {
+    const pane = this.native('pane', paneId) as PaneId;
+    const deadline = this.deadline(options);
+    const reply = await this.tmux((server) => this.group(server, [['display-message', '-p', '-t', pane, SCREEN_GEOMETRY], captureArgs(pane, { escapes: true })], deadline), step(deadline));
+    const out = reply.stdout.toString('utf8');
+    const newline = out.indexOf('\n');
+    const [shown, width, height, x, y, visible] = out.slice(0, newline).split(' ');
+    if (newline === -1 || shown !== pane) return refusal('gone', `tmux has no pane ${paneId}`);
+    const cursorX = wholeNumber(x);
+    const cursorY = wholeNumber(y);
+    return ok(
+      screenOfCapture(paneId, out.slice(newline + 1), {
+        width: wholeNumber(width) ?? 0,
+        height: wholeNumber(height) ?? 0,
+        cursor: cursorX === null || cursorY === null ? null : { x: cursorX, y: cursorY, visible: visible === '1' },
+      }),
+    );
+  }
+
+  /** The pane's own program, its foreground command and, once it exited (a kept pane), its status, in one display. */
+  async readProcess(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxPaneProcess>> {
     const pane = this.native('pane', paneId);
+    const deadline = this.deadline(options);
+    const shown = await this.tmux((server) => server.pane(pane).display(PROCESS_FIELDS, step(deadline)), step(deadline));
+    const [pid, dead, status, ...command] = shown.toString('utf8').split('\u001f');
+    return ok({ paneId, pid: wholeNumber(pid), foreground: command.join('\u001f'), dead: dead === '1', exitStatus: dead === '1' ? wholeNumber(status) : null });
+  }
+
+  async typeText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    const pane = this.native('pane', paneId) as PaneId;
+    const deadline = this.deadline(options);
     if (Buffer.byteLength(text) <= SEND_KEYS_TEXT_BYTES) {
-      await this.tmux((server) => server.pane(pane).sendText(text, { timeoutMs: this.timeoutMs }));
+      await this.tmux((server) => this.group(server, [leaveModeArgs(pane), sendTextArgs(pane, text)], deadline), step(deadline));
       return ok(undefined);
     }
     // Not bracketed, and a separator of "\n" keeps line feeds as they are: the bytes arrive as if typed.
-    await this.tmux((server) => pasteFromBuffer(server.pane(pane), text, { bracketed: false, separator: '\n', timeoutMs: this.timeoutMs }));
+    await this.tmux((server) => pasteFromBuffer(server.pane(pane), text, { bracketed: false, separator: '\n', leaveMode: true, ...step(deadline) }), step(deadline));
     return ok(undefined);
   }
 
   /** paste-buffer -p from a buffer of its own; tmux turns each line feed into the carriage return a terminal pastes. */
-  async pasteText(paneId: string, text: string): Promise<MuxOutcome<void>> {
+  async pasteText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
     const pane = this.native('pane', paneId);
-    await this.tmux((server) => pasteFromBuffer(server.pane(pane), text, { bracketed: true, timeoutMs: this.timeoutMs }));
+    const deadline = this.deadline(options);
+    await this.tmux((server) => pasteFromBuffer(server.pane(pane), text, { bracketed: true, leaveMode: true, ...step(deadline) }), step(deadline));
     return ok(undefined);
   }
 
-  async sendKeys(paneId: string, keys: readonly string[]): Promise<MuxOutcome<void>> {
-    const pane = this.native('pane', paneId);
-    await this.tmux((server) => server.pane(pane).sendKeys(keys, { timeoutMs: this.timeoutMs }));
+  async sendKeys(paneId: string, keys: readonly string[], options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    const pane = this.native('pane', paneId) as PaneId;
+    const deadline = this.deadline(options);
+    await this.tmux((server) => this.group(server, [leaveModeArgs(pane), sendKeysArgs(pane, keys)], deadline), step(deadline));
     return ok(undefined);
   }
 
@@ -277,9 +431,39 @@ export class TmuxAdapter implements MuxAdapter {
     return ok(undefined);
   }
 
-  async closePane(paneId: string): Promise<MuxOutcome<void>> {
+  /**
+   * split-window beside the pane, detached. A pane kept on exit is split running a placeholder,
+   * told to remain on exit, and only then respawned with its program, in that order, so that
+   * even a program that exits at once leaves its pane, its last lines and its status.
+   */
+  async splitPane(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>> {
+    const beside = this.native('pane', request.besidePaneId) as PaneId;
+    const deadline = this.deadline(options);
+    return this.tmux(async (server) => {
+      const hazard = await this.spawnHazard(server, deadline);
+      if (hazard !== undefined) return refusal('refused', hazard);
+      const direction = request.direction === 'right' ? 'horizontal' : 'vertical';
+      const spawn = { cwd: request.cwd, env: request.env, command: request.command };
+      const kept = request.keepOnExit === true && request.command !== undefined;
+      const receipt = server.receipt(await server.command(splitArgs(beside, { direction, ...(kept ? { cwd: request.cwd, command: PLACEHOLDER } : spawn) }), { deadline }));
+      const pane = receipt.pane.id as PaneId;
+      if (request.keepOnExit === true) {
+        const scope = { kind: 'pane', id: pane } as const;
+        try {
+          await this.group(server, [setOptionArgs(scope, 'remain-on-exit', 'on'), ...(kept ? [respawnPaneArgs(pane, { ...spawn, command: request.command, kill: true })] : [])], deadline);
+        } catch (error) {
+          if (!deadline.expired) await receipt.pane.kill(step(deadline)).catch(() => undefined);
+          throw error;
+        }
+      }
+      return ok(await this.created(server, receipt.session.id, receipt.window.id, pane, request.cwd, deadline));
+    }, step(deadline));
+  }
+
+  async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
     const pane = this.native('pane', paneId);
-    await this.tmux((server) => server.pane(pane).kill({ timeoutMs: this.timeoutMs }));
+    const deadline = this.deadline(options);
+    await this.tmux((server) => server.pane(pane).kill(step(deadline)), step(deadline));
     this.labels.forget(paneId);
     return ok(undefined);
   }
@@ -315,29 +499,31 @@ export class TmuxAdapter implements MuxAdapter {
    * tmux before 3.7 crashes the whole server when it spawns a window while the global
    * window-size is manual (tmux issue 4849), so that combination is refused with its remedy.
    */
-  private async spawnHazard(server: Server): Promise<string | undefined> {
-    if (versionAtLeast(await server.version({ timeoutMs: this.timeoutMs }), '3.7')) return undefined;
-    const size = await server.options('global-window').getOrUndefined('window-size', { timeoutMs: this.timeoutMs });
+  private async spawnHazard(server: Server, deadline: Deadline): Promise<string | undefined> {
+    if (versionAtLeast(await server.version(step(deadline)), '3.7')) return undefined;
+    const size = await server.options('global-window').getOrUndefined('window-size', step(deadline));
     if (size?.as('string') !== 'manual') return undefined;
     return 'this tmux (before 3.7) crashes when it creates a window while window-size is manual; run `tmux set -g window-size latest` first';
   }
 
   async createTab(request: { spaceId: string; label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>> {
     const session = this.native('space', request.spaceId);
+    const deadline = this.deadline({});
     return this.tmux(async (server) => {
-      const hazard = await this.spawnHazard(server);
+      const hazard = await this.spawnHazard(server, deadline);
       if (hazard !== undefined) return refusal('refused', hazard);
-      const receipt = await server.session(session).newWindow({ receipt: true, name: request.label, cwd: request.cwd, timeoutMs: this.timeoutMs });
-      return ok(await this.created(server, receipt.session.id, receipt.window.id, receipt.pane.id, request.cwd));
+      const receipt = await server.session(session).newWindow({ receipt: true, name: request.label, cwd: request.cwd, ...step(deadline) });
+      return ok(await this.created(server, receipt.session.id, receipt.window.id, receipt.pane.id, request.cwd, deadline));
     });
   }
 
   async createSpace(request: { label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>> {
+    const deadline = this.deadline({});
     return this.tmux(async (server) => {
-      const hazard = await this.spawnHazard(server);
+      const hazard = await this.spawnHazard(server, deadline);
       if (hazard !== undefined) return refusal('refused', hazard);
-      const receipt = await server.newSession({ receipt: true, name: request.label, cwd: request.cwd, timeoutMs: this.timeoutMs });
-      return ok(await this.created(server, receipt.session.id, receipt.window.id, receipt.pane.id, request.cwd));
+      const receipt = await server.newSession({ receipt: true, name: request.label, cwd: request.cwd, ...step(deadline) });
+      return ok(await this.created(server, receipt.session.id, receipt.window.id, receipt.pane.id, request.cwd, deadline));
     });
   }
 
@@ -345,8 +531,8 @@ export class TmuxAdapter implements MuxAdapter {
    * A requested cwd is reported as asked: right after creation the pane's process may not have
    * changed into it yet, so tmux's current path can still be the server's own directory.
    */
-  private async created(server: Server, session: string, window: string, pane: string, cwd: string | undefined): Promise<MuxCreatedPane> {
-    const [name, path] = (await server.pane(pane).display('#{session_name}\u001f#{pane_current_path}', { timeoutMs: this.timeoutMs })).toString('utf8').split('\u001f');
+  private async created(server: Server, session: string, window: string, pane: string, cwd: string | undefined, deadline: Deadline): Promise<MuxCreatedPane> {
+    const [name, path] = (await server.pane(pane).display('#{session_name}\u001f#{pane_current_path}', step(deadline))).toString('utf8').split('\u001f');
     return { paneId: tmuxIds.pane(pane), spaceId: tmuxIds.space(session), spaceLabel: name ?? '', tabId: tmuxIds.tab(window), cwd: cwd ? resolve(cwd) : path?.trim() || '' };
   }
 

@@ -67,9 +67,15 @@ export interface ZellijPaneRecord {
   readonly paneNumber: number;
   readonly focusedInTab: boolean;
   readonly exited: boolean;
+  /** The exit status of an exited pane's command, when zellij kept it. */
+  readonly exitStatus: number | null;
   readonly title: string;
   readonly tabNumber: number;
   readonly rows: number;
+  readonly columns: number;
+  /** The cursor within the pane's content, when zellij reports it. */
+  readonly cursor: { readonly x: number; readonly y: number } | null;
+  /** The command the pane was started with ("" for the default shell), not what runs in its foreground. */
   readonly command: string;
   readonly cwd: string;
 }
@@ -84,6 +90,8 @@ export interface ZellijTabRecord {
 export interface ZellijSessionRecord {
   readonly name: string;
   readonly running: boolean;
+  /** Whole seconds since zellij created the session's socket, as list-sessions prints them. */
+  readonly ageSeconds: number | undefined;
 }
 
 type JsonRecord = Record<string, unknown>;
@@ -115,13 +123,17 @@ export function parsePaneList(stdout: string): ZellijPaneRecord[] | undefined {
     const paneNumber = integer(row, 'id');
     const tabNumber = integer(row, 'tab_id');
     if (paneNumber === undefined || tabNumber === undefined) continue;
+    const cursor = row.cursor_coordinates_in_pane;
     panes.push({
       paneNumber,
       focusedInTab: row.is_focused === true,
       exited: row.exited === true,
+      exitStatus: integer(row, 'exit_status') ?? null,
       title: text(row, 'title'),
       tabNumber,
       rows: integer(row, 'pane_content_rows') ?? 0,
+      columns: integer(row, 'pane_content_columns') ?? 0,
+      cursor: Array.isArray(cursor) && cursor.length === 2 && cursor.every((value) => Number.isInteger(value) && value >= 0) ? { x: cursor[0] as number, y: cursor[1] as number } : null,
       command: text(row, 'terminal_command'),
       cwd: text(row, 'pane_cwd'),
     });
@@ -142,13 +154,32 @@ export function parseTabList(stdout: string): ZellijTabRecord[] | undefined {
   return tabs.sort((a, b) => a.position - b.position);
 }
 
-/** `list-sessions --no-formatting`: "<name> [Created …]" per line, "(EXITED …" for a stopped one. */
+/** humantime's units, as zellij's list-sessions prints an age ("1day 2h 3m 4s"; a year is 365.25 days, a month 30.44). */
+const AGE_UNITS: Readonly<Record<string, number>> = { year: 31_557_600, years: 31_557_600, month: 2_630_016, months: 2_630_016, day: 86_400, days: 86_400, h: 3_600, m: 60, s: 1, ms: 0, us: 0, ns: 0 };
+
+/** The whole seconds of a humantime duration, or undefined when the text is not one. */
+function parseAge(text: string): number | undefined {
+  const words = text.trim().split(/\s+/);
+  let seconds = 0;
+  for (const word of words) {
+    const match = /^(\d+)([a-z]+)$/.exec(word);
+    const unit = match === null ? undefined : AGE_UNITS[match[2]!];
+    if (unit === undefined) return undefined;
+    seconds += Number(match![1]) * unit;
+  }
+  return words.length > 0 ? seconds : undefined;
+}
+
+/** `list-sessions --no-formatting`: "<name> [Created <age> ago]" per line, "(EXITED …" for a stopped one. */
 export function parseSessionList(stdout: string): ZellijSessionRecord[] {
   return stdout
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '')
-    .map((line) => ({ name: line.split(/\s/)[0]!, running: !line.includes('(EXITED') }));
+    .map((line) => {
+      const age = /\[Created (.+?) ago\]/.exec(line)?.[1];
+      return { name: line.split(/\s/)[0]!, running: !line.includes('(EXITED'), ageSeconds: age === undefined ? undefined : parseAge(age) };
+    });
 }
 
 /**
