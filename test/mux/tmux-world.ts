@@ -3,8 +3,10 @@
  * TmuxAdapter behind the gate, perturbed with tmux's own commands. A terminal client, in a
  * pane of a second owned server (the pty it needs), shows the first session, so that focusing
  * a pane of the other session must bring that space to the front. A pane of the other session
- * runs a raw-mode recorder of its input. A killed tmux server cannot come back with the same
- * panes, so this world offers neither a restart nor a revival.
+ * runs a raw-mode recorder of its input. The port opens its own binding from the socket path,
+ * as drover's CLI and web do. A restart kills the server and starts another at the same socket
+ * path with four shells (%0–%3): a new run whose ids name other panes. A killed tmux server
+ * cannot come back with the same panes, so this world offers no revival.
  */
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -12,7 +14,7 @@ import { join } from 'node:path';
 import { processDiagnostics } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds, type conformance } from '../../src/mux/index.js';
-import { startTestServer } from '../support/tmux.js';
+import { RestartableServer, startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 /** A plain POSIX shell, so that no rc file of the machine's own shell slows or colours the panes. */
@@ -89,8 +91,10 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
   const host = await startTestServer();
   const scratchDir = await mkdtemp(join(tmpdir(), 'drover-world-'));
   const inputFile = join(scratchDir, 'input');
+  const successor = new RestartableServer(server.endpoint.socketPath);
   const retire = async (): Promise<void> => {
     try {
+      await successor.dispose();
       await server.close();
     } finally {
       await host.close();
@@ -104,13 +108,19 @@ export async function openTmuxWorld(): Promise<conformance.MuxConformanceWorld> 
     await retire();
     throw error;
   }
-  const port = createMuxPort(new TmuxAdapter({ server, resyncMs: 500 }));
+  const openPort = () => createMuxPort(new TmuxAdapter({ endpoint: server.endpoint, resyncMs: 500 }));
+  const port = openPort();
   let printed = 0;
   return {
     port,
     recorder: { paneId: tmuxIds.pane(recorderPane), received: () => readFile(inputFile) },
     transportUses: async () => processDiagnostics().spawned,
     reconnect: async () => undefined,
+    restartMux: async () => {
+      await successor.restart(SHELL);
+      for (let i = 0; i < 3; i += 1) await successor.tmuxCommand('split-window', '-d', ...SHELL);
+    },
+    openPort,
     takeDown: async () => {
       await server.run(['kill-server']).catch(() => undefined);
     },

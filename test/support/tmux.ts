@@ -1,6 +1,6 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before } from 'node:test';
 import { run } from '../../src/process/index.js';
 import { Server, clientEnvironment, resolveExecutable, type StartOptions } from '../../src/tmux/index.js';
@@ -48,14 +48,22 @@ export function useTestServer(options: StartOptions = {}): { readonly server: Se
 }
 
 /**
- * A tmux server started and restarted by the test itself at one socket path in a fresh
- * temporary directory, as a user restarts theirs: the new server reuses the socket path (on
- * ext4 even its inode) and hands out pane ids %0, %1… again, to unrelated panes.
+ * A tmux server started and restarted by the test itself at one socket path, as a user
+ * restarts theirs: the new server reuses the socket path (on ext4 even its inode) and hands
+ * out pane ids %0, %1… again, to unrelated panes. The path is one of its own in a fresh
+ * temporary directory, or one where another server (an owned one, say) listens now.
  */
 export class RestartableServer {
-  readonly dir = mkdtempSync(join(tmpdir(), 'drover-restart-'));
-  readonly socketPath = join(this.dir, 'tmux.sock');
+  readonly dir: string;
+  readonly socketPath: string;
+  private readonly ownsDir: boolean;
   private readonly tmux = resolveExecutable('tmux');
+
+  constructor(socketPath?: string) {
+    this.ownsDir = socketPath === undefined;
+    this.dir = socketPath === undefined ? mkdtempSync(join(tmpdir(), 'drover-restart-')) : dirname(socketPath);
+    this.socketPath = socketPath ?? join(this.dir, 'tmux.sock');
+  }
 
   /** Runs one tmux command at the socket; throws with tmux's words when it fails. */
   async tmuxCommand(...args: string[]): Promise<string> {
@@ -87,6 +95,6 @@ export class RestartableServer {
 
   async dispose(): Promise<void> {
     await this.stop();
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.ownsDir) rmSync(this.dir, { recursive: true, force: true });
   }
 }

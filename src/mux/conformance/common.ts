@@ -37,8 +37,15 @@ export interface MuxConformanceWorld {
   transportUses(): Promise<number>;
   /** Every connection drops; the multiplexer keeps running. */
   reconnect(): Promise<void>;
-  /** The multiplexer restarts with the same panes; streams close. Absent where a restart loses the panes (tmux). */
-  restartMux?(): Promise<void>;
+  /**
+   * The multiplexer at the world's address stops and starts again; streams close. One whose
+   * ids outlive it (herdr) comes back with the same panes under the same ids; one whose ids do
+   * not (a tmux server started again at the same socket, a zellij session started again under
+   * its name) comes back as another run whose ids (%0, terminal_0…) name other panes.
+   */
+  restartMux(): Promise<void>;
+  /** A new port on the world's address, as another drover process would open; the caller closes it. */
+  openPort(): MuxPort;
   /** The transport dies (the multiplexer stops answering). */
   takeDown(): Promise<void>;
   /** The transport comes back after takeDown(); absent where the world cannot come back (a killed tmux server). */

@@ -5,7 +5,7 @@
  * reachability check and every other check is then skipped: that run proves nothing.
  */
 import { MUX_CAPABILITIES, VERB_CAPABILITY, type GatedVerb } from '../capabilities.js';
-import { checkIdentitySet } from '../identity.js';
+import { checkIdentitySet, isIncarnation } from '../identity.js';
 import { formatMuxKey, KeySpellingError, parseMuxKey } from '../keys.js';
 import { AGENT_STATUSES, type MuxPort, type MuxSnapshot } from '../types.js';
 import { SAMPLE_CALLS, describeOutcome, sampleOf, type ConformanceResult } from './common.js';
@@ -18,6 +18,7 @@ interface ReadOnlyCheck {
 /** Problems with one snapshot's consistency, shared with the world checks. */
 export function snapshotProblems(snapshot: MuxSnapshot, port: MuxPort): string[] {
   const problems = checkIdentitySet(snapshot);
+  if (!isIncarnation(snapshot.incarnation)) problems.push(`the snapshot names its run ${JSON.stringify(snapshot.incarnation)}, which is not an incarnation (letters, digits, . _ -)`);
   const statuses: readonly string[] = AGENT_STATUSES;
   for (const pane of snapshot.panes) {
     if (pane.agent !== pane.agent.toLowerCase() || pane.agent === '') problems.push(`pane ${pane.paneId} has agent ${JSON.stringify(pane.agent)}; agents are lower-case, or "shell"`);
@@ -61,6 +62,7 @@ function undeclaredFactProblems(snapshot: MuxSnapshot, port: MuxPort): string[] 
       problems.push(`pane ${pane.paneId} reports agent ${pane.agent}/${pane.status} but agentDetection is not declared`);
     }
     if (!supports.agentSessionRef && pane.agentSession !== undefined) problems.push(`pane ${pane.paneId} carries an agentSession but agentSessionRef is not declared`);
+    if (!supports.paneProcess && pane.pid !== undefined) problems.push(`pane ${pane.paneId} carries a pid but paneProcess is not declared`);
   }
   return problems;
 }
@@ -102,9 +104,11 @@ const CHECKS: readonly ReadOnlyCheck[] = [
     async run(port, first) {
       const second = await port.snapshot();
       const before = new Map(first.panes.map((pane) => [pane.paneId, `${pane.spaceId}/${pane.tabId}`]));
-      return second.panes
+      const problems = second.panes
         .filter((pane) => before.has(pane.paneId) && before.get(pane.paneId) !== `${pane.spaceId}/${pane.tabId}`)
         .map((pane) => `pane ${pane.paneId} moved from ${before.get(pane.paneId)} to ${pane.spaceId}/${pane.tabId} between two reads`);
+      if (!port.sameIncarnation(first.incarnation, second.incarnation)) problems.push(`two reads name different runs: ${first.incarnation} and ${second.incarnation}`);
+      return problems;
     },
   },
   {
@@ -153,6 +157,55 @@ const CHECKS: readonly ReadOnlyCheck[] = [
       if (!outcome.ok) return [`a recent read of ${sample.paneId} answered ${describeOutcome(outcome)}`];
       const lines = outcome.value.text.split('\n').length;
       return lines > 5 ? [`a 5-line recent read returned ${lines} lines`] : [];
+    },
+  },
+  {
+    name: 'a screen reads back as its height in rows, with its cursor inside it or none',
+    async run(port, snapshot) {
+      if (!port.declaration.supports.paneScreen) return { skipped: 'paneScreen is not declared' };
+      const panes = snapshot.panes.filter((pane) => pane.alive).slice(0, 3);
+      if (panes.length === 0) return { skipped: 'the multiplexer shows no live pane' };
+      const problems: string[] = [];
+      for (const pane of panes) {
+        const outcome = await port.readScreen(pane.paneId);
+        if (!outcome.ok) {
+          problems.push(`readScreen(${pane.paneId}) answered ${describeOutcome(outcome)}`);
+          continue;
+        }
+        const { paneId, rows, lines, width, height, cursor } = outcome.value;
+        if (paneId !== pane.paneId) problems.push(`a screen of ${pane.paneId} answered for ${paneId}`);
+        if (!Number.isInteger(width) || width < 0 || !Number.isInteger(height) || height < 0) problems.push(`the screen of ${pane.paneId} is ${width}×${height}`);
+        if (rows.length !== height || lines.length !== height) problems.push(`the screen of ${pane.paneId} has ${rows.length} rows and ${lines.length} lines for a height of ${height}`);
+        if (lines.some((line) => line.includes('\u001b'))) problems.push(`the plain lines of ${pane.paneId} carry escape characters`);
+        if (cursor !== null && !(Number.isInteger(cursor.x) && Number.isInteger(cursor.y) && cursor.x >= 0 && cursor.x < width && cursor.y >= 0 && cursor.y < height)) {
+          problems.push(`the cursor of ${pane.paneId} at ${cursor.x},${cursor.y} is outside its ${width}×${height} screen`);
+        }
+      }
+      return problems;
+    },
+  },
+  {
+    name: "a pane's process reads back as the snapshot reports the pane",
+    async run(port, snapshot) {
+      if (!port.declaration.supports.paneProcess) return { skipped: 'paneProcess is not declared' };
+      const panes = snapshot.panes.slice(0, 3);
+      if (panes.length === 0) return { skipped: 'the multiplexer shows no pane' };
+      const problems: string[] = [];
+      for (const pane of panes) {
+        const outcome = await port.readProcess(pane.paneId);
+        if (!outcome.ok) {
+          problems.push(`readProcess(${pane.paneId}) answered ${describeOutcome(outcome)}`);
+          continue;
+        }
+        const { paneId, pid, foreground, dead, exitStatus } = outcome.value;
+        if (paneId !== pane.paneId) problems.push(`the process of ${pane.paneId} answered for ${paneId}`);
+        if (pid !== null && !(Number.isSafeInteger(pid) && pid > 0)) problems.push(`the process of ${pane.paneId} has pid ${pid}`);
+        if (pane.pid !== undefined && pid !== pane.pid) problems.push(`the snapshot gives ${pane.paneId} pid ${pane.pid}, readProcess ${pid}`);
+        if (typeof foreground !== 'string') problems.push(`the foreground of ${pane.paneId} is not a string`);
+        if (dead === pane.alive) problems.push(`${pane.paneId} is ${pane.alive ? 'alive' : 'dead'} in the snapshot but readProcess says dead is ${dead}`);
+        if (!dead && exitStatus !== null) problems.push(`${pane.paneId} is alive but has exit status ${exitStatus}`);
+      }
+      return problems;
     },
   },
   {

@@ -6,7 +6,7 @@
 import { VERB_CAPABILITY, type GatedVerb } from '../capabilities.js';
 import { PaneIdLedger } from '../identity.js';
 import { MuxError } from '../errors.js';
-import type { MuxPane, MuxSnapshot } from '../types.js';
+import type { MuxOutcome, MuxPane, MuxPort, MuxSnapshot } from '../types.js';
 import { describeOutcome, PUSH_WAIT_MS, recordWatch, SAMPLE_CALLS, sampleOf, UP_WAIT_MS, waitMs, type ConformanceResult, type MuxConformanceWorld, type WorldFactory } from './common.js';
 import { focusProblems, snapshotProblems } from './read-only.js';
 
@@ -41,6 +41,82 @@ function twoPanes(snapshot: MuxSnapshot): [MuxPane, MuxPane] | undefined {
 
 function idsOf(snapshot: MuxSnapshot): string {
   return JSON.stringify([snapshot.spaces.map((s) => s.spaceId).sort(), snapshot.tabs.map((t) => t.tabId).sort(), snapshot.panes.map((p) => p.paneId).sort()]);
+}
+
+/** What a marker typed through a port over a replaced run must never reach. */
+const STRANGER_MARKER = 'typed-into-a-stranger';
+
+/** The old port's pane verbs, each naming `paneId`, where declared. */
+function paneCalls(port: MuxPort, paneId: string): [string, () => Promise<MuxOutcome<unknown>>][] {
+  const supports = port.declaration.supports;
+  const calls: [string, boolean, () => Promise<MuxOutcome<unknown>>][] = [
+    ['typeText', supports.typeText, () => port.typeText(paneId, STRANGER_MARKER)],
+    ['typeText again', supports.typeText, () => port.typeText(paneId, STRANGER_MARKER)],
+    ['pasteText', supports.pasteText, () => port.pasteText(paneId, STRANGER_MARKER)],
+    ['sendKeys', supports.sendKeys, () => port.sendKeys(paneId, ['Enter'])],
+    ['readGrid', supports.paneGrid, () => port.readGrid(paneId, { scope: 'viewport', styling: 'strip' })],
+    ['readScreen', supports.paneScreen, () => port.readScreen(paneId)],
+    ['readProcess', supports.paneProcess, () => port.readProcess(paneId)],
+    ['renamePane', supports.renamePane, () => port.renamePane(paneId, STRANGER_MARKER)],
+    ['splitPane', supports.splitPane, () => port.splitPane({ besidePaneId: paneId, direction: 'right' })],
+    ['setFocus', supports.setFocus, () => port.setFocus(paneId)],
+    ['closePane', supports.closePane, () => port.closePane(paneId)],
+  ];
+  return calls.filter(([, declared]) => declared).map(([verb, , call]) => [verb, call]);
+}
+
+/**
+ * The restart leg of the identity check. A multiplexer whose ids outlive a restart answers
+ * from the same run with the same ids. One whose ids do not answers as another run: then the
+ * port bound to the old run refuses every call (unreachable, replaced) for good, a new port
+ * names a different run, and the new run's pane that carries an old id never hears of them.
+ */
+async function restartProblems(world: MuxConformanceWorld): Promise<string[]> {
+  const before = await world.port.snapshot();
+  await world.restartMux();
+  let after: MuxSnapshot | undefined;
+  try {
+    after = await world.port.snapshot();
+  } catch (error) {
+    if (!(error instanceof MuxError && error.replaced)) return [`after a restart snapshot() threw ${(error as Error).message}, neither a snapshot nor a replacement`];
+  }
+  if (after !== undefined) {
+    const problems: string[] = [];
+    if (!world.port.sameIncarnation(after.incarnation, before.incarnation)) problems.push(`after a restart the port answered from another run (${after.incarnation}, not ${before.incarnation}) without refusing it as replaced`);
+    if (idsOf(after) !== idsOf(before)) problems.push('ids changed across a restart that kept the run');
+    return problems;
+  }
+  const fresh = world.openPort();
+  try {
+    const problems: string[] = [];
+    const newRun = await fresh.snapshot();
+    if (fresh.sameIncarnation(newRun.incarnation, before.incarnation)) problems.push('the old port refused the restart as a replacement, but a new port reports the same run');
+    // An id both runs hand out is where a port that followed the new run would do harm.
+    const shared = before.panes.find((pane) => pane.alive && newRun.panes.some((candidate) => candidate.paneId === pane.paneId));
+    if (shared === undefined) return [...problems, "the world's new run shares no pane id with the old one, so the restart proves nothing"];
+    const inputs = world.inputs === undefined ? undefined : (await world.inputs()).length;
+    for (const [verb, call] of paneCalls(world.port, shared.paneId)) {
+      const outcome = await call();
+      if (outcome.ok || outcome.reason !== 'unreachable' || outcome.replaced !== true) problems.push(`${verb}(${shared.paneId}) on the old run's port answered ${describeOutcome(outcome)}, not unreachable and replaced`);
+    }
+    if (await world.port.reachable()) problems.push("reachable() answered true on the old run's port");
+    await world.port.serverIncarnation().then(
+      (incarnation) => problems.push(`serverIncarnation() answered ${incarnation} on the old run's port`),
+      (error: unknown) => {
+        if (!(error instanceof MuxError && error.replaced)) problems.push(`serverIncarnation() threw ${(error as Error).message}, not a replacement`);
+      },
+    );
+    const now = await fresh.snapshot();
+    if (!now.panes.some((pane) => pane.paneId === shared.paneId)) problems.push(`the new run's ${shared.paneId} is gone: a call through the old port reached it`);
+    if (fresh.declaration.supports.paneGrid) {
+      const grid = await fresh.readGrid(shared.paneId, { scope: 'viewport', styling: 'strip' });
+      if (grid.ok && grid.value.text.includes(STRANGER_MARKER)) problems.push(`the new run's ${shared.paneId} shows text typed through the old port`);
+    }
+    if (world.inputs !== undefined && (await world.inputs()).length !== inputs) problems.push("a call through the old port reached the new run's input");
+    return problems;
+  } finally {
+    await fresh.close();
+  }
 }
 
 const CHECKS: readonly WorldCheck[] = [
@@ -209,7 +285,7 @@ const CHECKS: readonly WorldCheck[] = [
     },
   },
   {
-    name: 'ids survive reconnect, rename and restart, and are never recycled',
+    name: 'ids survive reconnect and rename, are never recycled, and a restart keeps them or voids them for good',
     async run(world) {
       const ledger = new PaneIdLedger();
       const start = await world.port.snapshot();
@@ -225,10 +301,6 @@ const CHECKS: readonly WorldCheck[] = [
       await expectSame('a reconnect');
       await world.renameTabOutOfBand(start.tabs[0]!.tabId, 'id-check', { silent: false });
       await expectSame('a rename');
-      if (world.restartMux !== undefined) {
-        await world.restartMux();
-        await expectSame('a multiplexer restart');
-      }
       const victim = start.panes.find((candidate) => candidate.alive)!;
       await world.endPane(victim.paneId);
       const survivors = await world.port.snapshot();
@@ -243,6 +315,47 @@ const CHECKS: readonly WorldCheck[] = [
         }
       }
       if (recycled.length > 0) problems.push(`pane ids were recycled: ${recycled.join(', ')}`);
+      return [...problems, ...(await restartProblems(world))];
+    },
+  },
+  {
+    name: 'a split pane appears beside its pane, and closing it is for good',
+    async run(world) {
+      const supports = world.port.declaration.supports;
+      if (!supports.splitPane) return { skipped: 'splitPane is not declared' };
+      const start = await world.port.snapshot();
+      const beside = start.panes.find((candidate) => candidate.alive)!;
+      const problems: string[] = [];
+      for (const direction of ['right', 'below'] as const) {
+        const split = await world.port.splitPane({ besidePaneId: beside.paneId, direction });
+        if (!split.ok) {
+          problems.push(`splitPane(${direction}) answered ${describeOutcome(split)}`);
+          continue;
+        }
+        const made = pane(await world.port.snapshot(), split.value.paneId);
+        if (start.panes.some((candidate) => candidate.paneId === split.value.paneId)) problems.push(`splitPane(${direction}) answered ${split.value.paneId}, which was already there`);
+        if (made === undefined || made.tabId !== beside.tabId || split.value.tabId !== beside.tabId) problems.push(`the ${direction} split ${split.value.paneId} is not in ${beside.tabId} beside ${beside.paneId}`);
+        if (!supports.closePane) continue;
+        const closed = await world.port.closePane(split.value.paneId);
+        if (!closed.ok) problems.push(`closePane(${split.value.paneId}) answered ${describeOutcome(closed)}`);
+        const again = await world.port.closePane(split.value.paneId);
+        if (again.ok || again.reason !== 'gone') problems.push(`closing ${split.value.paneId} again answered ${describeOutcome(again)}, not gone`);
+        if (pane(await world.port.snapshot(), split.value.paneId) !== undefined) problems.push(`the closed pane ${split.value.paneId} is still in the snapshot`);
+      }
+      if (supports.paneProcess) {
+        // A program that exits at once: a pane kept on exit still shows it, dead, with its status.
+        const kept = await world.port.splitPane({ besidePaneId: beside.paneId, direction: 'right', command: ['sh', '-c', 'exit 7'], keepOnExit: true });
+        if (!kept.ok) return [...problems, `a split kept on exit answered ${describeOutcome(kept)}`];
+        const until = Date.now() + PUSH_WAIT_MS;
+        let fate = await world.port.readProcess(kept.value.paneId);
+        while (fate.ok && !fate.value.dead && Date.now() < until) {
+          await new Promise((resolve) => setTimeout(resolve, 25));
+          fate = await world.port.readProcess(kept.value.paneId);
+        }
+        if (!fate.ok) problems.push(`readProcess of a pane kept on exit answered ${describeOutcome(fate)}`);
+        else if (!fate.value.dead || fate.value.exitStatus !== 7) problems.push(`a kept pane whose program exited 7 reads as dead ${fate.value.dead}, status ${fate.value.exitStatus}`);
+        if (supports.closePane) await world.port.closePane(kept.value.paneId);
+      }
       return problems;
     },
   },
@@ -333,6 +446,9 @@ const CHECKS: readonly WorldCheck[] = [
       const problems: string[] = [];
       const calls: [string, boolean, () => Promise<Parameters<typeof describeOutcome>[0]>][] = [
         ['readGrid', supports.paneGrid, () => world.port.readGrid(target.paneId, { scope: 'viewport', styling: 'strip' })],
+        ['readScreen', supports.paneScreen, () => world.port.readScreen(target.paneId)],
+        ['readProcess', supports.paneProcess, () => world.port.readProcess(target.paneId)],
+        ['splitPane', supports.splitPane, () => world.port.splitPane({ besidePaneId: target.paneId, direction: 'right' })],
         ['typeText', supports.typeText, () => world.port.typeText(target.paneId, 'x')],
         ['sendKeys', supports.sendKeys, () => world.port.sendKeys(target.paneId, ['Enter'])],
         ['renamePane', supports.renamePane, () => world.port.renamePane(target.paneId, 'x')],
