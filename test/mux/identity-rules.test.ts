@@ -7,10 +7,13 @@ import {
 import {
   checkIdentitySet,
   focusedPane,
+  formatPaneKey,
   HerdrError,
   isValidMuxId,
   LabelMemory,
+  looksLikePaneKey,
   PaneIdLedger,
+  parsePaneKey,
   refusalFromError,
   requestedCwd,
   tmuxIds,
@@ -157,5 +160,36 @@ describe('contract-owned rules', () => {
     assert.equal(refusalFromError(new HerdrError('gone', { reason: 'gone' })).reason, 'gone');
     assert.equal(refusalFromError(new HerdrError('socket closed')).reason, 'unreachable');
     assert.throws(() => refusalFromError(new TypeError('a bug')), TypeError);
+  });
+});
+
+describe('pane keys', () => {
+  it('spell a pane with its host, multiplexer and run, and read back, colons in herdr ids included', () => {
+    for (const key of [
+      { host: 'local', mux: 'tmux', incarnation: '28114-1764844800', paneId: '%3' },
+      { host: 'build-box.lan', mux: 'herdr', incarnation: '5f1c0e9a2b3d4c6e', paneId: 'w1:p3' },
+      { host: 'local', mux: 'zellij', incarnation: '1764844799-1764844801', paneId: 'terminal_7' },
+    ] as const) {
+      const text = formatPaneKey(key);
+      assert.equal(looksLikePaneKey(text), true);
+      assert.deepEqual(parsePaneKey(text), { ok: true, key });
+    }
+    assert.equal(formatPaneKey({ host: 'local', mux: 'herdr', incarnation: 'abc', paneId: 'w1:p3' }), 'local::herdr::abc::w1:p3');
+  });
+
+  it('never reads a tmux target as a key, and names what is wrong with a bad key', () => {
+    for (const target of ['%3', 'work:1.2', '$0', 'work']) assert.equal(looksLikePaneKey(target), false, target);
+    for (const [text, problem] of [
+      ['local::tmux::%3', /is not a pane key: a key is HOST::MUX::INCARNATION::PANE/],
+      ['local::screen::1-2::%3', /"screen" is not a multiplexer drover drives \(tmux, herdr, zellij\)/],
+      ['-bad::tmux::1-2::%3', /"-bad" is not a host name/],
+      ['local::tmux::1 2::%3', /"1 2" is not an incarnation/],
+      ['local::tmux::1-2::a/b', /"a\/b" is not a pane id/],
+    ] as const) {
+      const parsed = parsePaneKey(text);
+      assert.equal(parsed.ok, false, text);
+      assert.match(!parsed.ok ? parsed.problem : '', problem);
+    }
+    assert.throws(() => formatPaneKey({ host: 'local', mux: 'tmux', incarnation: 'a b', paneId: '%1' }), /not an incarnation/);
   });
 });

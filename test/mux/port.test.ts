@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { setTimeout } from 'node:timers/promises';
 import { TimeoutError } from '../../src/process/index.js';
@@ -7,6 +8,7 @@ import {
   declareCapabilities,
   MuxError,
   ok,
+  paneChannel,
   toTmuxKey,
   type MuxAdapter,
   type MuxKey,
@@ -228,6 +230,30 @@ describe('the gate every adapter sits behind', () => {
     assert.ok(seen[1]! <= 1000 - 150 && seen[1]! > 0, `the verb was given ${seen[1]} ms`);
     const bad = await spent.typeText('p1', 'x', { timeoutMs: -1 });
     assert.equal(!bad.ok && bad.reason, 'refused');
+  });
+
+  it("gives each call of a pane channel what is left of the operation's one deadline, and throws a refusal as a MuxError", async () => {
+    const given: (number | undefined)[] = [];
+    const stub = stubAdapter(['typeText', 'sendKeys'], {
+      typeText: async (_paneId, _text, options) => {
+        given.push(options.timeoutMs);
+        await setTimeout(120);
+        return ok(undefined);
+      },
+      sendKeys: async (_paneId, _keys, options) => {
+        given.push(options.timeoutMs);
+        return ok(undefined);
+      },
+    });
+    const port = createMuxPort(stub.adapter);
+    const channel = paneChannel(port, 'p1', { deadline: performance.now() + 300 });
+    await channel.type('x');
+    await channel.keys(['Enter']);
+    assert.ok(given[0]! <= 300 && given[1]! <= 300 - 120, JSON.stringify(given));
+    await setTimeout(200);
+    await assert.rejects(channel.keys(['Enter']), TimeoutError);
+    assert.equal(given.length, 2, 'a spent budget sends nothing');
+    await assert.rejects(paneChannel(port, 'p1').paste('x'), (error: unknown) => error instanceof MuxError && error.reason === 'unsupported');
   });
 
   it('answers nothing once closed', async () => {
