@@ -93,7 +93,7 @@ function createdPane(workspace: HerdrWorkspaceInfo, pane: HerdrPaneInfo): MuxCre
 }
 
 /** The incarnation of the herdr session listening at a socket (see the header). */
-export function herdrIncarnation(socketPath: string): string {
+function herdrIncarnation(socketPath: string): string {
   return createHash('sha256').update(resolve(socketPath)).digest('hex').slice(0, 16);
 }
 

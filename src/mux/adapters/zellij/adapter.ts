@@ -209,6 +209,8 @@ export class ZellijAdapter implements MuxAdapter {
     const session = this.pick(listed);
     if (session === undefined) {
       const name = this.configured ?? this.discovered;
+      // A session found rather than named is looked for afresh: another one running alone is a replacement.
+      this.discovered = undefined;
       throw new ZellijError(sessionGoneMessage(name, listed.some((candidate) => candidate.name === name)), { reason: 'unreachable', delivery: 'not_sent' });
     }
     if (session.ageSeconds === undefined) {
