@@ -277,25 +277,28 @@ export class HerdrAdapter implements MuxAdapter {
     return ok(undefined);
   }
 
-  /** A split that cannot start its program is closed again, with what is left of the budget, before the failure is reported. */
+  /** A split that cannot be completed is closed again, with what is left of the budget, before the failure is reported. */
   async splitPane(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>> {
     const next = budget(options, this.timeoutMs);
     const pane = await this.client.paneSplit(
       { target_pane_id: request.besidePaneId, direction: request.direction === 'right' ? 'right' : 'down', cwd: request.cwd, env: request.env === undefined ? undefined : { ...request.env }, focus: false },
       next(),
     );
-    if (request.command !== undefined) {
-      const line = shellCommandLine(request.command);
-      try {
+    try {
+      const workspace = await this.client.workspaceGet(pane.workspace_id, next());
+      if (request.command !== undefined) {
+        const line = shellCommandLine(request.command);
         await this.client.paneRun(pane.pane_id, request.keepOnExit === true ? line : `exec ${line}`, next());
-      } catch (error) {
-        await Promise.resolve()
-          .then(() => this.client.paneClose(pane.pane_id, next()))
-          .catch(() => undefined);
-        throw error;
       }
+      return ok(createdPane(workspace, pane));
+    } catch (error) {
+      try {
+        await this.client.paneClose(pane.pane_id, next());
+      } catch {
+        // The failure that stopped the split is the one to report; a pane left behind shows in the next snapshot.
+      }
+      throw error;
     }
-    return ok(createdPane(await this.client.workspaceGet(pane.workspace_id, next()), pane));
   }
 
   async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
