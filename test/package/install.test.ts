@@ -91,7 +91,7 @@ describe('the package npm packs, installed into an empty global prefix', { timeo
   });
 
   it('names no path of the machine that packed it', () => {
-    // A path as a path: `/root` is a home, `/roots/list_changed` an MCP method.
+    // Whole paths only: a longer name a path begins is no match (MCP has a `notifications/roots/…`).
     const machinePaths = [REPOSITORY, homedir()].filter((path) => path.length > 1).map((path) => new RegExp(`${path.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?![\\w.-])`));
     const files = filesUnder(installed).filter((file) => !file.startsWith('node_modules/'));
     assert.equal(files.length, packed.entryCount);
