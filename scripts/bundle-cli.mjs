@@ -1,8 +1,9 @@
-// Bundles the compiled CLI (dist/src/cli/main.js) into dist/cli/drover.js, the `drover` bin,
+// Bundles the compiled CLI (entry dist/src/cli/drover.js) into dist/cli/drover.js, the `drover` bin,
 // and the `drover web` page (src/bridge/page) into dist/cli/web/page.{js,css} beside it.
 // Why: Node resolves, reads and links every ES module of an unbundled tree one by one, and a
 // cold `drover pane map` spent a third of its time doing so; agents run `drover agent hook`
-// on every tool call. Each top-level command stays its own chunk, loaded only when run.
+// on every tool call. Each top-level command stays its own chunk, loaded only when run, and the
+// bin itself holds only the Node version check: the CLI is a chunk it loads after that check.
 // An optional argument names another build root than dist (a build tree of one's own).
 import { build } from 'esbuild';
 import { chmodSync, rmSync } from 'node:fs';
@@ -12,13 +13,13 @@ const root = argv[2] ?? 'dist';
 const outdir = `${root}/cli`;
 rmSync(outdir, { recursive: true, force: true });
 await build({
-  entryPoints: { drover: `${root}/src/cli/main.js` },
+  entryPoints: { drover: `${root}/src/cli/drover.js` },
   outdir,
   bundle: true,
   splitting: true,
   format: 'esm',
   platform: 'node',
-  target: 'node20',
+  target: 'node22',
   // A native addon cannot be bundled; it is resolved from node_modules at run time.
   external: ['better-sqlite3'],
   // CommonJS dependencies bundled into ES modules still call require() for Node's built-ins.

@@ -6,7 +6,7 @@
  * screens said merged in.
  */
 import type { AgentStatus, MuxPane, MuxPort, MuxSnapshot, MuxWatch } from '../mux/index.js';
-import { isAgentKind, isShellCommand, rulesFor, screenOfRows, type AgentScreenRules, type AgentState, type ScreenPhase } from '../panes/index.js';
+import { isAgentKind, isShellCommand, rulesFor, screenOfRows, type AgentScreenRules, type AgentState, type ScreenPhase } from '../agents/index.js';
 import { readViewport } from './agent-input.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';

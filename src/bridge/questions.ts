@@ -6,7 +6,8 @@
  * "press any key" one; a question that wants words offers none and is answered by a reply.
  */
 import { createHash } from 'node:crypto';
-import { judgePane, type AgentKind, type AgentScreen, type AgentScreenRules, type AgentState, type ScreenPhase } from '../panes/index.js';
+import type { AgentKind, AgentScreen, AgentScreenRules, AgentState, ScreenPhase } from '../agents/index.js';
+import { judgePane } from '../panes/index.js';
 import type { QuestionOption } from './protocol.js';
 
 /** A question as read off one screen; the observer gives it an id while it stays on screen. */

@@ -6,7 +6,8 @@
  */
 import { systemClock } from '../fleet/index.js';
 import { unsupportedDetail, type MuxDescription, type MuxPort } from '../mux/index.js';
-import { checkDeliverableText, submissionBudgetMs, submitToAgent, type AgentScreenRules } from '../panes/index.js';
+import { submissionBudgetMs, submitToAgent, type AgentScreenRules } from '../agents/index.js';
+import { checkDeliverableText } from '../panes/index.js';
 import { ArgumentError } from '../process/index.js';
 import { muxAgentInput, unwrap } from './agent-input.js';
 import { BridgeError } from './errors.js';

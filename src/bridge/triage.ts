@@ -3,7 +3,7 @@
  * multiplexer.
  */
 import type { AgentStatus } from '../mux/index.js';
-import type { AgentState, ScreenPhase } from '../panes/index.js';
+import type { AgentState, ScreenPhase } from '../agents/index.js';
 import { TRIAGE_GROUPS, type StateSource, type TriageGroup } from './protocol.js';
 
 export interface StateEvidence {

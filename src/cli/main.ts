@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+// The CLI proper, loaded by the bin (drover.ts) once it has checked the Node version.
 import { terminationSpans } from '../process/index.js';
 import { EXIT, type CliIO } from './io.js';
 import { runCli } from './program.js';

@@ -1,5 +1,5 @@
 import { ArgumentError, DroverError, findExecutable } from '../process/index.js';
-import { userShell } from '../panes/index.js';
+import { userShell } from '../agents/index.js';
 import type { CodingAgent } from './model.js';
 
 /** The `--effort` levels each coding agent accepts; an empty list refuses `--effort`. */

@@ -1,4 +1,4 @@
-import { isAgentKind, rulesFor, type AgentScreenRules } from '../panes/index.js';
+import { isAgentKind, rulesFor, type AgentScreenRules } from '../agents/index.js';
 import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { Broker, DeliverySnapshot } from './broker.js';
 import { systemClock, type Clock } from './clock.js';

@@ -1,4 +1,4 @@
-import { submitToAgent, type AgentScreen, type AgentScreenRules, type SubmitOutcome } from '../panes/index.js';
+import { submitToAgent, type AgentScreen, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import { DroverError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { errorMessage, PaneInputError } from './errors.js';

@@ -1,5 +1,6 @@
 import { toTmuxKey, translateKeys } from '../mux/index.js';
-import { captureAgentScreen, pasteText, tailLines } from '../panes/index.js';
+import { captureAgentScreen } from '../agents/index.js';
+import { pasteText, tailLines } from '../panes/index.js';
 import { CommandError, DroverError, Server, TargetNotFoundError, checkId, incarnationKey, type Pane, type Snapshot } from '../tmux/index.js';
 import {
   PaneSpawnError,

@@ -1,9 +1,8 @@
+import { SUBMIT_TIMEOUT_MS, rulesFor, submissionBudgetMs, submitToAgent, type AgentScreen, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from '../agents/index.js';
 import { ArgumentError } from '../process/index.js';
-import { submitToAgent, submissionBudgetMs, SUBMIT_TIMEOUT_MS, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from './agent-submit.js';
 import { newlyEchoed, squeeze } from './echo.js';
 import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, agentInputPort, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
 import { captureScreen, probeReadiness, type ChoreographyOptions } from './readiness.js';
-import { rulesFor, type AgentScreen } from './screens/index.js';
 import { snippet } from './tail.js';
 
 /** One try plus exactly one retry, and only when the first try provably submitted nothing. */

@@ -1,6 +1,6 @@
 import { readFileSync, readlinkSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { yaml } from './yaml.js';
+import { yaml } from '../agents/index.js';
 
 export const STAGE_STATES = Object.freeze(['pending', 'active', 'ready', 'done', 'failed', 'skipped'] as const);
 export type StageState = (typeof STAGE_STATES)[number];

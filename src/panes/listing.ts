@@ -1,10 +1,9 @@
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, pickAgentStateOption, resolveAgentStatus, type AgentNamer, type AgentStatus, type AgentStatusContext, type ProcessLookup } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, pickAgentStateOption, resolveAgentStatus, type AgentStatus, type AgentStatusContext } from './agent-state.js';
 import { callerPane, insideTmux } from './caller.js';
 import { NotInTmuxError } from './errors.js';
 import type { PaneListing } from './map-rows.js';
 import { NO_AGENT, type PaneAgent } from './pane-io.js';
-import type { AgentNamer, ProcessLookup } from './process-tree.js';
 import { paneAgent, parseTextRows, requirePane, textRowFormat } from './tmux-pane.js';
 
 const LISTING_FIELDS = [

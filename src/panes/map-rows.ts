@@ -1,4 +1,4 @@
-import { agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from './agent-state.js';
+import { agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
 import type { FabState, StageState } from './fab-status.js';
 import { worktreeLabel, type WorktreeInfo } from './worktrees.js';
 import { foldBody } from './printable.js';

@@ -1,15 +1,5 @@
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
-import {
-  AGENT_STATE_OPTION,
-  LEGACY_AGENT_STATE_OPTION,
-  agentStatusLabel,
-  defaultAgentStatusContext,
-  pickAgentStateOption,
-  resolveAgentStatus,
-  type AgentState,
-  type AgentStatus,
-  type AgentStatusContext,
-} from './agent-state.js';
 import { readFabState, type FabState } from './fab-status.js';
 import { checkLineCount, tailLines } from './tail.js';
 import { requirePane } from './tmux-pane.js';

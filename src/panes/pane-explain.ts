@@ -1,11 +1,8 @@
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, captureAgentScreen, defaultAgentStatusContext, hookReports, pickAgentStateOption, readProcessTree, renderProcessTree, resolveAgentStatus, rulesFor, systemProcessLookup, type AgentStatus, type ScreenReading } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
-import { hookReports } from './agent-hooks/index.js';
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentStatus } from './agent-state.js';
 import { NO_AGENT, type PaneAgent } from './pane-io.js';
-import { readProcessTree, renderProcessTree, systemProcessLookup } from './process-tree.js';
 import { judgeAgentReading, questionRowJson, type QuestionMatch, type QuestionSkip } from './questions.js';
 import { readinessOfReading, type ReadinessVerdict } from './readiness.js';
-import { captureAgentScreen, rulesFor, type ScreenReading } from './screens/index.js';
 import { agentNamerFor, paneAgent, requirePane } from './tmux-pane.js';
 
 /** Everything drover concludes about one pane, and from what: `drover pane explain`. */

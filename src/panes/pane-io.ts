@@ -1,8 +1,7 @@
 import { performance } from 'node:perf_hooks';
+import type { AgentInputPort, AgentKind, AgentScreen } from '../agents/index.js';
 import { toTmuxKey, translateKeys } from '../mux/index.js';
 import { AbortedError } from '../process/index.js';
-import type { AgentInputPort } from './agent-submit.js';
-import type { AgentKind, AgentScreen } from './screens/types.js';
 
 /** The agent a pane runs, from its process tree. */
 export interface PaneAgent {

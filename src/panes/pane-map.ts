@@ -1,12 +1,9 @@
+import { captureAgentScreen, defaultAgentStatusContext, hookReports, rulesFor, systemProcessLookup, type AgentState, type AgentStatusContext, type ScreenPhase } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
-import { hookReports } from './agent-hooks/index.js';
-import { defaultAgentStatusContext, type AgentState, type AgentStatusContext } from './agent-state.js';
 import { readFabState, type FabState } from './fab-status.js';
 import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
 import { buildMapRow, type MapRow } from './map-rows.js';
 import type { PaneAgent } from './pane-io.js';
-import { captureAgentScreen, rulesFor, type ScreenPhase } from './screens/index.js';
-import { systemProcessLookup } from './process-tree.js';
 import { agentNamerFor } from './tmux-pane.js';
 import { WorktreeResolver } from './worktrees.js';
 

@@ -1,12 +1,9 @@
+import { DEFAULT_ROLE, isAssignmentWord, providersFor, resolveLaunchCommand, rulesFor, splitShellWords, unquoteWord, type AgentScreenRules, type Provider } from '../agents/index.js';
 import { DroverError, findExecutable } from '../process/index.js';
 import { ArgumentError, NoMatchError, checkId, respawnPaneArgs, setOptionArgs, unsetOptionArgs, type Pane, type Server } from '../tmux/index.js';
 import { callerPane } from './caller.js';
 import { DEFAULT_PACING, type Pacing } from './pane-io.js';
-import { providersFor } from './project-config.js';
-import { DEFAULT_ROLE, resolveLaunchCommand, type Provider } from './providers.js';
-import { isAssignmentWord, splitShellWords, unquoteWord } from './shell-words.js';
 import { snippet } from './tail.js';
-import { rulesFor, type AgentScreenRules } from './screens/index.js';
 import { agentNamerFor, parseTextRows, textRowFormat, tmuxPaneIO } from './tmux-pane.js';
 
 export interface OpenAgentOptions {

@@ -1,7 +1,5 @@
+import { agentNames, createAgentNamer, providersOrBuiltins, readProcessTree, systemProcessLookup, treeHasAgent, type ProcessLookup, type ProcessNode } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
-import { createAgentNamer, readProcessTree, systemProcessLookup, treeHasAgent, type ProcessLookup, type ProcessNode } from './process-tree.js';
-import { providersOrBuiltins } from './project-config.js';
-import { agentNames } from './providers.js';
 import { requirePane } from './tmux-pane.js';
 
 /** The `drover pane process --json` document. */

@@ -1,9 +1,7 @@
+import { captureAgentScreen, defaultAgentStatusContext, rulesFor, systemProcessLookup, type AgentStatusContext } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
-import { defaultAgentStatusContext, type AgentStatusContext } from './agent-state.js';
 import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
 import { QUESTION_CAPTURE_LINES, discoverCandidates, sweepQuestions, type QuestionCandidate, type QuestionSweep } from './questions.js';
-import { captureAgentScreen, rulesFor } from './screens/index.js';
-import { systemProcessLookup } from './process-tree.js';
 import { agentNamerFor } from './tmux-pane.js';
 
 /** Discovery (waiting and idle panes of a session or of all sessions), or panes named by id. */

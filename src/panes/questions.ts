@@ -1,5 +1,4 @@
-import type { AgentState } from './agent-state.js';
-import type { AgentKind, ScreenReading } from './screens/types.js';
+import type { AgentKind, AgentState, ScreenReading } from '../agents/index.js';
 import { tailLines } from './tail.js';
 
 /** The sweep always looks at the last 20 lines of a pane; it is not a flag. */

@@ -1,7 +1,6 @@
+import { isShellCommand, rulesFor, type ScreenReading } from '../agents/index.js';
 import { newlyEchoed } from './echo.js';
 import { DEFAULT_PACING, KEY_CLEAR_LINE, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
-import { rulesFor, type ScreenReading } from './screens/index.js';
-import { isShellCommand } from './shells.js';
 import { snippet, tailLines } from './tail.js';
 
 /**

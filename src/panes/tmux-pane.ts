@@ -1,10 +1,7 @@
+import { agentNames, captureAgentScreen, createAgentNamer, firstAgent, knownAgentKind, providersOrBuiltins, readProcessTree, systemProcessLookup, type AgentNamer, type ProcessLookup } from '../agents/index.js';
 import { ArgumentError, TargetNotFoundError, failureOf, isPaneId, parseFramedRows, pasteFromBuffer, rowFormat, type Pane, type PaneId, type Server } from '../tmux/index.js';
 import { PaneNotFoundError } from './errors.js';
 import { NO_AGENT, type PaneAgent, type PaneIO } from './pane-io.js';
-import { createAgentNamer, firstAgent, knownAgentKind, readProcessTree, systemProcessLookup, type AgentNamer, type ProcessLookup } from './process-tree.js';
-import { providersOrBuiltins } from './project-config.js';
-import { agentNames } from './providers.js';
-import { captureAgentScreen } from './screens/index.js';
 
 /** A row format of plain text fields (user options included), framed so no value can break it. */
 export function textRowFormat(fields: readonly string[]): string {

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { procLookup, readProcessTree, type ProcessNode } from '../../src/panes/index.js';
+import { procLookup, readProcessTree, type ProcessNode } from '../../src/agents/index.js';
 import { isProcessAlive } from '../../src/process/index.js';
 import { Server } from '../../src/tmux/index.js';
 import { git } from '../support/git.js';

@@ -4,7 +4,7 @@
  * shape the fixtures), the pane of a bed, and a bed that is always closed.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/panes/screens/capture.js';
+import { captureAgentScreen } from '../../src/agents/screens/capture.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { findAgentBinary, startAgentBed, type AgentBed, type AgentName } from './bed.js';
 

@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Pane } from '../../src/tmux/index.js';
-import { captureAgentScreen } from '../../src/panes/screens/capture.js';
-import type { AgentKind } from '../../src/panes/screens/types.js';
-import { SCREEN_FIXTURES } from '../panes/screens/fixtures.js';
+import { captureAgentScreen } from '../../src/agents/screens/capture.js';
+import type { AgentKind } from '../../src/agents/screens/types.js';
+import { SCREEN_FIXTURES } from './screens/fixtures.js';
 
 /**
- * Records a pane's screen as a fixture (see test/panes/screens/fixtures.ts for the layout).
+ * Records a pane's screen as a fixture (see test/agents/screens/fixtures.ts for the layout).
  * Used while building the bed, not by the suite: fixtures are reviewed and committed.
  */
 export async function recordScreenFixture(pane: Pane, agent: AgentKind, version: string, name: string, meta: { phase: string; note: string }): Promise<void> {

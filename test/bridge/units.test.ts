@@ -25,8 +25,8 @@ import {
   triageGroup,
   triageOrder,
 } from '../../src/bridge/index.js';
-import { AGENT_KINDS, agentScreen, rulesFor, screenOfRows } from '../../src/panes/index.js';
-import { loadScreenFixture, screenFixtures } from '../panes/screens/fixtures.js';
+import { AGENT_KINDS, agentScreen, rulesFor, screenOfRows } from '../../src/agents/index.js';
+import { loadScreenFixture, screenFixtures } from '../agents/screens/fixtures.js';
 import { QUESTIONS } from '../fixtures/fake-agent.js';
 import { MUX_DECLARATIONS } from '../../src/mux/index.js';
 

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { before, describe, it } from 'node:test';
 import { runCli, type CliIO } from '../../src/cli/index.js';
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION } from '../../src/panes/index.js';
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION } from '../../src/agents/index.js';
 import { run } from '../../src/process/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';

@@ -3,7 +3,8 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSyn
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { AGENT_STATE_OPTION, PANE_TARGET_FORMS, paneProcess } from '../../src/panes/index.js';
+import { AGENT_STATE_OPTION } from '../../src/agents/index.js';
+import { PANE_TARGET_FORMS, paneProcess } from '../../src/panes/index.js';
 import type { RunResult } from '../../src/process/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';

@@ -57,7 +57,7 @@ describe('drover up / snapshot / down', () => {
     const version = await sandbox.drover(['--version']);
     assert.equal(version.exitCode, 0);
     assert.equal(version.text(), `${manifest.version}\n`);
-    const unbundled = await run([process.execPath, fileURLToPath(new URL('../../src/cli/main.js', import.meta.url)), '--version'], { env: sandbox.env });
+    const unbundled = await run([process.execPath, fileURLToPath(new URL('../../src/cli/drover.js', import.meta.url)), '--version'], { env: sandbox.env });
     assert.equal(unbundled.text(), `${manifest.version}\n`);
   });
 

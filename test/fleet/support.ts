@@ -2,7 +2,7 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/panes/index.js';
+import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/agents/index.js';
 import { DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {

@@ -1,4 +1,5 @@
-import { NO_AGENT, agentScreen, type AgentScreen, type Pacing, type PaneAgent, type PaneFacts, type PaneIO } from '../../src/panes/index.js';
+import { agentScreen, type AgentScreen } from '../../src/agents/index.js';
+import { NO_AGENT, type Pacing, type PaneAgent, type PaneFacts, type PaneIO } from '../../src/panes/index.js';
 import { TRUST_DIALOG, cursorOf, renderFrame, type Model } from '../fixtures/fake-agent.js';
 
 export type Behaviour = 'agent' | 'parked' | 'booting' | 'blank' | 'shell';

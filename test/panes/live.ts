@@ -6,13 +6,13 @@ export { eventually };
 
 /** The compiled fake agent, run with node inside a pane. */
 export const FAKE_AGENT = fileURLToPath(new URL('../fixtures/fake-agent.js', import.meta.url));
-const PANES = fileURLToPath(new URL('../../src/panes/index.js', import.meta.url));
+const AGENTS = fileURLToPath(new URL('../../src/agents/index.js', import.meta.url));
 
 /**
  * A hook argv for the fake agent that records its state through the library's hook
  * writer (the same code `drover agent hook` runs), in the pane's own tmux environment.
  */
-export const HOOK_ARGV = ['node', '--input-type=module', '-e', `const { writeAgentHookState } = await import(${JSON.stringify(PANES)}); await writeAgentHookState(process.argv[1]);`];
+export const HOOK_ARGV = ['node', '--input-type=module', '-e', `const { writeAgentHookState } = await import(${JSON.stringify(AGENTS)}); await writeAgentHookState(process.argv[1]);`];
 
 export async function screenOf(pane: Pane): Promise<string> {
   return (await pane.capture()).toString('utf8');

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { CAPTURE_LINES, READY_PROBE, classifyProbe, isShellCommand, probeReadiness, readinessOfReading } from '../../src/panes/index.js';
+import { isShellCommand } from '../../src/agents/index.js';
+import { CAPTURE_LINES, READY_PROBE, classifyProbe, probeReadiness, readinessOfReading } from '../../src/panes/index.js';
 import { TRUST_DIALOG } from '../fixtures/fake-agent.js';
 import { FakePane, recordingPacing } from './fake-pane.js';
 import { fixture } from './fixtures.js';

@@ -3,14 +3,16 @@ import { before, describe, it } from 'node:test';
 import {
   AGENT_STATE_OPTION,
   LEGACY_AGENT_STATE_OPTION,
+  parseAgentStateValue,
+  writeAgentHookState,
+} from '../../src/agents/index.js';
+import {
   READY_PROBE,
   paneDeliver,
   paneMap,
   paneQuestions,
   paneReady,
-  parseAgentStateValue,
   renderReadiness,
-  writeAgentHookState,
 } from '../../src/panes/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { useTestServer } from '../support/tmux.js';

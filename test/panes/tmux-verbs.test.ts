@@ -3,9 +3,9 @@ import { mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { AGENT_STATE_OPTION } from '../../src/agents/index.js';
 import {
   AgentExitedError,
-  AGENT_STATE_OPTION,
   PaneNotFoundError,
   capturePaneTail,
   ensureWindowPrefix,

@@ -48,9 +48,12 @@ export interface McpSession {
   close(): Promise<void>;
 }
 
-/** Starts `drover mcp ARGS` and connects the SDK's MCP client to it over stdio. */
-export async function connectMcp(args: readonly string[], env: NodeJS.ProcessEnv): Promise<McpSession> {
-  const child = await LongLivedChild.start([process.execPath, CLI_PATH, 'mcp', ...args], { env });
+/**
+ * Starts `drover mcp ARGS` and connects the SDK's MCP client to it over stdio; `drover` is the
+ * argv that runs the bin (this build's bundle by default, an installed one otherwise).
+ */
+export async function connectMcp(args: readonly string[], env: NodeJS.ProcessEnv, drover: readonly string[] = [process.execPath, CLI_PATH]): Promise<McpSession> {
+  const child = await LongLivedChild.start([...drover, 'mcp', ...args], { env });
   const transport = new ChildStdioTransport(child);
   const client = new Client({ name: 'drover-test', version: '1.0.0' });
   await client.connect(transport);

@@ -12,7 +12,7 @@ import {
   writeAgentHookState,
   type AgentKind,
   type AgentSetupPlan,
-} from '../../panes/index.js';
+} from '../../agents/index.js';
 import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 

@@ -2,12 +2,17 @@ import { Option, type Command } from 'commander';
 import { statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import {
-  AgentExitedError,
   BUILTIN_PROVIDERS,
+  SHELL_PROVIDER,
+  providersFor,
+  renderProcessTree,
+  resolveLaunchCommand,
+} from '../../agents/index.js';
+import {
+  AgentExitedError,
   NotInTmuxError,
   PANE_TARGET_FORMS,
   PaneNotFoundError,
-  SHELL_PROVIDER,
   SNIPPET_LINES,
   capturePaneTail,
   deliveryReceiptJson,
@@ -28,18 +33,15 @@ import {
   paneQuestions,
   paneReady,
   promptFilePointer,
-  providersFor,
   questionSweepJson,
   renderCaptureHeader,
   renderDeliveryReceipt,
   renderExplanation,
   renderMapTable,
-  renderProcessTree,
   renderQuestionSweep,
   renderReadiness,
   renderWindowRename,
   replaceWindowPrefix,
-  resolveLaunchCommand,
   resolvePaneTarget,
   windowRenameJson,
   type QuestionScope,

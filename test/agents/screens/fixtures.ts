@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { agentScreen, type ScreenGeometry } from '../../../src/panes/screens/screen.js';
-import type { AgentKind, AgentScreen, AgentScreenRules, ScreenPhase } from '../../../src/panes/screens/types.js';
+import { agentScreen, type ScreenGeometry } from '../../../src/agents/screens/screen.js';
+import type { AgentKind, AgentScreen, AgentScreenRules, ScreenPhase } from '../../../src/agents/screens/types.js';
 
 /**
  * Recorded screens of the real agents, kept per agent and agent version so that a new

@@ -1,5 +1,5 @@
 import { shellQuote } from '../../process/index.js';
-import type { AgentState } from '../agent-state.js';
+import type { AgentState } from '../state.js';
 
 /** Ends every hook command drover installs, so setup can find and replace them. */
 export const AGENT_HOOK_MARKER = '# drover agent state';

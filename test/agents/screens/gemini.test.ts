@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { geminiRules } from '../../../src/panes/screens/gemini.js';
-import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen } from '../../../src/panes/screens/types.js';
+import { geminiRules } from '../../../src/agents/screens/gemini.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
+import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading, screenFixtures } from './fixtures.js';
 
 

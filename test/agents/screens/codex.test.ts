@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseMuxKey } from '../../../src/mux/index.js';
-import { codexRules } from '../../../src/panes/screens/codex.js';
-import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen } from '../../../src/panes/screens/types.js';
+import { codexRules } from '../../../src/agents/screens/codex.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
+import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading, loadScreenFixture, type ScreenFixture } from './fixtures.js';
 
 

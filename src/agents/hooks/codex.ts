@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'smol-toml';
 import { ArgumentError } from '../../tmux/index.js';
-import type { AgentState } from '../agent-state.js';
+import type { AgentState } from '../state.js';
 import { AGENT_HOOK_MARKER, agentHookCommand } from './command.js';
 import type { AgentHookInstaller } from './types.js';
 

@@ -10,7 +10,7 @@ import {
   parseAgentStateValue,
   pickAgentStateOption,
   resolveAgentStatus,
-} from '../../src/panes/index.js';
+} from '../../src/agents/index.js';
 
 const now = 1_800_000_000;
 const everyoneAlive = { nowSeconds: now, pidAlive: () => true };

@@ -1,12 +1,12 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { ArgumentError } from '../tmux/index.js';
-import { hookInstallerFor } from './agent-hooks/index.js';
-import type { AgentHookInstaller } from './agent-hooks/types.js';
+import { hookInstallerFor } from './hooks/index.js';
+import type { AgentHookInstaller } from './hooks/types.js';
 import type { AgentKind } from './screens/types.js';
 
-export { agentHookCommand } from './agent-hooks/command.js';
-export { CLAUDE_HOOK_EVENTS, claudeSettingsPath, mergeClaudeHooks } from './agent-hooks/claude.js';
+export { agentHookCommand } from './hooks/command.js';
+export { CLAUDE_HOOK_EVENTS, claudeSettingsPath, mergeClaudeHooks } from './hooks/claude.js';
 
 export interface AgentSetupPlan {
   agent: AgentKind;

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { opencodeRules } from '../../../src/panes/screens/opencode.js';
-import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen, ScreenReading } from '../../../src/panes/screens/types.js';
+import { opencodeRules } from '../../../src/agents/screens/opencode.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
+import type { AgentScreen, ScreenReading } from '../../../src/agents/screens/types.js';
 import { fixtureVersions, loadScreenFixture, screenFixtures } from './fixtures.js';
 
 type Expected = Pick<ScreenReading, 'phase' | 'completion'> & { composer: string | null; snippet: string | null };

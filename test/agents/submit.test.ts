@@ -8,7 +8,7 @@ import {
   type AgentScreenRules,
   type ScreenPhase,
   type SubmitClock,
-} from '../../src/panes/index.js';
+} from '../../src/agents/index.js';
 
 /**
  * A scripted agent: its state is written on three screen lines the scripted rules read back,

@@ -1,4 +1,4 @@
-import type { AgentState } from '../agent-state.js';
+import type { AgentState } from '../state.js';
 import type { AgentKind } from '../screens/types.js';
 import { claudeHookInstaller } from './claude.js';
 import { codexHookInstaller } from './codex.js';

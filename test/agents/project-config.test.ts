@@ -12,7 +12,7 @@ import {
   parseProjectConfig,
   providersFor,
   resolveLaunchCommand,
-} from '../../src/panes/index.js';
+} from '../../src/agents/index.js';
 
 describe('parseProjectConfig', () => {
   it('reads provider overrides and leaves other top-level keys alone', () => {

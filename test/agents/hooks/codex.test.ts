@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { parse } from 'smol-toml';
-import { CODEX_HOOK_EVENTS, codexConfigPath, codexHookInstaller, codexHookTrustHash, type CodexHandler } from '../../../src/panes/agent-hooks/codex.js';
-import { agentHookCommand } from '../../../src/panes/index.js';
+import { CODEX_HOOK_EVENTS, codexConfigPath, codexHookInstaller, codexHookTrustHash, type CodexHandler } from '../../../src/agents/hooks/codex.js';
+import { agentHookCommand } from '../../../src/agents/index.js';
 import { ArgumentError } from '../../../src/process/index.js';
 
 const drover = ['/usr/bin/node', '/opt/drover app/dist/cli/drover.js'];

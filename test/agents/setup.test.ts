@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ArgumentError } from '../../src/process/index.js';
-import { CLAUDE_HOOK_EVENTS, agentHookCommand, applyAgentSetup, claudeSettingsPath, mergeClaudeHooks, planAgentSetup } from '../../src/panes/index.js';
+import { CLAUDE_HOOK_EVENTS, agentHookCommand, applyAgentSetup, claudeSettingsPath, mergeClaudeHooks, planAgentSetup } from '../../src/agents/index.js';
 
 const drover = ['/usr/bin/node', '/opt/drover app/dist/cli/drover.js'];
 

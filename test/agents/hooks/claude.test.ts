@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ArgumentError } from '../../../src/process/index.js';
-import { claudeHookInstaller } from '../../../src/panes/agent-hooks/claude.js';
-import { agentHookCommand } from '../../../src/panes/agent-hooks/command.js';
+import { claudeHookInstaller } from '../../../src/agents/hooks/claude.js';
+import { agentHookCommand } from '../../../src/agents/hooks/command.js';
 
 const drover = ['/usr/bin/node', '/opt/drover app/dist/cli/drover.js'];
 const path = '/home/me/.claude/settings.json';

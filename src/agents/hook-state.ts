@@ -1,5 +1,5 @@
 import { ArgumentError, Endpoint, Server, checkId, setOptionArgs } from '../tmux/index.js';
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, formatAgentStateValue, isAgentState } from './agent-state.js';
+import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, formatAgentStateValue, isAgentState } from './state.js';
 import { createAgentNamer, findAgentAncestor, systemProcessLookup } from './process-tree.js';
 import { providersOrBuiltins } from './project-config.js';
 import { agentNames } from './providers.js';

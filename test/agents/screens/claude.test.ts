@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { claudeRules } from '../../../src/panes/screens/claude.js';
-import { agentScreen } from '../../../src/panes/screens/screen.js';
-import type { AgentScreen } from '../../../src/panes/screens/types.js';
+import { claudeRules } from '../../../src/agents/screens/claude.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
+import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading } from './fixtures.js';
 
 

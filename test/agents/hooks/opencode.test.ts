@@ -6,7 +6,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ArgumentError } from '../../../src/process/index.js';
-import { opencodeHookInstaller } from '../../../src/panes/agent-hooks/opencode.js';
+import { opencodeHookInstaller } from '../../../src/agents/hooks/opencode.js';
 
 const drover = ['/usr/bin/node', '/opt/drover app/dist/cli/drover.js'];
 const path = '/home/me/.config/opencode/plugins/drover-agent-state.js';

@@ -18,8 +18,8 @@ import {
   renderProcessTree,
   treeHasAgent,
   type ProcessNode,
-} from '../../src/panes/index.js';
-import { fixture } from './fixtures.js';
+} from '../../src/agents/index.js';
+import { fixture } from '../panes/fixtures.js';
 
 const classify = createProcessClassifier(agentNames(BUILTIN_PROVIDERS));
 const nameAgent = createAgentNamer(agentNames(BUILTIN_PROVIDERS));

@@ -6,12 +6,12 @@ import {
   agentNames,
   fillCommand,
   fillForRole,
-  plainCommand,
   isAssignmentWord,
   resolveLaunchCommand,
   splitShellWords,
   unquoteWord,
-} from '../../src/panes/index.js';
+} from '../../src/agents/index.js';
+import { plainCommand } from '../../src/panes/index.js';
 
 describe('splitShellWords', () => {
   it('keeps quoted blanks, substitutions and escapes inside one word, with positions', () => {

@@ -1,0 +1,18 @@
+#!/usr/bin/env node
+// The `drover` bin's first module. It imports nothing statically, so on a Node older than
+// drover supports this check runs before any of drover's code is even loaded: that code
+// relies on what newer Node offers, and the SQLite addon crashes the process on Node 20.
+// Written plainly enough for any Node that runs ES modules to parse.
+
+/** The oldest Node major drover runs on; package.json's `engines` says the same. */
+const OLDEST_NODE_MAJOR = 22;
+
+const version = process.versions.node;
+if (Number(version.split('.')[0]) < OLDEST_NODE_MAJOR) {
+  const message = `drover needs Node.js ${OLDEST_NODE_MAJOR} or newer, and this is Node.js ${version} (${process.execPath})`;
+  if (process.argv.includes('--json')) process.stdout.write(`${JSON.stringify({ error: { code: 'unsupported', message } }, null, 2)}\n`);
+  process.stderr.write(`drover: error: ${message}\n  install a newer Node.js, or put one first on PATH\n`);
+  process.exitCode = 1;
+} else {
+  await import('./main.js');
+}
