@@ -102,6 +102,22 @@ describe('drover snapshot --where under hostile input', () => {
   });
 });
 
+describe('drover snapshot keeps criteria values out of its messages', () => {
+  const sandbox = cliSandbox();
+
+  it('refuses malformed --where criteria naming the place, never the value', async () => {
+    const secret = 'tok_SECRET_4242';
+    for (const where of [`{"field":"pane_title","op":"eq","value":${secret}}`, `{"field":"pane_title","op":"regex","value":"(${secret}"}`]) {
+      for (const json of [[], ['--json']]) {
+        const refused = await sandbox.drover(['snapshot', '-L', 'drover-none', ...json, '--where', where]);
+        assert.equal(refused.exitCode, 2, refused.stderrText());
+        assert.match(refused.stderrText(), /invalid criteria at /);
+        assert.ok(!refused.stderrText().includes(secret) && !refused.text().includes(secret), refused.stderrText() + refused.text());
+      }
+    }
+  });
+});
+
 describe('drover down never stops the wrong server', () => {
   const sandbox = cliSandbox();
   const stateFile = (): string => join(sandbox.env.DROVER_STATE_DIR!, 'up.json');
