@@ -58,10 +58,16 @@ export class UnsupportedFeatureError extends DroverError {
   }
 }
 
-/** A snapshot relation or field was not captured, so it cannot be answered. */
+/**
+ * A snapshot cannot answer what was asked, because it did not capture it (clients left out, a
+ * record outside it) or because the capture reached one of its bounds (`limit` names it:
+ * snapshot_rows, snapshot_bytes, field_bytes) and would have held less than the server has.
+ */
 export class IncompleteSnapshotError extends DroverError {
-  constructor(message: string) {
-    super(message, { phase: 'evaluate', delivery: 'not_sent' });
+  readonly limit: string | undefined;
+  constructor(message: string, context: ErrorContext & { limit?: string } = {}) {
+    super(message, { phase: 'evaluate', delivery: 'not_sent', ...context });
+    this.limit = context.limit;
   }
 }
 

@@ -48,6 +48,7 @@ import { LINK_FORMAT, linksOf, Pane, Session, Window, WindowLink, type CreationR
 import { Criteria } from './criteria.js';
 import {
   CLIENT_FORMAT,
+  incompleteCapture,
   parseClientRecords,
   Selection,
   Snapshot,
@@ -663,11 +664,19 @@ export class Server {
     return this.cachedVersion;
   }
 
-  /** Reads sessions, windows and panes (clients optional) in one tmux invocation. */
+  /**
+   * Reads sessions, windows and panes (clients optional) in one tmux invocation. A server the
+   * snapshot's bounds cannot cover fails with IncompleteSnapshotError instead of a smaller graph.
+   */
   async snapshot(options: SnapshotOptions & OperationOptions = {}): Promise<Snapshot> {
     const startedAt = Date.now();
     const args = snapshotCommands(options).flatMap((command, i) => (i === 0 ? command : [';', ...command]));
-    const result = await this.listing(args, Deadline.start(options));
+    let result: CommandResult;
+    try {
+      result = await this.listing(args, Deadline.start(options));
+    } catch (error) {
+      throw incompleteCapture(error);
+    }
     return new Snapshot(result.stdout, { ...options, startedAt, finishedAt: Date.now(), binding: this });
   }
 

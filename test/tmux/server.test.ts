@@ -11,6 +11,7 @@ import {
   CommandError,
   Criteria,
   Endpoint,
+  IncompleteSnapshotError,
   NoMatchError,
   MultipleMatchesError,
   Server,
@@ -73,6 +74,25 @@ describe('owned server lifecycle', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('snapshot coverage', () => {
+  it('a snapshot cut at one of its bounds fails with IncompleteSnapshotError naming the bound, rather than returning less', async () => {
+    await withServer(async (server) => {
+      await server.newSession({ command: ['cat'] });
+      const bounds: [Parameters<Server['snapshot']>[0], string][] = [
+        [{ limits: { maxRows: 2 } }, 'snapshot_rows'],
+        [{ limits: { maxBytes: 64 } }, 'snapshot_bytes'],
+        [{ limits: { maxFieldBytes: 1 } }, 'field_bytes'],
+      ];
+      for (const [options, limit] of bounds) {
+        await assert.rejects(server.snapshot(options), (error: unknown) => error instanceof IncompleteSnapshotError && error.limit === limit && error.delivery === 'observed');
+      }
+      const whole = await server.snapshot();
+      assert.equal(whole.panes.size, 1);
+      assert.throws(() => whole.clients, IncompleteSnapshotError);
+    });
   });
 });
 
