@@ -92,6 +92,20 @@ export class ClosedError extends DroverError {
   }
 }
 
+/**
+ * close() was called from code running on behalf of one of the binding's own requests (a
+ * map() item, a transport's command): it would wait for the very request that called it. It
+ * is refused at once and the binding stays open; close it once that request has ended.
+ */
+export class ReentrantCloseError extends DroverError {
+  constructor() {
+    super("close() was called from inside one of this binding's own running requests, which it would wait for; close the binding once that request has ended", {
+      phase: 'close',
+      delivery: 'not_sent',
+    });
+  }
+}
+
 /** Admission or byte capacity is exhausted; the request was not sent. */
 export class CapacityError extends DroverError {
   constructor(message: string) {

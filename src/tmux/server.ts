@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -30,6 +31,7 @@ import {
   CommandError,
   DroverError,
   NoMatchError,
+  ReentrantCloseError,
   ServerReplacedError,
   ServerUnreachableError,
   TargetNotFoundError,
@@ -151,6 +153,18 @@ export function failureOf(result: CommandResult): DroverError {
   if (missing) return new TargetNotFoundError(missing[2]!.trim() || missing[1]!, { result });
   return new CommandError(`tmux ${result.args[0] ?? ''} failed: ${message}`, { result });
 }
+
+/** One of a binding's requests while it runs. */
+interface RunningRequest {
+  readonly binding: Server;
+  running: boolean;
+}
+
+/**
+ * The requests the current code runs on behalf of. Async context follows awaits, callbacks and
+ * timers, so close() knows when it is called from inside one of its binding's own requests.
+ */
+const enclosingRequests = new AsyncLocalStorage<readonly RunningRequest[]>();
 
 /** A small counting semaphore whose waiters give up at their own deadline. */
 class Admission {
@@ -525,7 +539,7 @@ export class Server {
   private async execute(args: readonly string[], deadline: Deadline, input: Uint8Array | undefined, transport: CommandTransport): Promise<CommandResult> {
     if (this.closed) throw new ClosedError();
     const release = await this.admission.acquire(deadline);
-    const work = (async () => {
+    const work = this.asRequest(async () => {
       try {
         const signal = deadline.signal ? AbortSignal.any([deadline.signal, this.closing.signal]) : this.closing.signal;
         const options = { input, timeoutMs: deadline.remaining(), signal };
@@ -533,7 +547,7 @@ export class Server {
       } finally {
         release();
       }
-    })();
+    });
     this.running.add(work);
     try {
       return await work;
@@ -544,6 +558,17 @@ export class Server {
       throw error;
     } finally {
       this.running.delete(work);
+    }
+  }
+
+  /** Runs `work` as one of this binding's requests: close() from code it runs is refused. */
+  private async asRequest<T>(work: () => Promise<T>): Promise<T> {
+    const request: RunningRequest = { binding: this, running: true };
+    const enclosing = (enclosingRequests.getStore() ?? []).filter((outer) => outer.running);
+    try {
+      return await enclosingRequests.run([...enclosing, request], work);
+    } finally {
+      request.running = false;
     }
   }
 
@@ -740,7 +765,7 @@ export class Server {
     if (this.closed) throw new ClosedError();
     this.maps += 1;
     try {
-      return await boundedMap(items, work, options, this.closing.signal);
+      return await this.asRequest(() => boundedMap(items, work, options, this.closing.signal));
     } finally {
       this.maps -= 1;
     }
@@ -821,9 +846,11 @@ export class Server {
   /**
    * Stops admitting requests, closes owned connections and, when the daemon is owned,
    * retires it and removes its directory. Idempotent; incomplete cleanup throws and can be
-   * retried.
+   * retried. Called from inside one of the binding's own running requests (a map() item), it
+   * fails at once with ReentrantCloseError and leaves the binding open.
    */
   async close(): Promise<void> {
+    if (enclosingRequests.getStore()?.some((request) => request.binding === this && request.running)) throw new ReentrantCloseError();
     this.closed = true;
     this.admission.rejectWaiters(new ClosedError('the binding was closed while waiting for admission'));
     this.closing.abort();
