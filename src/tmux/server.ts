@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runOnTerminal, type TerminalResult } from '../process/index.js';
+import { runOnTerminal, terminalDescriptor, type TerminalResult, type TerminalSpec } from '../process/index.js';
 import {
   checkName,
   literalSourcePath,
@@ -93,6 +93,26 @@ export interface OpenControlOptions extends OperationOptions {
 }
 
 export interface StartOptions extends ServerOptions, Omit<DaemonStartOptions, 'env'> {}
+
+export interface AttachOptions {
+  /** The caller's open terminal: a file descriptor, or a stream that has one (process.stdin). */
+  terminal: TerminalSpec;
+  /** The terminal's type, as TERM names it (xterm-256color): tmux picks the terminal description by it. */
+  term: string;
+  /** Attach read-only (tmux attach -r). Default false. */
+  readOnly?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Longest TERM accepted: terminal type names are short, and the value reaches tmux's environment. */
+const MAX_TERM_BYTES = 256;
+
+function checkTerm(term: unknown): void {
+  if (typeof term !== 'string' || term === '') throw new ArgumentError('attach needs the TERM of the terminal (such as xterm-256color)');
+  if (Buffer.byteLength(term) > MAX_TERM_BYTES || !/^[\x21-\x7e]+$/.test(term)) {
+    throw new ArgumentError(`TERM must be a terminal type name of printable characters without spaces, at most ${MAX_TERM_BYTES} bytes (such as xterm-256color)`);
+  }
+}
 
 export interface RunOptions extends OperationOptions {
   /** Bytes for the tmux client's stdin (e.g. `load-buffer -`). */
@@ -828,12 +848,21 @@ export class Server {
     return this.command(['switch-client', '-E', '-c', protectArgument(client), '-t', session.id], options);
   }
 
-  /** Attaches this process's terminal to a session until the user detaches. */
-  async attach(session: Session, options: { readOnly?: boolean; signal?: AbortSignal } = {}): Promise<TerminalResult> {
+  /**
+   * Attaches the caller's terminal to a session as a new tmux client, until that client
+   * detaches or exits. The terminal and its TERM are the caller's to give; none is inferred.
+   * Aborting ends the client (tmux restores the terminal's modes) and fails with AbortedError;
+   * the daemon keeps running either way.
+   */
+  async attach(session: Session, options: AttachOptions): Promise<TerminalResult> {
     if (session.server !== this) throw new ArgumentError('the session belongs to another binding');
+    const terminal = terminalDescriptor(options.terminal);
+    checkTerm(options.term);
+    if (this.closed) throw new ClosedError();
     const guard = incarnationGuard(await this.incarnation({ signal: options.signal }));
     return runOnTerminal([this.endpoint.executable, ...this.endpoint.args, ...guard, ';', 'attach-session', ...(options.readOnly ? ['-r'] : []), '-t', session.id], {
-      env: clientEnvironment(),
+      terminal,
+      env: { ...clientEnvironment(this.env), TERM: options.term },
       signal: options.signal,
     });
   }
