@@ -45,7 +45,7 @@ import { boundedMap, type MapItemContext, type MapOptions } from './map.js';
 import { checkId, type EntityKind, type IdOf, type PaneId, type SessionId, type WindowId } from './ids.js';
 import { INCARNATION_FORMAT, incarnationGuard, isGuardRefusal, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
 import { Environment, Options, Hooks, Buffers } from './settings.js';
-import { OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
+import { abortedStart, OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
 import { LINK_FORMAT, linksOf, Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
 import { Criteria } from './criteria.js';
 import {
@@ -345,6 +345,8 @@ export class Server {
   /**
    * Starts and owns a private tmux server in a fresh 0700 temporary directory. With `use`,
    * the server is retired when `use` settles, and a failure of `use` is the one thrown.
+   * Aborting `signal` before the server is returned retires whatever was started and fails
+   * with AbortedError.
    */
   static async start(options?: StartOptions): Promise<Server>;
   static async start<T>(options: StartOptions, use: (server: Server) => Promise<T>): Promise<T>;
@@ -356,6 +358,11 @@ export class Server {
       throw new ServerUnreachableError('the owned tmux server socket disappeared right after start');
     }
     const server = await Server.withTransport(new Server(daemon.endpoint, identity, daemon, options), options);
+    if (options.signal?.aborted) {
+      const cleanupErrors: Error[] = [];
+      await server.close().catch((e: Error) => cleanupErrors.push(e));
+      throw abortedStart(undefined, cleanupErrors);
+    }
     return use === undefined ? server : closeAfter(server, use);
   }
 
