@@ -4,6 +4,7 @@ import {
   ArgumentError,
   CommandError,
   FieldDecodeError,
+  IncompleteSnapshotError,
   LimitError,
   NoMatchError,
   ServerReplacedError,
@@ -35,6 +36,7 @@ export type FailureCode =
   | 'timed_out'
   | 'interrupted'
   | 'too_large'
+  | 'incomplete_snapshot'
   | 'agent_exited'
   | 'load_failed'
   | 'tmux_failed'
@@ -54,6 +56,7 @@ export function failureCode(error: unknown): FailureCode {
   if (error instanceof TimeoutError) return 'timed_out';
   if (error instanceof AbortedError) return 'interrupted';
   if (error instanceof LimitError) return 'too_large';
+  if (error instanceof IncompleteSnapshotError) return 'incomplete_snapshot';
   if (error instanceof AgentExitedError) return 'agent_exited';
   if (error instanceof ApplyError) return 'load_failed';
   if (error instanceof CommandError || error instanceof SpawnError || error instanceof FieldDecodeError) return 'tmux_failed';

@@ -1,7 +1,7 @@
 export * from './errors.js';
 export { Endpoint, resolveExecutable, resolvedSocketPath, tmuxVariable, type EndpointOptions, type EndpointSpec } from './endpoint.js';
 export { INCARNATION_FORMAT, incarnationKey, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
-export { Server, failureOf, type ServerOptions, type StartOptions, type RunOptions, type GroupResult, type ServerDiagnostics, type OpenControlOptions, type SearchOptions } from './server.js';
+export { Server, failureOf, type ServerOptions, type StartOptions, type AttachOptions, type RunOptions, type GroupResult, type ServerDiagnostics, type OpenControlOptions, type SearchOptions } from './server.js';
 export { Session, Window, Pane, WindowLink, type CreationReceipt, type ResizeSpec, type PasteSpec } from './handles.js';
 export { Options, Hooks, Environment, Buffers, OptionValue, type BufferInfo } from './settings.js';
 export { closeAfter, type Closable } from './lifetime.js';
