@@ -238,14 +238,26 @@ export class StdioTransport implements Transport {
     }
   }
 
-  /** A cancelled waiting request is dropped (it never ran); a running one is the server's to abort. */
+  /**
+   * A cancelled waiting request is dropped (it never ran). A running one is the server's to
+   * abort, and is answered by nobody: its turn is held for the cleanup bound, while its handler
+   * stops, then freed.
+   */
   private cancel(notification: JSONRPCMessage & { params?: { requestId?: RequestId } }): void {
     const id = notification.params?.requestId;
-    const entry = id === undefined ? undefined : this.admitted.get(String(id));
-    if (entry !== undefined && entry.state === 'waiting') {
-      this.retire(String(id), entry);
-      this.startWaiting();
+    const key = String(id);
+    const entry = id === undefined ? undefined : this.admitted.get(key);
+    if (entry?.state === 'waiting') {
+      this.retire(key, entry);
       return;
+    }
+    if (entry?.state === 'running') {
+      clearTimeout(entry.timer);
+      entry.timer = setTimeout(() => {
+        if (this.admitted.get(key) !== entry) return;
+        this.retire(key, entry);
+        this.finishIfDrained();
+      }, this.limits.cleanupTimeoutMs);
     }
     this.onmessage?.(notification);
   }

@@ -211,6 +211,19 @@ describe('StdioTransport', () => {
     assert.deepEqual(s.gate.started, ['running', 'after']);
   });
 
+  it('answers nothing for a running request the client cancels, and frees its turn within the cleanup bound', async () => {
+    const s = await session({ maxActiveRequests: 1, requestTimeoutMs: 5000, cleanupTimeoutMs: 200 });
+    s.hold('cancelled', { stubborn: true });
+    s.hold('next');
+    await s.gate.startOf('cancelled');
+    s.send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'cancelled', reason: 'changed my mind' } });
+    await s.gate.startOf('next');
+    s.gate.release('cancelled');
+    s.gate.release('next');
+    await s.answer('next');
+    assert.equal(s.wire.messages.some((message) => message.id === 'cancelled'), false);
+  });
+
   it('fails the session when the client takes no output for writeTimeoutMs', async () => {
     const unread = new PassThrough({ highWaterMark: 1024 });
     const s = await session({ writeTimeoutMs: 200 }, unread);
