@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
+import { z } from 'zod';
 import { AbortedError, DroverError, TimeoutError, type Delivery } from '../process/index.js';
 import {
   CommandError,
@@ -11,7 +12,7 @@ import {
 } from '../tmux/index.js';
 import { createDirectories } from './directories.js';
 import { deepFreeze } from './document.js';
-import { violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
+import { STEP_EFFECTS, STEP_OPS, planConflictJsonSchema, violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
 
 export const DEFAULT_APPLY_TIMEOUT_MS = 5000;
 export const DEFAULT_CLEANUP_TIMEOUT_MS = 500;
@@ -65,6 +66,29 @@ interface ApplyEvidence {
 }
 
 /**
+ * An apply's JSON export (`workspace load --json`, MCP workspace_load). The type is inferred
+ * from the schema and toJSON returns it, so the two cannot differ.
+ */
+export const applyResultJsonSchema = z.strictObject({
+  session_name: z.string(),
+  session_id: z.string().nullable(),
+  success: z.boolean(),
+  partial: z.boolean(),
+  uncertain: z.boolean(),
+  completed_steps: z.array(z.number().int()),
+  created: z.array(z.strictObject({ symbol: z.string(), kind: z.enum(['session', 'window', 'pane']), id: z.string(), step: z.number().int() })),
+  effects: z.array(z.strictObject({ step: z.number().int(), op: z.enum(STEP_OPS), effect: z.enum(STEP_EFFECTS), outcome: z.enum(['observed', 'dispatch_only'] as const satisfies readonly EffectOutcome[]) })),
+  failed_step: z.number().int().nullable(),
+  failed_action: z.string().nullable(),
+  failed_source: z.string().nullable(),
+  failure_class: z.string().nullable(),
+  conflicts: z.array(planConflictJsonSchema),
+  compensation: z.enum(['not_requested', 'not_needed', 'completed', 'refused', 'failed'] as const satisfies readonly CompensationState[]),
+  cleanup_errors: z.array(z.string()),
+});
+export type ApplyResultJson = z.infer<typeof applyResultJsonSchema>;
+
+/**
  * What an apply did, from its own evidence only: steps completed, objects positively
  * created, effects, and on failure which step failed and whether its effect is uncertain.
  * Reading it never queries tmux.
@@ -115,21 +139,21 @@ export class ApplyResult {
     return this.created.find((ref) => ref.kind === 'session')?.id ?? null;
   }
 
-  toJSON(): Record<string, unknown> {
+  toJSON(): ApplyResultJson {
     return {
       session_name: this.sessionName,
       session_id: this.sessionId,
       success: this.success,
       partial: this.partial,
       uncertain: this.uncertain,
-      completed_steps: this.completedSteps,
-      created: this.created,
-      effects: this.effects,
+      completed_steps: [...this.completedSteps],
+      created: this.created.map((ref) => ({ symbol: ref.symbol, kind: ref.kind, id: ref.id, step: ref.step })),
+      effects: this.effects.map((effect) => ({ step: effect.step, op: effect.op, effect: effect.effect, outcome: effect.outcome })),
       failed_step: this.failedStep,
       failed_action: this.failedAction,
       failed_source: this.failedSource,
       failure_class: this.failureClass,
-      conflicts: this.conflicts,
+      conflicts: this.conflicts.map((c) => ({ kind: c.kind, path: c.path, message: c.message })),
       compensation: this.compensation,
       cleanup_errors: this.cleanupErrors.map((error) => error.name),
     };

@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { z } from 'zod';
 import { ArgumentError } from '../process/index.js';
 import { deepFreeze, type EnvironmentMap, type OptionMap, type WorkspaceDocument, type WorkspaceWindow } from './document.js';
 import type { DeclaredDirectory } from './directories.js';
@@ -172,6 +173,56 @@ export interface PlanConflict {
   readonly message: string;
 }
 
+/** Every step operation and effect, as the JSON schema lists them (toJSON will not compile if one is missing). */
+export const STEP_OPS = [
+  'new-session',
+  'set-environment',
+  'set-option',
+  'move-window',
+  'respawn-pane',
+  'new-window',
+  'split-window',
+  'select-layout',
+  'send-keys',
+  'sleep',
+  'select-pane',
+  'select-window',
+] as const satisfies readonly StepOp[];
+export const STEP_EFFECTS = ['create', 'configure', 'layout', 'environment', 'dispatch', 'focus'] as const satisfies readonly StepEffect[];
+
+export const planConflictJsonSchema = z.strictObject({
+  kind: z.enum(['session_exists', 'window_index_taken', 'server_option'] as const satisfies readonly PlanConflict['kind'][]),
+  path: z.string(),
+  message: z.string(),
+});
+
+/**
+ * A plan's JSON export (`workspace plan --json`, MCP workspace_plan). The type is inferred
+ * from the schema and toJSON returns it, so the two cannot differ. A step's args are its
+ * operation's own fields, snake_case.
+ */
+export const workspacePlanJsonSchema = z.strictObject({
+  session_name: z.string(),
+  window_count: z.number().int(),
+  pane_count: z.number().int(),
+  preconditions: z.array(z.strictObject({ kind: z.enum(['session_absent'] as const satisfies readonly PlanPrecondition['kind'][]), session_name: z.string() })),
+  conflicts: z.array(planConflictJsonSchema),
+  size: z.strictObject({ width: z.number().int(), height: z.number().int(), reason: z.string() }).nullable(),
+  creates_directories: z.array(z.strictObject({ path: z.string(), source: z.string() })),
+  steps: z.array(
+    z.strictObject({
+      index: z.number().int(),
+      op: z.enum(STEP_OPS),
+      args: z.record(z.string(), z.unknown()),
+      effect: z.enum(STEP_EFFECTS),
+      produces: z.array(z.string()),
+      consumes: z.array(z.string()),
+      source: z.string(),
+    }),
+  ),
+});
+export type WorkspacePlanJson = z.infer<typeof workspacePlanJsonSchema>;
+
 /**
  * An immutable, ordered list of tmux operations that builds a workspace. Creating it does
  * no tmux I/O and applying it is a separate, explicit act.
@@ -210,22 +261,22 @@ export class WorkspacePlan {
   }
 
   /** JSON export (snake_case). It contains commands, paths and environment values by design. */
-  toJSON(): Record<string, unknown> {
+  toJSON(): WorkspacePlanJson {
     return {
       session_name: this.sessionName,
       window_count: this.windowCount,
       pane_count: this.paneCount,
       preconditions: this.preconditions.map((p) => ({ kind: p.kind, session_name: p.sessionName })),
-      conflicts: this.conflicts.map((c) => ({ ...c })),
-      size: this.size === null ? null : { ...this.size },
-      creates_directories: this.directoriesToCreate.map((directory) => ({ ...directory })),
+      conflicts: this.conflicts.map((c) => ({ kind: c.kind, path: c.path, message: c.message })),
+      size: this.size === null ? null : { width: this.size.width, height: this.size.height, reason: this.size.reason },
+      creates_directories: this.directoriesToCreate.map((directory) => ({ path: directory.path, source: directory.source })),
       steps: this.steps.map((step) => ({
         index: step.index,
         op: step.op,
         args: snakeKeys(step.args),
         effect: step.effect,
-        produces: step.produces,
-        consumes: step.consumes,
+        produces: [...step.produces],
+        consumes: [...step.consumes],
         source: step.source,
       })),
     };
