@@ -366,6 +366,12 @@ class StepRunner {
     });
   }
 
+  /** Drops an object this apply created and then closed itself from the ledger. */
+  private forget(id: string): void {
+    const at = this.evidence.created.findIndex((ref) => ref.id === id);
+    if (at !== -1) this.evidence.created.splice(at, 1);
+  }
+
   private handle<K extends Bound['kind']>(symbol: SymbolicId | null, kind: K): Extract<Bound, { kind: K }> {
     const handle = symbol === null ? undefined : this.bound.get(symbol);
     if (handle === undefined || handle.kind !== kind) {
@@ -435,10 +441,16 @@ class StepRunner {
         await window.move(this.handle('session', 'session'), step.args.index, this.timing);
         return 'observed';
       }
-      case 'respawn-pane': {
-        // The command stays one line for tmux's default shell, exactly as it runs default-command for a new pane.
-        const { pane, command, cwd, env } = step.args;
-        await this.handle(pane, 'pane').respawn({ kill: true, ...(command === null ? { original: true } : { shellCommand: command }), cwd: cwd ?? undefined, env, ...this.timing });
+      case 'replace-pane': {
+        const { pane, cwd, env } = step.args;
+        const replaced = this.handle(pane, 'pane');
+        // Not detached: the new pane is the active one, as the pane it replaces was.
+        const fresh = await replaced.split({ direction: 'vertical', focus: true, ...spawn(cwd, env), ...this.timing });
+        // The new pane holds the symbol from now on; the ledger keeps the old one until it is closed.
+        this.bound.set(pane, fresh);
+        this.evidence.created.push({ symbol: pane, kind: 'pane', id: fresh.id, step: step.index });
+        await replaced.kill(this.timing);
+        this.forget(replaced.id);
         return 'observed';
       }
       case 'select-layout':

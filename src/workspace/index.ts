@@ -27,7 +27,7 @@ export {
   type PlanPrecondition,
   type PlanSnapshot,
   type PlanStep,
-  type RespawnPaneArgs,
+  type ReplacePaneArgs,
   type SelectLayoutArgs,
   type SelectPaneArgs,
   type SelectWindowArgs,
