@@ -30,9 +30,10 @@ export interface SetEnvironmentArgs {
 
 export interface SetOptionArgs {
   /**
-   * `global`: a global_options entry. Applying leaves the server's global options alone: a
-   * session option is set on the workspace's session, a window option on each window it
-   * creates; a server-wide option is refused before anything is created.
+   * `session`: an entry of the session's options; `global`: a global_options entry. Applying
+   * either leaves everything outside the workspace's session alone: a session option is set on
+   * the session, a window option on each window the load creates (the session's value winning
+   * over a global one), and a server-wide option is refused before anything is created.
    */
   readonly scope: 'global' | 'session' | 'window';
   /** null for global options. */

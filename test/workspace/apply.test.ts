@@ -257,6 +257,34 @@ describe('applyPlan on real tmux', () => {
     for (const window of windows) assert.equal((await tmux.server.window(window.id).options().get('mode-keys', { inherited: false })).as('string'), 'vi', `${window.symbol} mode-keys`);
   });
 
+  it('sets a window option of the session options on every window it creates, ahead of the same one in global_options', async () => {
+    const doc = parseJson({
+      session_name: 'session-window-options',
+      options: { 'main-pane-height': 33 },
+      global_options: { 'main-pane-height': 20, 'main-pane-width': 90 },
+      windows: [{}, { panes: [null, null] }],
+    });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    const windows = result.created.filter((ref) => ref.kind === 'window');
+    assert.equal(windows.length, 2);
+    for (const window of windows) {
+      const options = tmux.server.window(window.id).options();
+      assert.equal((await options.get('main-pane-height', { inherited: false })).as('string'), '33', `${window.symbol} main-pane-height`);
+      assert.equal((await options.get('main-pane-width', { inherited: false })).as('string'), '90', `${window.symbol} main-pane-width`);
+    }
+  });
+
+  it('refuses a server-wide option in the session options before creating anything', async () => {
+    const sessions = (await tmux.server.snapshot()).sessions.size;
+    const escapeTime = (await tmux.server.options('server').get('escape-time')).as('string');
+    const doc = parseJson({ session_name: 'session-server-wide', options: { 'escape-time': 7 }, windows: [{}] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.deepEqual(error.result.conflicts.map((c) => [c.kind, c.path]), [['server_option', 'options.escape-time']]);
+    assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
+    assert.equal((await tmux.server.options('server').get('escape-time')).as('string'), escapeTime);
+  });
+
   it('refuses a server-wide option in global_options before creating anything', async () => {
     const sessions = (await tmux.server.snapshot()).sessions.size;
     const escapeTime = (await tmux.server.options('server').get('escape-time')).as('string');
