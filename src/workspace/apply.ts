@@ -208,18 +208,24 @@ export async function captureWorkspaceSnapshot(server: Server, options: { timeou
 
 type Bound = Session | Window | Pane;
 
-/** Where tmux keeps an option: which scope a global_options entry is narrowed to. */
+/** Where tmux keeps an option: which scope an entry of the session's options or global_options is narrowed to. */
 type OptionTable = 'server' | 'session' | 'window';
 
+/** A set-option step of the session's options or global_options: tmux would pick its table by the name. */
+function narrowedByName(step: PlanStep): step is Extract<PlanStep, { op: 'set-option' }> {
+  return step.op === 'set-option' && step.args.scope !== 'window';
+}
+
 /**
- * Asks the server which table each global_options name belongs to (the option set varies
- * between tmux versions): the first of server, session and window options that has it.
- * A user option (`@name`) belongs wherever it is put; the session is where it goes.
+ * Asks the server which table each name of the session's options and global_options belongs
+ * to (the option set varies between tmux versions): the first of server, session and window
+ * options that has it. A user option (`@name`) belongs wherever it is put; the session is
+ * where it goes.
  */
-async function globalOptionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable>> {
+async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable>> {
   const tables = new Map<string, OptionTable>();
   for (const step of plan.steps) {
-    if (step.op !== 'set-option' || step.args.scope !== 'global' || tables.has(step.args.name)) continue;
+    if (!narrowedByName(step) || tables.has(step.args.name)) continue;
     const { name } = step.args;
     let table: OptionTable = 'session';
     if (!name.startsWith('@')) {
@@ -235,7 +241,7 @@ async function globalOptionTables(server: Server, plan: WorkspacePlan, deadline:
 /** A server-wide option would outlive the session and change every other one: refused, naming where it is. */
 function serverOptionConflicts(plan: WorkspacePlan, tables: ReadonlyMap<string, OptionTable>): PlanConflict[] {
   return plan.steps.flatMap((step) =>
-    step.op === 'set-option' && step.args.scope === 'global' && tables.get(step.args.name) === 'server'
+    narrowedByName(step) && tables.get(step.args.name) === 'server'
       ? [
           {
             kind: 'server_option' as const,
@@ -270,11 +276,11 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     cleanupErrors: [],
   };
   if (plan.conflicts.length > 0) throw conflictFailure(evidence);
-  let optionTables: ReadonlyMap<string, OptionTable>;
+  let tables: ReadonlyMap<string, OptionTable>;
   try {
     const live = await captureWorkspaceSnapshot(server, { timeoutMs: deadline.remaining(), signal: options.signal });
-    optionTables = await globalOptionTables(server, plan, deadline);
-    evidence.conflicts = [...violatedPreconditions(plan.preconditions, live), ...serverOptionConflicts(plan, optionTables)];
+    tables = await optionTables(server, plan, deadline);
+    evidence.conflicts = [...violatedPreconditions(plan.preconditions, live), ...serverOptionConflicts(plan, tables)];
     if (evidence.conflicts.length > 0) throw conflictFailure(evidence);
   } catch (error) {
     if (error instanceof ApplyError) throw error;
@@ -291,7 +297,7 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     evidence.failureClass = className(error);
     throw new ApplyError(new ApplyResult(evidence), error);
   }
-  const runner = new StepRunner(server, deadline, evidence, optionTables);
+  const runner = new StepRunner(server, deadline, evidence, tables);
   for (const step of plan.steps) {
     try {
       await runner.run(step);
@@ -353,8 +359,11 @@ async function compensate(server: Server, evidence: ApplyEvidence, cleanupTimeou
 /** Binds symbolic ids to tmux handles as creation replies arrive, and runs one step at a time. */
 class StepRunner {
   private readonly bound = new Map<SymbolicId, Bound>();
-  /** Window options from global_options, set on each window this apply creates. */
-  private readonly windowDefaults = new Map<string, string>();
+  /**
+   * Window options named in the session's options or global_options, set on each window this
+   * apply creates; a value from the session's options wins over global_options.
+   */
+  private readonly windowDefaults = new Map<string, { value: string; scope: 'session' | 'global' }>();
   /** The current send-keys step typed its text but did not finish. */
   partialDispatch = false;
 
@@ -365,9 +374,9 @@ class StepRunner {
     private readonly optionTables: ReadonlyMap<string, OptionTable>,
   ) {}
 
-  /** Gives a window this apply created the window options of global_options. */
+  /** Gives a window this apply created the window options of the session's options and global_options. */
   private async applyWindowDefaults(window: Window): Promise<void> {
-    for (const [name, value] of this.windowDefaults) await window.options().set(name, value, this.timing);
+    for (const [name, { value }] of this.windowDefaults) await window.options().set(name, value, this.timing);
   }
 
   async run(step: PlanStep): Promise<void> {
@@ -388,6 +397,12 @@ class StepRunner {
       this.bound.set(symbol, handle);
       this.evidence.created.push({ symbol, kind: handle.kind, id: handle.id, step: step.index });
     });
+  }
+
+  /** Drops an object this apply created and then closed itself from the ledger. */
+  private forget(id: string): void {
+    const at = this.evidence.created.findIndex((ref) => ref.id === id);
+    if (at !== -1) this.evidence.created.splice(at, 1);
   }
 
   private handle<K extends Bound['kind']>(symbol: SymbolicId | null, kind: K): Extract<Bound, { kind: K }> {
@@ -443,8 +458,10 @@ class StepRunner {
       }
       case 'set-option': {
         const { scope, target, name, value } = step.args;
-        if (scope === 'global' && this.optionTables.get(name) === 'window') {
-          this.windowDefaults.set(name, value);
+        if (scope !== 'window' && this.optionTables.get(name) === 'window') {
+          // The session's own value is set first (its steps come first) and is kept.
+          if (scope === 'global' && this.windowDefaults.get(name)?.scope === 'session') return 'observed';
+          this.windowDefaults.set(name, { value, scope });
           for (const bound of this.bound.values()) if (bound.kind === 'window') await bound.options().set(name, value, this.timing);
           return 'observed';
         }
@@ -459,10 +476,16 @@ class StepRunner {
         await window.move(this.handle('session', 'session'), step.args.index, this.timing);
         return 'observed';
       }
-      case 'respawn-pane': {
-        // The command stays one line for tmux's default shell, exactly as it runs default-command for a new pane.
-        const { pane, command, cwd, env } = step.args;
-        await this.handle(pane, 'pane').respawn({ kill: true, ...(command === null ? { original: true } : { shellCommand: command }), cwd: cwd ?? undefined, env, ...this.timing });
+      case 'replace-pane': {
+        const { pane, cwd, env } = step.args;
+        const replaced = this.handle(pane, 'pane');
+        // Not detached: the new pane is the active one, as the pane it replaces was.
+        const fresh = await replaced.split({ direction: 'vertical', focus: true, ...spawn(cwd, env), ...this.timing });
+        // The new pane holds the symbol from now on; the ledger keeps the old one until it is closed.
+        this.bound.set(pane, fresh);
+        this.evidence.created.push({ symbol: pane, kind: 'pane', id: fresh.id, step: step.index });
+        await replaced.kill(this.timing);
+        this.forget(replaced.id);
         return 'observed';
       }
       case 'select-layout':

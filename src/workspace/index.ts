@@ -29,7 +29,7 @@ export {
   type PlanPrecondition,
   type PlanSnapshot,
   type PlanStep,
-  type RespawnPaneArgs,
+  type ReplacePaneArgs,
   type SelectLayoutArgs,
   type SelectPaneArgs,
   type SelectWindowArgs,

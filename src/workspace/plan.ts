@@ -31,9 +31,10 @@ export interface SetEnvironmentArgs {
 
 export interface SetOptionArgs {
   /**
-   * `global`: a global_options entry. Applying leaves the server's global options alone: a
-   * session option is set on the workspace's session, a window option on each window it
-   * creates; a server-wide option is refused before anything is created.
+   * `session`: an entry of the session's options; `global`: a global_options entry. Applying
+   * either leaves everything outside the workspace's session alone: a session option is set on
+   * the session, a window option on each window the load creates (the session's value winning
+   * over a global one), and a server-wide option is refused before anything is created.
    */
   readonly scope: 'global' | 'session' | 'window';
   /** null for global options. */
@@ -48,13 +49,14 @@ export interface MoveWindowArgs {
   readonly index: number;
 }
 
-export interface RespawnPaneArgs {
+/**
+ * A new pane takes the first pane's place, split from it before the old one is closed: tmux
+ * runs a respawned pane under the shell it first had, so only a new pane starts under a
+ * declared default-shell (and default-command), as every later pane does. The new pane is
+ * `pane` from then on.
+ */
+export interface ReplacePaneArgs {
   readonly pane: SymbolicId;
-  /**
-   * The declared default-command, given explicitly because tmux's respawn-pane otherwise
-   * reruns the pane's original command; null: the default shell, as now configured.
-   */
-  readonly command: string | null;
   readonly cwd: string | null;
   readonly env: EnvironmentMap;
 }
@@ -106,7 +108,7 @@ export type StepOperation =
   | { readonly op: 'set-environment'; readonly args: SetEnvironmentArgs }
   | { readonly op: 'set-option'; readonly args: SetOptionArgs }
   | { readonly op: 'move-window'; readonly args: MoveWindowArgs }
-  | { readonly op: 'respawn-pane'; readonly args: RespawnPaneArgs }
+  | { readonly op: 'replace-pane'; readonly args: ReplacePaneArgs }
   | { readonly op: 'new-window'; readonly args: NewWindowArgs }
   | { readonly op: 'split-window'; readonly args: SplitWindowArgs }
   | { readonly op: 'select-layout'; readonly args: SelectLayoutArgs }
@@ -370,17 +372,16 @@ export function planWorkspace(doc: WorkspaceDocument, options: WorkspacePlanOpti
       args: { scope: 'global', target: null, name, value },
     });
   });
-  // The first pane started before the session's shell options existed; restart it under
-  // them (nothing has been sent to it yet) so it runs what every later pane runs.
+  // The first pane started before the session's shell options existed; a new pane in its
+  // place (nothing has been sent to it yet) runs what every later pane runs.
   const shellOption = ['options', 'global_options']
     .flatMap((field) => ['default-shell', 'default-command'].map((name) => [field, name] as const))
     .find(([field, name]) => Object.hasOwn(field === 'options' ? doc.options : doc.globalOptions, name));
   if (shellOption !== undefined) {
-    builder.add('configure', shellOption.join('.'), [], ['pane:0.0'], {
-      op: 'respawn-pane',
+    builder.add('create', shellOption.join('.'), [], ['pane:0.0'], {
+      op: 'replace-pane',
       args: {
         pane: 'pane:0.0',
-        command: (doc.options['default-command'] ?? doc.globalOptions['default-command']) || null,
         cwd: firstPane?.startDirectory ?? first.startDirectory,
         env: firstPane?.environment ?? {},
       },
@@ -571,8 +572,8 @@ function describeStep(step: PlanStep): string {
       return `set-option ${step.args.target ?? "the workspace's session or windows"} ${step.args.name} ${JSON.stringify(step.args.value)}`;
     case 'move-window':
       return `move-window ${step.args.window} to index ${step.args.index}`;
-    case 'respawn-pane':
-      return `respawn-pane ${step.args.pane}${step.args.command === null ? '' : ` running ${JSON.stringify(step.args.command)}`}${where(step.args.cwd)}${env(step.args.env)}`;
+    case 'replace-pane':
+      return `replace-pane ${step.args.pane} with a new pane${where(step.args.cwd)}${env(step.args.env)}`;
     case 'new-window':
       return `new-window${name(step.args.name)}${step.args.index === null ? '' : ` at index ${step.args.index}`}${where(step.args.cwd)}${env(step.args.env)}`;
     case 'split-window':
