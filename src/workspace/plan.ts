@@ -181,7 +181,7 @@ export const STEP_OPS = [
   'set-environment',
   'set-option',
   'move-window',
-  'respawn-pane',
+  'replace-pane',
   'new-window',
   'split-window',
   'select-layout',
