@@ -4,8 +4,8 @@
  * screen (screenOfRows).
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import type { MuxGrid, MuxOutcome, MuxPort } from '../mux/index.js';
-import { screenOfRows, type AgentInputPort } from '../agents/index.js';
+import { screenOfRows, type MuxGrid, type MuxOutcome, type MuxPort } from '../mux/index.js';
+import type { AgentInputPort } from '../agents/index.js';
 import { refusalError } from './errors.js';
 
 /** The value of an outcome, or its refusal as a BridgeError. */

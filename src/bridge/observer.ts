@@ -5,8 +5,8 @@
  * agent state, question); a snapshot is always taken fresh from the multiplexer, with what the
  * screens said merged in.
  */
-import type { AgentStatus, MuxPane, MuxPort, MuxSnapshot, MuxWatch } from '../mux/index.js';
-import { isAgentKind, isShellCommand, rulesFor, screenOfRows, type AgentScreenRules, type AgentState, type ScreenPhase } from '../agents/index.js';
+import { screenOfRows, type AgentStatus, type MuxPane, type MuxPort, type MuxSnapshot, type MuxWatch } from '../mux/index.js';
+import { isAgentKind, isShellCommand, rulesFor, type AgentScreenRules, type AgentState, type ScreenPhase } from '../agents/index.js';
 import { readViewport } from './agent-input.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';

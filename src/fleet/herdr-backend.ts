@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
-import { HerdrClient, HerdrError, toHerdrKey, translateKeys } from '../mux/index.js';
-import { screenOfRows, type AgentScreen } from '../agents/index.js';
+import { HerdrClient, HerdrError, screenOfRows, toHerdrKey, translateKeys } from '../mux/index.js';
+import type { AgentScreen } from '../agents/index.js';
 import { tailLines } from '../panes/index.js';
 import { DroverError } from '../process/index.js';
 import { shellCommandLine } from './agents.js';

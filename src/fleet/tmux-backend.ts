@@ -1,7 +1,6 @@
-import { toTmuxKey, translateKeys } from '../mux/index.js';
-import { captureAgentScreen } from '../agents/index.js';
-import { pasteText, tailLines } from '../panes/index.js';
-import { CommandError, DroverError, Server, TargetNotFoundError, checkId, incarnationKey, type Pane, type Snapshot } from '../tmux/index.js';
+import { MuxError, TmuxAdapter, createMuxPort, toTmuxKey, translateKeys, unwrapOutcome } from '../mux/index.js';
+import { tailLines } from '../panes/index.js';
+import { CommandError, DroverError, Server, TargetNotFoundError, checkId, incarnationKey, pasteFromBuffer, type Pane, type Snapshot } from '../tmux/index.js';
 import {
   PaneSpawnError,
   inputFailure,
@@ -56,11 +55,12 @@ export class TmuxFleetBackend implements FleetBackend {
   readonly input: PaneInputPort;
 
   constructor(readonly server: Server) {
+    const screens = createMuxPort(new TmuxAdapter({ server }));
     const keystroke = async <T>(pane: string, send: () => Promise<T>): Promise<T> => {
       try {
         return await send();
       } catch (error) {
-        if (error instanceof TargetNotFoundError) throw new PaneGoneError(pane, { cause: error });
+        if (error instanceof TargetNotFoundError || (error instanceof MuxError && error.reason === 'gone')) throw new PaneGoneError(pane, { cause: error });
         throw inputFailure(error, tmuxInputNotSent(error));
       }
     };
@@ -68,8 +68,8 @@ export class TmuxFleetBackend implements FleetBackend {
       sendEscape: (pane, timeoutMs) => keystroke(pane, () => server.pane(pane).sendKeys(['Escape'], { timeoutMs })).then(() => undefined),
       sendLiteral: (pane, text, timeoutMs) => keystroke(pane, () => server.pane(pane).sendText(text, { timeoutMs })).then(() => undefined),
       sendEnter: (pane, timeoutMs) => keystroke(pane, () => server.pane(pane).sendKeys(['Enter'], { timeoutMs })).then(() => undefined),
-      readScreen: (pane, timeoutMs) => keystroke(pane, async () => (await captureAgentScreen(server.pane(pane), { timeoutMs })).screen),
-      paste: (pane, text) => keystroke(pane, () => pasteText(server.pane(pane), text)),
+      readScreen: (pane, timeoutMs) => keystroke(pane, async () => unwrapOutcome(screens, await screens.readScreen(pane, { timeoutMs }))),
+      paste: (pane, text) => keystroke(pane, () => pasteFromBuffer(server.pane(pane), text, { bracketed: true })),
       sendKeys: (pane, keys, timeoutMs) => keystroke(pane, () => server.pane(pane).sendKeys(translateKeys(keys, toTmuxKey), { timeoutMs })).then(() => undefined),
     };
   }

@@ -58,6 +58,7 @@ export const VERB_CAPABILITY = {
   sendKeys: 'sendKeys',
   renamePane: 'renamePane',
   splitPane: 'splitPane',
+  releaseKeptPane: 'splitPane',
   closePane: 'closePane',
   setFocus: 'setFocus',
   createTab: 'createTab',

@@ -145,9 +145,11 @@ export interface MuxGrid {
   readonly revision: string;
 }
 
-/** One pane's visible screen: styled rows, plain lines, size and cursor. */
-export interface MuxScreen {
-  readonly paneId: string;
+/**
+ * A terminal's visible screen: styled rows, plain lines, size and cursor. It is what an agent's
+ * screen rules read (src/agents calls it AgentScreen), whichever multiplexer it came from.
+ */
+export interface TerminalScreen {
   /** The visible rows, top to bottom, with their styling; always `height` rows. */
   readonly rows: readonly StyledRow[];
   /** The same rows as plain text, trailing blanks trimmed. */
@@ -156,6 +158,11 @@ export interface MuxScreen {
   readonly height: number;
   /** Where the terminal cursor is (0-based); null where the multiplexer does not report it. */
   readonly cursor: { readonly x: number; readonly y: number; readonly visible: boolean } | null;
+}
+
+/** One pane's visible screen. */
+export interface MuxScreen extends TerminalScreen {
+  readonly paneId: string;
 }
 
 /** What runs in a pane, as the multiplexer reports it. */
@@ -181,7 +188,10 @@ export interface MuxSplitRequest {
   readonly env?: Readonly<Record<string, string>>;
   /** The program the pane runs, as argv; absent: the default shell. */
   readonly command?: readonly string[];
-  /** Keep the pane on screen after its program exits, so its last lines and status can be read (paneProcess). */
+  /**
+   * Keep the pane on screen after its program exits, so its last lines and status can be read
+   * (paneProcess), until releaseKeptPane hands it back to the multiplexer's own rule.
+   */
   readonly keepOnExit?: boolean;
 }
 
@@ -306,6 +316,12 @@ export interface MuxPort extends MuxDescription {
   renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
   /** A new pane beside another, running `command` (splitPane capability). */
   splitPane(request: MuxSplitRequest, options?: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
+  /**
+   * A pane split with keepOnExit goes back to the multiplexer's own rule for a pane whose
+   * program exits (splitPane capability): once its program has been seen to start, it need not
+   * stay behind when it ends. A pane whose program already exited stays; read it, then close it.
+   */
+  releaseKeptPane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /** A pane already gone answers `gone`. */
   closePane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus(paneId: string): Promise<MuxOutcome<void>>;
@@ -351,6 +367,7 @@ export interface MuxAdapter extends MuxDescription {
   renamePane?(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
   /** `cwd` already passed through requestedCwd. */
   splitPane?(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
+  releaseKeptPane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   closePane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus?(paneId: string): Promise<MuxOutcome<void>>;
   /** `cwd` already passed through requestedCwd: undefined means none asked for. */

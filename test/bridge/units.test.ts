@@ -25,10 +25,10 @@ import {
   triageGroup,
   triageOrder,
 } from '../../src/bridge/index.js';
-import { AGENT_KINDS, agentScreen, rulesFor, screenOfRows } from '../../src/agents/index.js';
+import { AGENT_KINDS, rulesFor } from '../../src/agents/index.js';
 import { loadScreenFixture, screenFixtures } from '../agents/screens/fixtures.js';
 import { QUESTIONS } from '../fixtures/fake-agent.js';
-import { MUX_DECLARATIONS } from '../../src/mux/index.js';
+import { MUX_DECLARATIONS, screenOfCapture, screenOfRows } from '../../src/mux/index.js';
 
 function tempDir(t: TestContext): string {
   const dir = mkdtempSync(join(tmpdir(), 'drover-web-'));
@@ -205,7 +205,7 @@ describe('screens from a grid', () => {
   });
 
   it("turns the fake agent's questions into the answers it takes", () => {
-    const screenOf = (lines: readonly string[]): ReturnType<typeof agentScreen> => agentScreen(['some output', '', ...lines].join('\n'), { width: 80, height: 10, cursor: null });
+    const screenOf = (lines: readonly string[]): ReturnType<typeof screenOfCapture> => screenOfCapture(['some output', '', ...lines].join('\n'), { width: 80, height: 10, cursor: null });
     const answers = (kind: string): string[] | undefined => scanProgramScreen('p1', screenOf(QUESTIONS[kind]!.lines), 'idle').question?.options.map((option) => option.keys.join(' '));
     assert.deepEqual(answers('yes_no'), ['y', 'n']);
     assert.deepEqual(answers('action_word'), ['y', 'n']);
@@ -218,7 +218,7 @@ describe('screens from a grid', () => {
   });
 
   it('tells two different questions apart and one question read twice as the same', () => {
-    const screen = (lines: readonly string[]): ReturnType<typeof agentScreen> => agentScreen(lines.join('\n'), { width: 80, height: 5, cursor: null });
+    const screen = (lines: readonly string[]): ReturnType<typeof screenOfCapture> => screenOfCapture(lines.join('\n'), { width: 80, height: 5, cursor: null });
     const first = scanProgramScreen('p1', screen(['Apply the edit to a.ts? [y/n]']), 'idle').question!;
     const again = scanProgramScreen('p1', screen(['Apply the edit to a.ts? [y/n]']), 'idle').question!;
     const next = scanProgramScreen('p1', screen(['Apply the edit to b.ts? [y/n]']), 'idle').question!;

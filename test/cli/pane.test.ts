@@ -10,10 +10,10 @@ import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { git } from '../support/git.js';
 import { startTestServer, useTestServer } from '../support/tmux.js';
-import { FAKE_AGENT, eventually, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
+import { FAKE_AGENT, eventually, keyOf, portOn, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
 
 const MAP_FIELDS = [
-  'session', 'window_index', 'window_id', 'pane_id', 'tab', 'worktree', 'repo', 'change', 'stage',
+  'session', 'window_index', 'window_id', 'pane_id', 'pane_key', 'tab', 'worktree', 'repo', 'change', 'stage',
   'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number', 'agent', 'agent_state_source',
 ];
 
@@ -98,7 +98,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.deepEqual(rows.map((row) => row.pane_id), [alpha.id, printer.id]);
       for (const row of rows) assert.deepEqual(Object.keys(row), MAP_FIELDS);
       assert.deepEqual(rows[0], {
-        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane_id: alpha.id, tab: 'alpha',
+        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane_id: alpha.id, pane_key: await keyOf(portOn(live.server), alpha.id), tab: 'alpha',
         worktree: '(main)', repo, change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2h',
         pr_url: 'https://github.com/acme/alpha/pull/7', pr_number: 7, agent: null, agent_state_source: 'hook',
       });
@@ -142,7 +142,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.equal(ok(text), `--- pane ${printer.id} ---\nworktree: notes/\n---\nline 29\nline 30\n  last\n`);
       assert.equal(ok(raw), 'line 30\n  last\n', 'the bytes of the kept lines are untouched');
       assert.deepEqual(JSON.parse(ok(json)), {
-        pane_id: printer.id, lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
+        pane_id: printer.id, pane_key: await keyOf(portOn(live.server), printer.id), lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
       });
     });
 
@@ -203,11 +203,12 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       const pane = (await live.server.newSession({ name: 'proc', command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
       const shellPid = Number((await pane.display('#{pane_pid}')).toString());
       // sh forks the child before the child execs sleep: until then it is a second sh.
-      await eventually('the sleep child', async () => (await paneProcess(live.server, pane.id)).processes[0]?.children[0]?.comm === 'sleep');
+      await eventually('the sleep child', async () => (await paneProcess(portOn(live.server), pane.id)).processes[0]?.children[0]?.comm === 'sleep');
       const report = JSON.parse(ok(await sandbox.drover(['pane', 'process', pane.id, '--json', '-S', socket]))) as {
-        pane_id: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
+        pane_id: string; pane_key: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
       };
       assert.equal(report.pane_id, pane.id);
+      assert.equal(report.pane_key, await keyOf(portOn(live.server), pane.id));
       assert.equal(report.pane_pid, shellPid);
       assert.equal(report.has_agent, false);
       assert.deepEqual([report.processes[0]!.comm, report.processes[0]!.classification], ['sh', 'other']);
@@ -223,11 +224,12 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('adds, keeps, swaps and strips a prefix, printing only real renames', async () => {
       const step = (...args: string[]) => sandbox.drover(['pane', 'window-name', ...args, '-S', socket]);
       assert.equal(ok(await step('ensure-prefix', printer.id, '»')), 'renamed: printer -> »printer\n');
-      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane_id: printer.id, old: '»printer', new: '»printer', action: 'noop' });
+      const key = await keyOf(portOn(live.server), printer.id);
+      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane_id: printer.id, pane_key: key, old: '»printer', new: '»printer', action: 'noop' });
       assert.equal(ok(await step('ensure-prefix', printer.id, '»')), '', 'a no-op prints nothing');
       assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), 'renamed: »printer -> ›printer\n');
       assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), '', 'a retitled window is left alone');
-      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane_id: printer.id, old: '›printer', new: 'printer', action: 'renamed' });
+      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane_id: printer.id, pane_key: key, old: '›printer', new: 'printer', action: 'renamed' });
       assert.equal((await printer.display('#W')).toString(), 'printer');
     });
 
@@ -256,7 +258,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('opens a new window from outside tmux, splits the caller’s window from inside, and kills both', async () => {
       const windowOf = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
       const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '--json', '-S', socket]))) as { pane_id: string };
-      assert.deepEqual(opened, { pane_id: opened.pane_id, provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
+      assert.deepEqual(opened, { pane_id: opened.pane_id, pane_key: await keyOf(portOn(live.server), opened.pane_id), provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
       assert.match(opened.pane_id, /^%\d+$/);
       assert.notEqual(await windowOf(opened.pane_id), await windowOf(printer.id));
       await screenShows(live.server.pane(opened.pane_id), '╭');
@@ -269,7 +271,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.equal(await windowOf(splitPane), await windowOf(printer.id));
 
       assert.equal(ok(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket])), `killed ${opened.pane_id}\nserver: ${socket}\n`);
-      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane_id: splitPane, killed: true, server: null });
+      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane_id: splitPane, pane_key: await keyOf(portOn(live.server), splitPane), killed: true, server: null });
       assert.equal(await live.server.pane(splitPane).exists(), false);
       assertFailure(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket]), 2, `drover: error: pane ${opened.pane_id} not found\n`);
     });
@@ -371,6 +373,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'ready', agent.id, '--json', '-S', socket]))), {
       state: 'ready',
       pane_id: agent.id,
+      pane_key: await keyOf(portOn(live.server), agent.id),
       server: socket,
       snippet: '',
       reason: 'probe_echoed',
@@ -386,7 +389,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     await stateBecomes(agent, 'waiting');
     await screenShows(agent, '[y/n]');
 
-    const question = { pane_id: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
+    const question = { pane_id: agent.id, pane_key: await keyOf(portOn(live.server), agent.id), agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
     const [json, text] = await Promise.all([
       sandbox.drover(['pane', 'questions', '--all-sessions', '--json', '-S', socket]),
       sandbox.drover(['pane', 'questions'], { env: inside(live.server, agent) }),

@@ -2,7 +2,8 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/agents/index.js';
+import type { AgentScreen, AgentScreenRules, ScreenPhase } from '../../src/agents/index.js';
+import { screenOfCapture } from '../../src/mux/index.js';
 import { DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
@@ -183,7 +184,7 @@ export class ScreenAgent {
 
   screen(): AgentScreen {
     if (this.phase === 'busy' && this.busyLeft > 0 && --this.busyLeft === 0) this.phase = 'composer';
-    return agentScreen(`phase ${this.phase}\ncomposer ${JSON.stringify(this.composer)}`, { width: 80, height: 2, cursor: null });
+    return screenOfCapture(`phase ${this.phase}\ncomposer ${JSON.stringify(this.composer)}`, { width: 80, height: 2, cursor: null });
   }
 
   paste(text: string): void {

@@ -19,7 +19,7 @@ import {
   type MuxSelection,
   type MuxSnapshot,
 } from '../../mux/index.js';
-import type { Endpoint } from '../../tmux/index.js';
+import type { Endpoint, Server } from '../../tmux/index.js';
 import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
@@ -111,8 +111,9 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
   };
 }
 
-export function openResolvedMux(resolved: ResolvedMux, io: CliIO): MuxPort {
-  return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint });
+/** A port on the chosen multiplexer; on tmux over `tmuxServer` when the caller opened (and closes) that binding. */
+export function openResolvedMux(resolved: ResolvedMux, io: CliIO, tmuxServer?: Server): MuxPort {
+  return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint, tmuxServer });
 }
 
 /** A multiplexer that does not answer, in the words of a report: where it was looked for, and what to do. */

@@ -15,13 +15,19 @@ import {
   type QuestionScope,
   type SessionScope,
 } from '../../panes/index.js';
+import { createMuxPort, TmuxAdapter, type MuxPort } from '../../mux/index.js';
 import { checkId } from '../../tmux/index.js';
-import { defineTool, type ToolDefinition } from '../tool.js';
+import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 import { force, guardSelf, paneId } from './tmux.js';
 
 const scope = {
   session: z.string().min(1).max(1024).optional().describe('only this session (default: all sessions)'),
 };
+
+/** The pane verbs reach tmux through the mux port, over the server this MCP server borrowed. */
+function portOf(context: ToolContext): MuxPort {
+  return createMuxPort(new TmuxAdapter({ server: context.server }));
+}
 
 export const paneTools: readonly ToolDefinition[] = [
   defineTool({
@@ -36,7 +42,7 @@ export const paneTools: readonly ToolDefinition[] = [
     screens: () => 'all',
     async run(context, input) {
       const sessionScope: SessionScope = input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
-      const rows = await paneMap(context.server, sessionScope, { env: context.env });
+      const rows = await paneMap(portOf(context), sessionScope, { env: context.env });
       return { panes: rows.map(mapRowJson) };
     },
   }),
@@ -51,7 +57,7 @@ export const paneTools: readonly ToolDefinition[] = [
     screens: (input) => input.panes?.map((pane) => checkId('pane', pane)) ?? 'all',
     async run(context, input) {
       const questionScope: QuestionScope = input.panes ? { kind: 'panes', panes: input.panes } : input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
-      const sweep = await paneQuestions(context.server, questionScope, { env: context.env });
+      const sweep = await paneQuestions(portOf(context), questionScope, { env: context.env });
       return questionSweepJson(sweep);
     },
   }),
@@ -67,8 +73,7 @@ export const paneTools: readonly ToolDefinition[] = [
     screens: (input) => [checkId('pane', input.pane_id)],
     async run(context, input) {
       const pane = await guardSelf(context, input.pane_id, 'probe', input.force);
-      const report = await paneReady(context.server, pane, { signal: context.signal });
-      return readinessReportJson(pane, report);
+      return readinessReportJson(await paneReady(portOf(context), pane, { signal: context.signal }));
     },
   }),
   defineTool({
@@ -84,8 +89,8 @@ export const paneTools: readonly ToolDefinition[] = [
     async run(context, input) {
       const pane = await guardSelf(context, input.pane_id, 'deliver to', input.force);
       const warnings: string[] = [];
-      const receipt = await paneDeliver(context.server, pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
-      return { ...deliveryReceiptJson(pane, receipt), warnings };
+      const receipt = await paneDeliver(portOf(context), pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
+      return { ...deliveryReceiptJson(receipt), warnings };
     },
   }),
 ];

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { agentScreen, type ScreenGeometry } from '../../../src/agents/screens/screen.js';
+import { screenOfCapture, type ScreenGeometry } from '../../../src/mux/index.js';
 import type { AgentKind, AgentScreen, AgentScreenRules, ScreenPhase } from '../../../src/agents/screens/types.js';
 
 /**
@@ -39,7 +39,7 @@ export function loadScreenFixture(agent: AgentKind, version: string, name: strin
   const base = `${SCREEN_FIXTURES}${agent}/${version}/${name}`;
   const meta = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as ScreenFixtureMeta;
   const capture = readFileSync(`${base}.ansi`, 'utf8');
-  return { agent, version, name, meta, capture, screen: agentScreen(capture, meta) };
+  return { agent, version, name, meta, capture, screen: screenOfCapture(capture, meta) };
 }
 
 /** Every recorded screen of an agent, all versions. */

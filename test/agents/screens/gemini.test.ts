@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { geminiRules } from '../../../src/agents/screens/gemini.js';
-import { agentScreen } from '../../../src/agents/screens/screen.js';
+import { screenOfCapture } from '../../../src/mux/index.js';
 import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading, screenFixtures } from './fixtures.js';
 
@@ -46,7 +46,7 @@ const PLACEHOLDER = ' > \x1b[7m \x1b[0m\x1b[38;5;248m Type your message or @path
 /** A Gemini CLI screen: transcript rows, the status row, the separator, the mode hint, the composer on its band, the footer. */
 function screen(transcript: readonly string[], composer: readonly string[], status = '  ? for shortcuts'): AgentScreen {
   const rows = [...transcript, status, SEPARATOR, ' Shift+Tab to accept edits', GREY_BAND, ...composer, `\x1b[49m`, ...FOOTER];
-  return agentScreen(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 3, y: HEIGHT - 4, visible: false } });
+  return screenOfCapture(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 3, y: HEIGHT - 4, visible: false } });
 }
 
 /** Rows as a rounded box, the way Gemini CLI draws tool results, dialogs and approvals. */
@@ -111,7 +111,7 @@ describe('geminiRules on screens that quote its own UI', () => {
 
   it('takes a user message in the transcript for no composer when a dialog holds the input', () => {
     const rows = [' > /model', '', ...box(['', 'Select Model', '', '● 1. Auto', '  2. Manual', '', '(Press Esc to close)'])];
-    const reading = geminiRules.read(agentScreen(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: HEIGHT - 1, visible: false } }));
+    const reading = geminiRules.read(screenOfCapture(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: HEIGHT - 1, visible: false } }));
     assert.equal(reading.phase, 'dialog');
     assert.equal(reading.composer, null);
     assert.deepEqual(reading.question, { snippet: 'Select Model' });
@@ -119,13 +119,13 @@ describe('geminiRules on screens that quote its own UI', () => {
 
   it('keeps a dialog a dialog with the Ctrl+C warning under its box', () => {
     const rows = [...box(['', 'Enter Gemini API Key', '', '(Press Enter to submit, Esc to cancel, Ctrl+C to clear stored key)']), '', 'Press Ctrl+C again to exit.'];
-    const reading = geminiRules.read(agentScreen(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 10, visible: false } }));
+    const reading = geminiRules.read(screenOfCapture(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 10, visible: false } }));
     assert.equal(reading.phase, 'dialog');
     assert.equal(reading.rule, 'gemini.key-dialog');
   });
 
   it('reads a blank screen (the agent starting) as unknown, not exited', () => {
-    const reading = geminiRules.read(agentScreen('', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 0, visible: true } }));
+    const reading = geminiRules.read(screenOfCapture('', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 0, visible: true } }));
     assert.equal(reading.phase, 'unknown');
   });
 });

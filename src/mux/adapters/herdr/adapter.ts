@@ -259,7 +259,7 @@ export class HerdrAdapter implements MuxAdapter {
   /** herdr reports neither a pane's size nor its cursor: the visible rows are the screen. */
   async readScreen(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxScreen>> {
     const read = await this.client.paneRead(paneId, { source: 'visible', format: 'ansi' }, options);
-    return ok(screenOfRows(paneId, read.text));
+    return ok(Object.freeze({ paneId, ...screenOfRows(read.text) }));
   }
 
   async typeText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
@@ -299,6 +299,11 @@ export class HerdrAdapter implements MuxAdapter {
       }
       throw error;
     }
+  }
+
+  /** A kept pane's program was typed into its shell, which stays whatever drover asks now. */
+  async releaseKeptPane(paneId: string): Promise<MuxOutcome<void>> {
+    return refusal('refused', `herdr cannot let pane ${paneId} close when its program exits: the program was typed into the pane's shell, which stays`);
   }
 
   async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
