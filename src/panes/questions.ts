@@ -72,16 +72,22 @@ export interface QuestionCandidate {
   dead?: boolean;
 }
 
-const LEADING_TIMESTAMP = /^\s*[[(]?\d{1,4}[-/:]\d{1,2}/;
+/** A date or time that starts a log line (`[12:30]`, `2026-09-02`); a counter such as git's `(1/3)` is not one. */
+const LEADING_TIMESTAMP = /^\s*[[(]?\d{1,4}[-/:]\d{1,2}(?!\d*\))/;
 const NOT_A_QUESTION_PREFIXES = ['#', '//', '*', '>'];
 const MAX_QUESTION_LINE = 120;
 
-/** Class 1, tried only on the line that holds the cursor: a short line ending in "?" that is not a comment, quote or log line. */
+/**
+ * Class 1, tried only on the line that holds the cursor: a short line ending in "?" that is
+ * not a comment, quote or log line. A comment has words after its marker: bash's `select`
+ * prompt `#?` is a question.
+ */
 function isQuestionLine(line: string): boolean {
   const trimmedEnd = line.replace(/[ \t]+$/, '');
   if (!trimmedEnd.endsWith('?') || trimmedEnd.length >= MAX_QUESTION_LINE) return false;
   const trimmedStart = line.replace(/^[ \t]+/, '');
-  if (NOT_A_QUESTION_PREFIXES.some((prefix) => trimmedStart.startsWith(prefix))) return false;
+  const marker = NOT_A_QUESTION_PREFIXES.find((prefix) => trimmedStart.startsWith(prefix));
+  if (marker !== undefined && /[\p{L}\p{N}]/u.test(trimmedStart.slice(marker.length))) return false;
   return !LEADING_TIMESTAMP.test(line);
 }
 
@@ -119,8 +125,15 @@ const LINE_CLASSES: readonly (readonly [QuestionIndicator, (line: string) => boo
  */
 const QUESTION_TRAILER = /^[\s│┃|]*(?:[❯›>●○◯•▶*]\s*)?\(?[1-9][.)]\s+\S|^\s*\(.*\)\s*$/u;
 
-/** An answer typed after the asking part: `[y/n] y`, `Proceed? yes`, `(1/2) 2`. */
-const TYPED_ANSWER = /[?\]):>]\s+(?:y|n|yes|no|[1-9])\s*$/i;
+/**
+ * Whether a line shows an answer typed after its asking part: a y/n word or a digit after the
+ * prompt's closing `?`, `]`, `)`, `:` or `>` (`[y/n] y`, `Proceed? yes`), or a digit after the
+ * last of the numbered options (`1) staging 2) production 2`).
+ */
+function showsAnswer(indicator: QuestionIndicator, line: string): boolean {
+  if (/[?\]):>]\s+(?:y|n|yes|no|[1-9])\s*$/i.test(line)) return true;
+  return indicator === 'enumerated_options' && /(?:^|\s)\(?[1-9]\)\s*\S.*\s[1-9]\s*$/.test(line);
+}
 
 /** Rows a menu question may stand above its last row. */
 const MAX_QUESTION_ROWS = 12;
@@ -173,7 +186,7 @@ export function scanScreen(screen: ScreenText): LineScan {
   const indicator = classOf(asking, true);
   const found = indicator !== undefined ? { indicator, snippet: asking, onRow } : menuQuestion(lines, row);
   if (found === undefined) return { reason: 'no_indicator' };
-  if (!found.onRow && TYPED_ANSWER.test(found.snippet)) return { reason: 'answered' };
+  if (!found.onRow && showsAnswer(found.indicator, found.snippet)) return { reason: 'answered' };
   return { indicator: found.indicator, snippet: found.snippet };
 }
 

@@ -60,6 +60,12 @@ describe('the line scan over captured screens', () => {
     assert.equal(scanned(rows(`${'x'.repeat(118)}?\n`)), 'question_mark');
   });
 
+  it("takes bash's select prompt and git's hunk counter for questions, not for a comment and a timestamp", () => {
+    assert.equal(scanned(rows('1) staging\n2) production\n#? \n')), 'question_mark');
+    assert.equal(scanned(rows('(1/3) Stage this hunk [y,n,q,a,d,e,?]? \n')), 'question_mark');
+    assert.equal(scanned(rows('(10/03 12:00) retry?\n')), 'no_indicator');
+  });
+
   it('takes the table order within a line', () => {
     assert.equal(scanned(rows('Proceed? [y/n]\nPress Enter to go on\n')), 'press_key');
     assert.equal(scanned(rows('Allow? (y/n) Should I:\n')), 'yes_no');
@@ -104,6 +110,9 @@ describe('the rows that matter', () => {
     assert.equal(scanned(rows('Delete build dir? [y/n] y\n')), 'answered');
     assert.equal(scanned(withCursor('Delete build dir? [y/n] y|')), 'yes_no', 'typed, Enter not pressed yet');
     assert.equal(scanned(withCursor('Deploy? Proceed? yes', '|')), 'answered');
+    assert.equal(scanned(withCursor('Pick a target: 1) staging 2) production 2', '|')), 'answered');
+    assert.equal(scanned(withCursor('Pick a target: 1) staging 2) production 2|')), 'enumerated_options');
+    assert.equal(scanned(withCursor('Pick a target: 1) staging 2) production', '|')), 'enumerated_options');
     assert.equal(scanned(withCursor('Delete build dir? [y/n] y', 'deleting build/|')), 'no_indicator');
   });
 
