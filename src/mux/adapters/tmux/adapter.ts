@@ -71,6 +71,7 @@ import {
   type MuxOutcome,
   type MuxPane,
   type MuxPaneProcess,
+  type MuxPaneSize,
   type MuxScreen,
   type MuxSnapshot,
   type MuxSplitRequest,
@@ -254,12 +255,12 @@ export class TmuxAdapter implements MuxAdapter {
   }
 
   /** One listing of the whole server, the agent-state pane options included. */
-  private listing(): Promise<TmuxSnapshot> {
-    return this.tmux((server) => server.snapshot({ clients: true, paneOptions: TMUX_AGENT_STATE_OPTIONS, timeoutMs: this.timeoutMs }));
+  private listing(options: MuxCallOptions = {}): Promise<TmuxSnapshot> {
+    return this.tmux((server) => server.snapshot({ clients: true, paneOptions: TMUX_AGENT_STATE_OPTIONS, timeoutMs: options.timeoutMs ?? this.timeoutMs, signal: options.signal }));
   }
 
-  async snapshot(): Promise<MuxSnapshot> {
-    const listing = await this.listing();
+  async snapshot(options: MuxCallOptions): Promise<MuxSnapshot> {
+    const listing = await this.listing(options);
     // The listing taught the binding its run, so this asks tmux nothing.
     return this.publish(listing, await this.serverIncarnation({}));
   }
@@ -271,7 +272,7 @@ export class TmuxAdapter implements MuxAdapter {
     const front =
       people.sort((a, b) => b.clientActivity - a.clientActivity)[0]?.sessionId ??
       [...sessions].sort((a, b) => b.sessionActivity - a.sessionActivity)[0]?.sessionId;
-    const tabs: { tabId: string; spaceId: string; number: number; nativeIndex: number; label: string; focused: boolean }[] = [];
+    const tabs: { tabId: string; spaceId: string; number: number; nativeIndex: number; label: string; focused: boolean; size: { width: number; height: number } }[] = [];
     const panes: MuxPane[] = [];
     for (const [index, session] of sessions.entries()) {
       const spaceId = tmuxIds.space(session.sessionId);
@@ -280,7 +281,15 @@ export class TmuxAdapter implements MuxAdapter {
         const tabId = tmuxIds.tab(window.windowId);
         // A window linked into several sessions is published under the first session listing it.
         if (tabs.some((tab) => tab.tabId === tabId)) continue;
-        tabs.push({ tabId, spaceId, number: position + 1, nativeIndex: link.windowIndex, label: window.windowName, focused: link.windowActive });
+        tabs.push({
+          tabId,
+          spaceId,
+          number: position + 1,
+          nativeIndex: link.windowIndex,
+          label: window.windowName,
+          focused: link.windowActive,
+          size: { width: window.windowWidth, height: window.windowHeight },
+        });
         for (const pane of window.panes()) {
           const paneId = tmuxIds.pane(pane.paneId);
           const hookState = hookStateOf(TMUX_AGENT_STATE_OPTIONS.map((name) => pane.userOption(name)));
@@ -301,6 +310,7 @@ export class TmuxAdapter implements MuxAdapter {
             readableLines: pane.historySize + pane.paneHeight,
             ...(pane.panePid === null ? {} : { pid: pane.panePid }),
             ...(hookState === undefined ? {} : { hookState }),
+            geometry: { x: pane.paneLeft, y: pane.paneTop, width: pane.paneWidth, height: pane.paneHeight },
           });
         }
       }
@@ -465,6 +475,14 @@ export class TmuxAdapter implements MuxAdapter {
     const deadline = this.deadline(options);
     await this.tmux((server) => server.pane(pane).kill(step(deadline)), step(deadline));
     this.labels.forget(paneId);
+    return ok(undefined);
+  }
+
+  /** resize-pane -x/-y: tmux takes the difference from the pane's neighbours and keeps every pane within the window. */
+  async resizePane(paneId: string, size: MuxPaneSize, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    const pane = this.native('pane', paneId);
+    const deadline = this.deadline(options);
+    await this.tmux((server) => server.pane(pane).resize({ width: size.width, height: size.height }, step(deadline)), step(deadline));
     return ok(undefined);
   }
 
