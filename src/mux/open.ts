@@ -35,7 +35,8 @@ export function tmuxEndpointOf(spec: TmuxEndpointSpec, env: NodeJS.ProcessEnv = 
   }
 }
 
-export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): MuxPort {
+/** A port on the selection's endpoint (only the endpoint is read: a caller may name one backend's endpoint directly). */
+export function openMux(selection: Pick<MuxSelection, 'endpoint'>, options: OpenMuxOptions = {}): MuxPort {
   const endpoint = selection.endpoint;
   switch (endpoint.mux) {
     case 'herdr':

@@ -1,14 +1,16 @@
 import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { describe, it } from 'node:test';
+import { performance } from 'node:perf_hooks';
+import { createMuxPort, TmuxAdapter } from '../../src/mux/index.js';
 import { ArgumentError, DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
   Broker,
+  FleetBackend,
   FleetRuntime,
   MemberCreationError,
   PaneInputError,
-  TmuxFleetBackend,
   createMember,
   deleteMember,
   deliverPending,
@@ -143,14 +145,16 @@ describe('members on real tmux', { concurrency: true }, () => {
         throw new Error('database is locked');
       }
     }
-    class UnclosableTmux extends TmuxFleetBackend {
+    class Unclosable extends FleetBackend {
       override closePane(): Promise<ClosedPane> {
         return Promise.reject(new Error('lost server'));
       }
     }
     const s = await tmuxFleet(t);
-    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: new UnclosableTmux(s.server) } });
+    const unclosable = new Unclosable(createMuxPort(new TmuxAdapter({ server: s.server })));
+    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: unclosable } });
     t.after(() => runtime.close());
+    t.after(() => unclosable.close());
     await assert.rejects(createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
       assert.ok(error instanceof MemberCreationError);
       const spawned = [...error.diagnostics.join('\n').matchAll(/cleanup failed for pane (%\d+): lost server/g)];
@@ -241,6 +245,6 @@ describe('pane input on real tmux', () => {
     });
     const backend = await s.runtime.openBackend('tmux');
     // Generous: on a loaded machine the tmux client alone can take over a second to answer.
-    await assert.rejects(backend.input.sendLiteral(bob.pane, 'text', 10_000), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
+    await assert.rejects(backend.input(bob.pane).channel(performance.now() + 10_000).type('text'), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
   });
 });

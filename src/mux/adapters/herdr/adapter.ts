@@ -20,9 +20,9 @@ import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { shellCommandLine } from '../../../process/index.js';
+import { DroverError, shellCommandLine } from '../../../process/index.js';
 import { HERDR_DECLARATION } from '../../capabilities.js';
-import { HerdrError } from '../../errors.js';
+import { HerdrError, MuxError } from '../../errors.js';
 import { toHerdrKey, type MuxKey } from '../../keys.js';
 import { withPublishedCounts } from '../../rules.js';
 import { screenOfRows } from '../../screen.js';
@@ -281,7 +281,10 @@ export class HerdrAdapter implements MuxAdapter {
     return ok(undefined);
   }
 
-  /** A split that cannot be completed is closed again, with what is left of the budget, before the failure is reported. */
+  /**
+   * A split that cannot be completed is closed again, with what is left of the budget, and the
+   * failure reported says whether that close succeeded.
+   */
   async splitPane(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>> {
     const next = budget(options, this.timeoutMs);
     const pane = await this.client.paneSplit(
@@ -296,12 +299,18 @@ export class HerdrAdapter implements MuxAdapter {
       }
       return ok(createdPane(workspace, pane));
     } catch (error) {
+      let fate = 'closed again';
       try {
         await this.client.paneClose(pane.pane_id, next());
-      } catch {
-        // The failure that stopped the split is the one to report; a pane left behind shows in the next snapshot.
+      } catch (closeError) {
+        fate = `left open: closing it failed: ${(closeError as Error).message}`;
       }
-      throw error;
+      // The failure that stopped the split is the one reported, saying what became of its pane.
+      throw new HerdrError(`herdr could not finish the new pane ${pane.pane_id} (${fate}): ${(error as Error).message}`, {
+        reason: error instanceof MuxError ? error.reason : 'unreachable',
+        delivery: error instanceof DroverError ? error.delivery : 'possibly_sent',
+        cause: error,
+      });
     }
   }
 
