@@ -37,6 +37,12 @@ export function fleetUnsupported(mux: MuxName, declaration: MuxDeclaration): str
   return `drover fleets cannot run on ${mux}: ${missing.map((capability) => unsupportedDetail(mux, capability, declaration)).join('; ')}`;
 }
 
+/** Refuses, as unsupported, a multiplexer that cannot hold a fleet; it is asked nothing. */
+export function requireFleetSupport(mux: MuxName, declaration: MuxDeclaration): void {
+  const problem = fleetUnsupported(mux, declaration);
+  if (problem !== undefined) throw new MuxError(mux, problem, { reason: 'unsupported', phase: 'select', delivery: 'not_sent' });
+}
+
 /** Where a pane lives in its multiplexer: its space (tmux session, herdr workspace) and tab. */
 export interface PaneLocation {
   session: string;
@@ -115,8 +121,7 @@ export class FleetBackend {
     readonly port: MuxPort,
     private readonly clock: Clock = systemClock,
   ) {
-    const problem = fleetUnsupported(port.mux, port.declaration);
-    if (problem !== undefined) throw new MuxError(port.mux, problem, { reason: 'unsupported', phase: 'select', delivery: 'not_sent' });
+    requireFleetSupport(port.mux, port.declaration);
     this.name = port.mux;
   }
 

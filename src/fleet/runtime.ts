@@ -1,7 +1,7 @@
-import { MuxError, openMux, resolveEndpoint, selectMux, zellijIds, type MuxName } from '../mux/index.js';
+import { MUX_DECLARATIONS, MuxError, openMux, resolveEndpoint, selectMux, zellijIds, type MuxName } from '../mux/index.js';
 import { terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { OpenMuxOptions } from '../mux/index.js';
-import { FleetBackend } from './backend.js';
+import { FleetBackend, requireFleetSupport } from './backend.js';
 import { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import type { NotifyOptions, PortOpener } from './delivery.js';
@@ -99,13 +99,10 @@ export class FleetRuntime {
 
   /** A backend over a new mux port on the multiplexer's endpoint, as this runtime's environment names it. */
   private async openOver(name: PlacementBackend): Promise<FleetBackend> {
+    // Before its endpoint is even resolved: a multiplexer that cannot hold a fleet is asked nothing.
+    requireFleetSupport(name, MUX_DECLARATIONS[name]);
     const port = openMux({ endpoint: resolveEndpoint(name, this.env) }, { env: this.env, tmuxEndpoint: name === 'tmux' ? this.options.tmuxEndpoint : undefined });
-    try {
-      return new FleetBackend(port, this.clock);
-    } catch (error) {
-      await port.close();
-      throw error;
-    }
+    return new FleetBackend(port, this.clock);
   }
 
   /**
