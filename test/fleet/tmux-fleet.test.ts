@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { realpathSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
-import { createMuxPort, TmuxAdapter } from '../../src/mux/index.js';
+import { createMuxPort, MuxError, TmuxAdapter } from '../../src/mux/index.js';
 import { ArgumentError, DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
@@ -12,6 +12,8 @@ import {
   MemberCreationError,
   PaneInputError,
   createMember,
+  captureMember,
+  createFleetHere,
   deleteMember,
   deliverPending,
   execInMember,
@@ -163,6 +165,26 @@ describe('members on real tmux', { concurrency: true }, () => {
       return true;
     });
     assert.equal((await geometry(s.server, s.director)).panes.size, 2, 'the spawned pane stays; no other pane was touched');
+  });
+});
+
+describe('fleet failures on real tmux', () => {
+  it('are the one multiplexer error family, with its reasons, never a tmux client error', async (t) => {
+    const s = await tmuxFleet(t);
+    const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    const family = (reason: string) => (error: unknown) => {
+      assert.ok(error instanceof MuxError, `${(error as Error).name}: ${(error as Error).message}`);
+      assert.deepEqual([error.mux, error.reason], ['tmux', reason]);
+      return true;
+    };
+    await s.server.pane(bob.pane).kill();
+    await assert.rejects(captureMember(s.runtime, bob.member.memberId), family('gone'));
+    const elsewhere = FleetRuntime.open({ store: s.store, env: { ...s.runtime.env, TMUX_PANE: '%9999' }, tmuxEndpoint: s.server.endpoint });
+    t.after(() => elsewhere.close());
+    await assert.rejects(createFleetHere(elsewhere, { name: 'nowhere', agent: 'shell' }), family('gone'));
+    await s.server.command(['kill-server']).catch(() => undefined);
+    await assert.rejects(captureMember(s.runtime, s.directorId), family('unreachable'));
+    await assert.rejects(createMember(s.runtime, { fleetId: s.fleetId, name: 'carol', cwd: s.dir }), family('unreachable'));
   });
 });
 
