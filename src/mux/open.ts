@@ -46,7 +46,7 @@ export function openMux(selection: Pick<MuxSelection, 'endpoint'>, options: Open
     case 'tmux': {
       if (options.tmuxServer !== undefined) return createMuxPort(new TmuxAdapter({ server: options.tmuxServer, timeoutMs: options.timeoutMs }));
       const tmux = options.tmuxEndpoint ?? tmuxEndpointOf(endpoint, options.env ?? process.env);
-      return createMuxPort(new TmuxAdapter({ endpoint: tmux, timeoutMs: options.timeoutMs }));
+      return createMuxPort(new TmuxAdapter({ endpoint: tmux, env: options.env, timeoutMs: options.timeoutMs }));
     }
   }
 }

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { createMuxPort, MuxError, TmuxAdapter } from '../../src/mux/index.js';
@@ -96,6 +97,19 @@ describe('members on real tmux', { concurrency: true }, () => {
 
     for (const name of ['alice', 'carol']) await deleteMember(s.runtime, s.broker.listMembers(s.fleetId).find((m) => m.name === name)!.memberId);
     await assertFleetLayout(s, []);
+  });
+
+  it("starts a member's program from the runtime's PATH, which a tmux client hands to the pane it splits", async (t) => {
+    const s = await tmuxFleet(t);
+    // A program only the runtime's PATH has, as an agent installed out of the way is.
+    const bin = join(s.dir, 'bin');
+    mkdirSync(bin);
+    paneProgram(bin, 'greet', `sh -c 'echo greeted-from-the-runtime-path; exec cat'`);
+    const env = { ...s.runtime.env, PATH: `${bin}:${process.env.PATH}`, SHELL: paneProgram(s.dir, 'member', 'greet') };
+    const runtime = FleetRuntime.open({ store: s.store, env, tmuxEndpoint: s.server.endpoint });
+    t.after(() => runtime.close());
+    const member = await createMember(runtime, { fleetId: s.fleetId, name: 'greeter', cwd: s.dir });
+    await s.server.waitForOutput(s.server.pane(member.pane), 'greeted-from-the-runtime-path', { timeoutMs: 10_000 });
   });
 
   it('deregisters the member and leaves no pane when tmux refuses the split', async (t) => {

@@ -101,6 +101,11 @@ export interface TmuxAdapterOptions {
   /** A binding the caller opened and closes; or else `endpoint`, opened on first use. */
   readonly server?: Server;
   readonly endpoint?: Endpoint;
+  /**
+   * The environment tmux clients run with, when the adapter opens its own binding: a tmux
+   * command client hands its environment to what it spawns, so a pane split off runs with it.
+   */
+  readonly env?: NodeJS.ProcessEnv;
   readonly timeoutMs?: number;
   /** The watch's resync backstop. */
   readonly resyncMs?: number;
@@ -131,6 +136,7 @@ export class TmuxAdapter implements MuxAdapter {
   private binding: Server | undefined;
   private readonly ownsBinding: boolean;
   private readonly endpoint: Endpoint | undefined;
+  private readonly env: NodeJS.ProcessEnv | undefined;
   private readonly timeoutMs: number | undefined;
   private readonly resyncMs: number;
   private readonly labels = new LabelMemory();
@@ -146,6 +152,7 @@ export class TmuxAdapter implements MuxAdapter {
     this.binding = options.server;
     this.ownsBinding = options.server === undefined;
     this.endpoint = options.endpoint;
+    this.env = options.env;
     this.timeoutMs = options.timeoutMs;
     this.resyncMs = options.resyncMs ?? TMUX_RESYNC_MS;
   }
@@ -160,7 +167,7 @@ export class TmuxAdapter implements MuxAdapter {
     if (!this.ownsBinding) throw new TmuxMuxError('the tmux binding this adapter was given is closed', { reason: 'unreachable', delivery: 'not_sent' });
     let opened: Server;
     try {
-      opened = await Server.open(this.endpoint!);
+      opened = await Server.open(this.endpoint!, { env: this.env });
       if (this.incarnation !== undefined) {
         const now = await opened.incarnation(options);
         if (!sameIncarnation(now, this.incarnation)) {
