@@ -70,12 +70,13 @@ export interface SpawnedPane {
 }
 
 /**
- * What a failed spawn did about the pane it may have created:
- * - `none`: the split was refused, so no pane is left (the port closes a pane it could not finish);
- * - `attempted`: the pane id was known and the backend tried to close it (error: why that failed);
- * - `unknown`: no confirmed pane id; nothing was closed and nothing may be guessed.
+ * What a failed spawn leaves of the pane it may have created:
+ * - `none`: the split was refused, so there is nothing for the fleet to close (a pane the port
+ *   could not finish it closed itself, and its refusal says if that close failed);
+ * - `unknown`: the split went unanswered, so no pane id is confirmed; nothing was closed and
+ *   nothing may be guessed.
  */
-export type PaneCleanup = { kind: 'none' } | { kind: 'attempted'; pane: string; error: string | null } | { kind: 'unknown'; detail: string };
+export type PaneCleanup = { kind: 'none' } | { kind: 'unknown'; detail: string };
 
 /** A spawn that failed, with what it did about its pane. */
 export class PaneSpawnError extends DroverError {

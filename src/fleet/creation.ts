@@ -141,8 +141,8 @@ async function sendSpawnPrompt(runtime: FleetRuntime, directorId: number, member
 
 /**
  * Undoes what a failed creation left, within its own five-second budget: closes `ownedPane`
- * (a pane the spawn returned) unless the backend already dealt with its pane, then
- * deregisters the member. A member someone else deregistered meanwhile needs nothing more.
+ * (a pane the spawn returned; a failed spawn left none for it to close), then deregisters the
+ * member. A member someone else deregistered meanwhile needs nothing more.
  */
 async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId: number, error: unknown, ownedPane: string | null): Promise<MemberCreationError> {
   const { broker, clock } = runtime;
@@ -156,7 +156,6 @@ async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId
     }
   } else {
     const cleanup = error instanceof PaneSpawnError ? error.cleanup : { kind: 'unknown' as const, detail: errorMessage(error) };
-    if (cleanup.kind === 'attempted' && cleanup.error !== null) diagnostics.push(`cleanup failed for pane ${cleanup.pane}: ${cleanup.error}`);
     if (cleanup.kind === 'unknown') diagnostics.push(`pane compensation is unconfirmed for member ${memberId}: ${cleanup.detail}; no pane was closed`);
   }
   try {

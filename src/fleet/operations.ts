@@ -93,7 +93,7 @@ function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: Placeme
   return isConcrete(director) && director.backend === backend ? director.pane : null;
 }
 
-function tidyAfterClosing(runtime: FleetRuntime, closed: readonly { backend: FleetBackend; pane: ClosedPane }[], directorPane: string | null): LayoutTidy {
+function tidyAfterClosing(closed: readonly { backend: FleetBackend; pane: ClosedPane }[], directorPane: string | null): LayoutTidy {
   return async (deadline) => {
     if (directorPane === null) return;
     const seenTabs = new Set<string | null>();
@@ -133,7 +133,7 @@ export async function deleteMember(runtime: FleetRuntime, memberId: number): Pro
         return;
       }
       const pane = await backend.closePane(placement.pane, deadline);
-      return tidyAfterClosing(runtime, [{ backend, pane }], directorPane);
+      return tidyAfterClosing([{ backend, pane }], directorPane);
     },
   });
   return { ...deleted, paneLeft, diagnostics: paneLeft === null ? deleted.diagnostics : [paneLeft, ...deleted.diagnostics] };
@@ -168,7 +168,7 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
         closed.push({ backend, pane: await backend.closePane(placement.pane, deadline) });
       }
       const onDirectorBackend = closed.filter((entry) => entry.backend.name === directorEntry?.placement.backend);
-      return tidyAfterClosing(runtime, onDirectorBackend, directorEntry?.placement.pane ?? null);
+      return tidyAfterClosing(onDirectorBackend, directorEntry?.placement.pane ?? null);
     },
   });
   return { ...deleted, diagnostics: [...panesLeft, ...deleted.diagnostics] };
