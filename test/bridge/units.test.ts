@@ -132,7 +132,7 @@ describe('host, origin and rate checks', () => {
 describe('the event ring', () => {
   it('replays exactly the events after a Last-Event-ID, and asks for a resync when they are gone', () => {
     const hub = new EventHub(3);
-    const ids = [1, 2, 3, 4, 5].map((n) => hub.publish('pane', { pane_id: `p${n}`, revision: `${n}` }).id);
+    const ids = [1, 2, 3, 4, 5].map((n) => hub.publish('pane', { pane_id: `p${n}`, pane_key: `local::tmux::1-1::p${n}`, revision: `${n}` }).id);
     assert.equal(hub.size, 3, 'memory is the ring, not the history');
     assert.deepEqual(hub.since(ids[2]!)?.map((event) => event.id), [ids[3], ids[4]]);
     assert.deepEqual(hub.since(ids[4]!), []);
