@@ -24,3 +24,4 @@ export { gridLines, paneRoutes, type PaneRoutesContext } from './routes/panes.js
 export { configView, topologyRoutes, type TopologyRoutesContext } from './routes/topology.js';
 export * from './server.js';
 export * from './render.js';
+export * from './present.js';
