@@ -64,7 +64,7 @@ export function audit(log: AuditLog, report: (line: string) => void): Middleware
     };
     try {
       const response = await next();
-      record('status' in response ? response.status : 200, null);
+      record(response.status, null);
       return response;
     } catch (error) {
       const { status, body } = errorBody(error);

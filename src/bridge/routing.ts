@@ -40,7 +40,7 @@ export type ApiResponse =
   | { readonly kind: 'json'; readonly status: number; readonly body: unknown; readonly headers?: Readonly<Record<string, string>> }
   | { readonly kind: 'file'; readonly status: 200; readonly body: string | Buffer; readonly type: string }
   | { readonly kind: 'empty'; readonly status: number; readonly headers?: Readonly<Record<string, string>> }
-  | { readonly kind: 'stream'; readonly headers: Readonly<Record<string, string>>; open(sink: StreamSink): void };
+  | { readonly kind: 'stream'; readonly status: 200; readonly headers: Readonly<Record<string, string>>; open(sink: StreamSink): void };
 
 export function json(body: unknown, headers?: Readonly<Record<string, string>>): ApiResponse {
   return { kind: 'json', status: 200, body, headers };

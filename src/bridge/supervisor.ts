@@ -137,8 +137,9 @@ export class MuxSupervisor {
   }
 
   /**
-   * Runs a call against the run served now; a refusal that says its multiplexer was replaced
-   * starts the switch to the new run and is answered as `server_replaced` (the port sent nothing).
+   * Runs a call against the run served now; a refusal by its port that says the multiplexer was
+   * replaced starts the switch to the new run and is answered as `server_replaced` (the port sent
+   * nothing). Check a pane's key with target() before, not inside: its refusal is no news of the port.
    */
   async run<T>(task: (observer: PaneObserver) => Promise<T>): Promise<T> {
     const observer = this.current;

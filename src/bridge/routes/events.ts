@@ -32,6 +32,7 @@ export function eventRoutes({ hub, devices, heartbeatMs = DEFAULT_HEARTBEAT_MS }
     stream: true,
     handle: async (call) => ({
       kind: 'stream',
+      status: 200,
       headers: { 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive', 'X-Accel-Buffering': 'no' },
       open: (sink) => {
         const token = deviceToken(call.request);

@@ -39,11 +39,12 @@ export function gridLines(text: string | null): number | null {
 
 export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
   /** Runs `task` on the pane the call names, once it is known to exist on the run served now. */
-  const onPane = <T>(call: RouteCall, task: (pane: PaneTarget) => Promise<T>): Promise<T> => {
+  const onPane = async <T>(call: RouteCall, task: (pane: PaneTarget) => Promise<T>): Promise<T> => {
     const segment = call.params[0]!;
     call.audit.target = segment;
+    // A key of an earlier run is refused here, before the port is asked anything.
+    const pane = mux.target(segment);
     return mux.run(async () => {
-      const pane = mux.target(segment);
       await pane.observer.find(pane.paneId);
       return task(pane);
     });
