@@ -76,8 +76,6 @@ export interface Bridge {
   /** The run of the multiplexer served now, and its observer. */
   readonly mux: MuxSupervisor;
   readonly auditPath: string;
-  /** Answers one request as the HTTP server would, without a socket. */
-  answer(request: ApiRequest): Promise<ApiResponse>;
   close(): Promise<void>;
 }
 
@@ -165,7 +163,6 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     hub,
     mux,
     auditPath: auditLog.path,
-    answer,
     close: async () => {
       events.closeAll();
       await stop();

@@ -7,7 +7,7 @@
  * (`local::MUX::INCARNATION::PANE`); a key of an earlier run is refused with `server_replaced`
  * before anything is sent, whatever pane has that id now.
  */
-import { looksLikePaneKey, parsePaneKey, type MuxPort } from '../mux/index.js';
+import { isValidMuxId, LOCAL_HOST, looksLikePaneKey, parsePaneKey, type MuxPort } from '../mux/index.js';
 import { BridgeError, replacedError } from './errors.js';
 import type { EventHub } from './events.js';
 import { PaneObserver, type AgentCensus, type ObserverOptions } from './observer.js';
@@ -119,11 +119,14 @@ export class MuxSupervisor {
     if (this.lost !== undefined) throw replacedError(this.lost);
     const observer = this.current;
     const on = (paneId: string): PaneTarget => ({ paneId, paneKey: observer.paneKey(paneId), observer, port: observer.port });
-    if (!looksLikePaneKey(segment)) return on(segment);
+    if (!looksLikePaneKey(segment)) {
+      if (!isValidMuxId(segment)) throw new BridgeError('bad_request', `${JSON.stringify(segment)} is neither a pane key nor a pane id`);
+      return on(segment);
+    }
     const parsed = parsePaneKey(segment);
     if (!parsed.ok) throw new BridgeError('bad_request', parsed.problem);
     const { key } = parsed;
-    if (key.host !== 'local') throw new BridgeError('bad_request', `pane key ${segment} names a pane on ${key.host}; drover web serves this machine's panes`);
+    if (key.host !== LOCAL_HOST) throw new BridgeError('bad_request', `pane key ${segment} names a pane on ${key.host}; drover web serves this machine's panes`);
     if (key.mux !== this.port.mux) throw new BridgeError('bad_request', `pane key ${segment} names a ${key.mux} pane; drover web serves ${this.port.mux}`);
     if (!this.port.sameIncarnation(key.incarnation, this.incarnation)) {
       const when = this.restart === null ? '' : ` (restarted at ${this.restart.at})`;

@@ -242,6 +242,7 @@ describe('the pane and topology routes, called directly', () => {
     const malformed = await reply(`local::screen::${stub.run.incarnation}::p0`, 'x');
     assert.equal(code(malformed), 'bad_request');
     assert.match(body<{ error: { message: string } }>(malformed).error.message, /"screen" is not a multiplexer drover drives/);
+    assert.equal(code(await reply('not a pane', 'x')), 'bad_request', 'neither a key nor an id');
   });
 
   it('after a restart shows the new run with the restart, refuses a key of the old run, and types into the new run only by its own key', async (t) => {
