@@ -33,7 +33,6 @@ export interface SupervisorOptions extends Omit<ObserverOptions, 'census' | 'onR
   readonly open?: MuxOpener;
   /** How long after a failed attempt to reach the new run it is tried again. */
   readonly retryMs?: number;
-  readonly now?: () => Date;
 }
 
 /** The pane a request names, with the observer (and so the port) of the run it lives on. */
@@ -80,7 +79,7 @@ export class MuxSupervisor {
     return supervisor;
   }
 
-  /** The port onto the run served now. */
+  /** The port onto the run served now (while a replaced run is being left, still the replaced one's). */
   get port(): MuxPort {
     return this.current.port;
   }
@@ -186,8 +185,10 @@ export class MuxSupervisor {
 
   /** Leaves the replaced run and opens a port onto the new one; a failed attempt is tried again later. */
   private async follow(): Promise<void> {
+    clearTimeout(this.retryTimer);
+    const replacedPort = this.port;
     const previous = this.current.incarnation;
-    const mux = this.port.mux;
+    const mux = replacedPort.mux;
     if (this.lost === undefined) {
       // Every pane of the old run is gone: stop reading it, and let the page look again.
       this.current.close();
@@ -212,12 +213,12 @@ export class MuxSupervisor {
       await link?.close().catch(() => undefined);
       if (this.closed) return;
       this.lost = `the ${mux} server was replaced and the new one cannot be read yet (${(error as Error).message})`;
-      this.retryTimer = setTimeout(() => void this.replaced(this.port), this.options.retryMs ?? DEFAULT_RETRY_MS);
+      this.retryTimer = setTimeout(() => void this.replaced(replacedPort), this.options.retryMs ?? DEFAULT_RETRY_MS);
       this.retryTimer.unref();
       return;
     }
     this.lost = undefined;
-    this.restart = { at: (this.options.now?.() ?? new Date()).toISOString(), previous_incarnation: previous, incarnation: this.current.incarnation };
+    this.restart = { at: new Date().toISOString(), previous_incarnation: previous, incarnation: this.current.incarnation };
     this.options.log?.(`the ${mux} server was restarted (${previous} → ${this.current.incarnation}); showing the new server's panes`);
     this.options.hub.publish('restart', this.restart);
   }

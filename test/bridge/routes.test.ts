@@ -283,6 +283,47 @@ describe('the pane and topology routes, called directly', () => {
     assert.equal(mux.incarnation, newRun.incarnation);
   });
 
+  it('answers unreachable while the new run cannot be opened, follows it once it can, and switches only once', async (t) => {
+    // The retry is a timer: ticked by the test, so whether it runs is seen, not waited for.
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const stub = new StubMux();
+    const hub = new EventHub();
+    let refusals = 0;
+    let opened = 0;
+    const mux = await MuxSupervisor.start({
+      hub,
+      retryMs: 50,
+      open: async () => {
+        opened += 1;
+        if (refusals > 0) {
+          refusals -= 1;
+          throw new Error('no server at the socket yet');
+        }
+        return stub.link();
+      },
+    });
+    t.after(() => mux.close());
+    const router = new Router(topologyRoutes({ mux, readOnly: false, version: 'test', fleetUnavailable: null }));
+    const from = hub.lastId();
+    const newRun = stub.restart();
+    // The port's own report and the snapshot's retry both find nothing yet.
+    refusals = 2;
+    const down = await answer(router, request('GET', '/api/snapshot'));
+    assert.equal(code(down), 'unreachable');
+    assert.match(body<{ error: { message: string } }>(down).error.message, /the new one cannot be read yet \(no server at the socket yet\)/);
+    const up = body<SnapshotView>(await answer(router, request('GET', '/api/snapshot')));
+    assert.equal(up.server.incarnation, newRun.incarnation);
+    // The retry the failed attempt scheduled comes due: it must not leave the run just reached.
+    const before = opened;
+    t.mock.timers.tick(1000);
+    assert.equal(opened, before, 'no port is opened after the new run was reached');
+    assert.equal(mux.incarnation, newRun.incarnation);
+    assert.deepEqual(
+      hub.since(from)!.filter((event) => event.kind === 'restart').length,
+      1,
+    );
+  });
+
   it('without a way to open a port, refuses the replaced run for good and says how to see the new one', async (t) => {
     const { stub, snapshot, reply } = await paneWorld(t, { reopen: false });
     const key = (await snapshot()).panes[0]!.pane_key;
