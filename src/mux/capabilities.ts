@@ -4,13 +4,15 @@
  * before the adapter is asked. Facts (topologyLatency, spaces) say "how fast" and "what
  * shape", never "whether", so they sit beside the capabilities rather than among them.
  */
-import type { MuxName } from './types.js';
+import { z } from 'zod';
+import { MUX_NAMES, type MuxName } from './types.js';
 
 export const MUX_CAPABILITIES = [
   'paneGrid',
   'gridScrollback',
   'paneScreen',
   'paneProcess',
+  'paneGeometry',
   'agentDetection',
   'agentSessionRef',
   'typeText',
@@ -19,6 +21,7 @@ export const MUX_CAPABILITIES = [
   'renamePane',
   'splitPane',
   'closePane',
+  'resizePane',
   'setFocus',
   'createTab',
   'renameTab',
@@ -58,6 +61,7 @@ export const VERB_CAPABILITY = {
   renamePane: 'renamePane',
   splitPane: 'splitPane',
   closePane: 'closePane',
+  resizePane: 'resizePane',
   setFocus: 'setFocus',
   createTab: 'createTab',
   renameTab: 'renameTab',
@@ -104,6 +108,8 @@ export const HERDR_DECLARATION: MuxDeclaration = declareCapabilities(
       paneProcess: "herdr's socket reports no pid, foreground command or exit status for a pane.",
       paneScreen: 'herdr reports neither the size nor the cursor of a pane: its screen is the visible rows, with no cursor.',
       splitPane: "herdr starts a new pane's shell, into which drover types the program; a pane kept on exit keeps that shell.",
+      paneGeometry: "herdr's snapshot carries each tab's layout; an older herdr without session.snapshot reports none, so its panes carry no geometry.",
+      resizePane: 'herdr sizes panes by the ratio of the split that holds them, so a size is reached as nearly as whole cells allow.',
     },
     topologyLatency: { kind: 'push' },
     spaces: 'many',
@@ -116,12 +122,14 @@ export const TMUX_DECLARATION: MuxDeclaration = declareCapabilities(
     'gridScrollback',
     'paneScreen',
     'paneProcess',
+    'paneGeometry',
     'typeText',
     'pasteText',
     'sendKeys',
     'renamePane',
     'splitPane',
     'closePane',
+    'resizePane',
     'setFocus',
     'createTab',
     'renameTab',
@@ -171,6 +179,8 @@ export function zellijDeclaration(censusCeilingMs: number = ZELLIJ_CENSUS_CEILIN
         sendKeys: 'zellij drops a Super/Command modifier and would send the bare key, so those chords are refused.',
         paneProcess: "zellij reports the command a pane was started with, its exit and its exit status, but no pid and not what runs in a shell's foreground.",
         splitPane: "zellij's new-pane opens beside whichever pane has focus, not beside a given one, and drover cannot move zellij's focus.",
+        paneGeometry: "drover does not read where zellij places its panes.",
+        resizePane: "zellij's resize grows or shrinks the focused pane by a step, never a given pane to a size, and drover cannot move zellij's focus.",
       },
       topologyLatency: { kind: 'bounded', ms: censusCeilingMs },
       spaces: 'one',
@@ -190,4 +200,43 @@ export const MUX_DECLARATIONS: Readonly<Record<MuxName, MuxDeclaration>> = Objec
 export function unsupportedDetail(mux: MuxName, capability: MuxCapability, declaration: MuxDeclaration): string {
   const note = declaration.notes[capability];
   return `${mux} does not support ${capability}${note === undefined ? '' : `: ${note}`}`;
+}
+
+/** A capability as a JSON key (`sendKeys` → `send_keys`), spelled like every other JSON key. */
+export function capabilityKey(capability: MuxCapability): string {
+  return capability.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+const CAPABILITY_KEYS = MUX_CAPABILITIES.map(capabilityKey) as [string, ...string[]];
+
+/**
+ * A declaration as JSON (`drover mux capabilities --json`, MCP's capabilities tool): capability
+ * names snake_case like every key, key spellings as the port spells keys. The schema is built
+ * from the capability list every declaration is total over, and the type is inferred from it.
+ */
+export const muxDeclarationJsonSchema = z.strictObject({
+  mux: z.enum(MUX_NAMES),
+  supports: z.strictObject(Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean()]))),
+  unsupported_keys: z.array(z.string()),
+  notes: z.partialRecord(z.enum(CAPABILITY_KEYS), z.string()),
+  facts: z.strictObject({
+    topology_latency: z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('push') }), z.strictObject({ kind: z.literal('bounded'), ms: z.number() })]),
+    spaces: z.enum(['one', 'many']),
+  }),
+});
+export type MuxDeclarationJson = z.infer<typeof muxDeclarationJsonSchema>;
+
+export function declarationJson(mux: MuxName, declaration: MuxDeclaration): MuxDeclarationJson {
+  const notes: Record<string, string> = {};
+  for (const capability of MUX_CAPABILITIES) {
+    const note = declaration.notes[capability];
+    if (note !== undefined) notes[capabilityKey(capability)] = note;
+  }
+  return {
+    mux,
+    supports: Object.fromEntries(MUX_CAPABILITIES.map((capability) => [capabilityKey(capability), declaration.supports[capability]])),
+    unsupported_keys: [...declaration.unsupportedKeys],
+    notes,
+    facts: { topology_latency: { ...declaration.topologyLatency }, spaces: declaration.spaces },
+  };
 }

@@ -2,6 +2,7 @@ import { MuxError } from '../mux/index.js';
 import {
   AbortedError,
   ArgumentError,
+  CaptureHookError,
   CommandError,
   FieldDecodeError,
   IncompleteSnapshotError,
@@ -52,6 +53,7 @@ export function failureCode(error: unknown): FailureCode {
   if (error instanceof ServerReplacedError) return 'server_replaced';
   if (error instanceof ServerUnreachableError) return 'unreachable';
   if (error instanceof MuxError) return error.reason;
+  if (error instanceof CaptureHookError) return 'refused';
   if (error instanceof UnsupportedFeatureError) return 'unsupported';
   if (error instanceof TimeoutError) return 'timed_out';
   if (error instanceof AbortedError) return 'interrupted';

@@ -112,3 +112,14 @@ export class CapacityError extends DroverError {
     super(message, { phase: 'admit', delivery: 'not_sent' });
   }
 }
+
+/**
+ * tmux would run a command after the capture drover is about to make (an `after-capture-pane`
+ * hook is set where the capture would find it), so reading the screen is refused: a capture
+ * must have no side effects. Nothing was sent.
+ */
+export class CaptureHookError extends DroverError {
+  constructor(message: string) {
+    super(message, { phase: 'preflight', delivery: 'not_sent' });
+  }
+}
