@@ -237,6 +237,8 @@ export interface FleetMemberView {
   readonly kind: 'director' | 'member';
   readonly coding_agent: string;
   readonly pane: string | null;
+  /** The pane with the run of the multiplexer it was placed on; null while pending or for a placement older than drover recording the run. */
+  readonly pane_key: string | null;
   readonly gone: boolean;
 }
 

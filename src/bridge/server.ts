@@ -106,7 +106,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const mux = await MuxSupervisor.start({ hub, port: options.mux, census: options.census, open: options.openMux, retryMs: options.reopenMs, log });
   const fleet = options.fleet === undefined ? undefined : new FleetApi(options.fleet, hub);
   const fleetUnavailable = fleet === undefined ? (options.fleetUnavailable ?? 'drover web was started without a fleet database') : null;
-  const queue = new PaneQueue(fleet === undefined ? (_paneId, write) => write() : (paneId, write) => fleet.withPaneInput(mux.port.mux, paneId, write));
+  const queue = new PaneQueue(
+    fleet === undefined ? (_pane, write) => write() : (pane, write) => fleet.withPaneInput({ port: pane.port, paneId: pane.paneId, incarnation: pane.observer.incarnation }, write),
+  );
   const events = eventRoutes({ hub, devices, heartbeatMs: options.heartbeatMs });
   const router = new Router([
     ...pageRoutes(options.assets),
