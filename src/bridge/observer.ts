@@ -12,7 +12,7 @@ import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
 import type { PaneView, QuestionView, ServerView, SnapshotView } from './protocol.js';
 import { readAgentScreen, scanProgramScreen, type ScreenVerdict } from './questions.js';
-import { isStaleTitle, witnessTitle, type TitleWitness } from './titles.js';
+import { isStaleTitle, witnessTitle, type TitleFacts, type TitleWitness } from './titles.js';
 import { finishedTurn, resolveState, triageCounts, triageGroup, triageOrder } from './triage.js';
 
 /** What drover knows of a pane's agent beyond the multiplexer: from its process tree and its hooks. */
@@ -289,7 +289,6 @@ export class PaneObserver {
     record.fingerprint = fingerprint;
     if (verdict.question === null) record.question = null;
     else {
-      this.questions += 1;
       const { snippet, indicator, rule, options } = verdict.question;
       record.question = { id: `q${this.nextQuestion()}-${verdict.question.fingerprint.slice(0, 8)}`, snippet, indicator, rule, options };
     }
@@ -459,6 +458,6 @@ export class PaneObserver {
   }
 }
 
-function titleFacts(pane: MuxPane): { title: string | undefined; foreground: string | undefined; alive: boolean } {
+function titleFacts(pane: MuxPane): TitleFacts {
   return { title: pane.terminalTitle, foreground: pane.foregroundCommand, alive: pane.alive };
 }
