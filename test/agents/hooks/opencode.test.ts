@@ -95,11 +95,12 @@ describe('the opencode plugin', () => {
    */
   async function reportedStates(hooks: Hooks, expected: readonly string[]): Promise<string[]> {
     await hooks.event!({ event: status('ses_sentinel', 'busy') });
+    // Each report starts a node process, one after another: on a loaded machine that is seconds each.
     const lines = (): string[] => readFileSync(log, 'utf8').split('\n').filter((line) => line !== '');
     const all = await eventually('the sentinel report', () => {
       const now = lines();
       return now.length > expected.length && now.at(-1) === 'agent hook active' ? now : undefined;
-    }, 10_000);
+    }, 60_000);
     return all.slice(0, -1);
   }
 
