@@ -46,6 +46,20 @@ export interface MuxTab {
   readonly paneCount: number;
   /** The multiplexer's own number for the tab where it keeps one (tmux's window index, base-index applied). */
   readonly nativeIndex?: number;
+  /** The area the tab's panes share, in cells; only when paneGeometry is declared. */
+  readonly size?: MuxSize;
+}
+
+/** A size in terminal cells. */
+export interface MuxSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+/** Where a pane sits in its tab, in cells from the tab's top-left corner. */
+export interface MuxRect extends MuxSize {
+  readonly x: number;
+  readonly y: number;
 }
 
 /** A reference to the agent's own session log, when the multiplexer knows it (agentSessionRef). */
@@ -91,6 +105,8 @@ export interface MuxPane {
    * the multiplexer stores such per-pane values (tmux pane options); absent when none was recorded.
    */
   readonly hookState?: string;
+  /** Where the pane sits in its tab; only when paneGeometry is declared, and absent where the multiplexer did not say. */
+  readonly geometry?: MuxRect;
 }
 
 export interface MuxSnapshot {
@@ -145,11 +161,9 @@ export interface MuxGrid {
   readonly revision: string;
 }
 
-/**
- * A terminal's visible screen: styled rows, plain lines, size and cursor. It is what an agent's
- * screen rules read (src/agents calls it AgentScreen), whichever multiplexer it came from.
- */
-export interface TerminalScreen {
+/** One pane's visible screen: styled rows, plain lines, size and cursor. */
+export interface MuxScreen {
+  readonly paneId: string;
   /** The visible rows, top to bottom, with their styling; always `height` rows. */
   readonly rows: readonly StyledRow[];
   /** The same rows as plain text, trailing blanks trimmed. */
@@ -158,11 +172,6 @@ export interface TerminalScreen {
   readonly height: number;
   /** Where the terminal cursor is (0-based); null where the multiplexer does not report it. */
   readonly cursor: { readonly x: number; readonly y: number; readonly visible: boolean } | null;
-}
-
-/** One pane's visible screen. */
-export interface MuxScreen extends TerminalScreen {
-  readonly paneId: string;
 }
 
 /** What runs in a pane, as the multiplexer reports it. */
@@ -193,6 +202,12 @@ export interface MuxSplitRequest {
    * (paneProcess), until releaseKeptPane hands it back to the multiplexer's own rule.
    */
   readonly keepOnExit?: boolean;
+}
+
+/** The size a pane is to take, in cells; at least one of the two. */
+export interface MuxPaneSize {
+  readonly width?: number;
+  readonly height?: number;
 }
 
 /**
@@ -242,6 +257,8 @@ export interface MuxSession {
   readonly name: string;
   /** Where that session's multiplexer lives, in this adapter's words (a socket path for herdr). */
   readonly endpoint: string;
+  /** The session this port drives. */
+  readonly current: boolean;
 }
 
 export type MuxAttention = 'watched' | 'idle';
@@ -287,7 +304,8 @@ export interface MuxPort extends MuxDescription {
    * through a process). This is how a pane key from another process is checked. No I/O.
    */
   sameIncarnation(a: string, b: string): boolean;
-  snapshot(): Promise<MuxSnapshot>;
+  /** Every space, tab and pane; a budget, when given, bounds the whole read. */
+  snapshot(options?: MuxCallOptions): Promise<MuxSnapshot>;
   /** "Look now": the next snapshot is current and a census drops to its floor. Writes nothing. */
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
@@ -324,6 +342,12 @@ export interface MuxPort extends MuxDescription {
   releaseKeptPane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /** A pane already gone answers `gone`. */
   closePane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
+  /**
+   * Gives the pane this width and/or height, in cells, its neighbours in the tab giving or taking
+   * the difference (resizePane capability). The multiplexer keeps a pane within what its tab
+   * can hold, so read the snapshot's geometry for the size it took.
+   */
+  resizePane(paneId: string, size: MuxPaneSize, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus(paneId: string): Promise<MuxOutcome<void>>;
   createTab(request: MuxCreateTabRequest): Promise<MuxOutcome<MuxCreatedPane>>;
   renameTab(tabId: string, label: string): Promise<MuxOutcome<void>>;
@@ -351,7 +375,7 @@ export interface MuxAdapter extends MuxDescription {
   serverIncarnation(options: MuxCallOptions): Promise<string>;
   /** Absent: incarnations are the same run exactly when they are equal. */
   sameIncarnation?(a: string, b: string): boolean;
-  snapshot(): Promise<MuxSnapshot>;
+  snapshot(options: MuxCallOptions): Promise<MuxSnapshot>;
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
   /** Pure: this multiplexer's spelling of one parsed key, with no I/O. */
@@ -369,6 +393,7 @@ export interface MuxAdapter extends MuxDescription {
   splitPane?(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
   releaseKeptPane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   closePane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
+  resizePane?(paneId: string, size: MuxPaneSize, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus?(paneId: string): Promise<MuxOutcome<void>>;
   /** `cwd` already passed through requestedCwd: undefined means none asked for. */
   createTab?(request: { spaceId: string; label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>>;

@@ -5,6 +5,7 @@ export * from './errors.js';
 export * from './fab-status.js';
 export * from './facts.js';
 export * from './failure.js';
+export * from './input-line.js';
 export * from './listing.js';
 export * from './map-rows.js';
 export * from './pane-actions.js';

@@ -1,9 +1,9 @@
-import { defaultAgentStatusContext, rulesFor, systemProcessLookup, type AgentStatusContext } from '../agents/index.js';
+import { defaultAgentStatusContext, systemProcessLookup, type AgentStatusContext } from '../agents/index.js';
 import type { MuxPort } from '../mux/index.js';
 import { agentNamerFor } from './facts.js';
 import { paneCensus, paneListings, panesInScope, type SessionScope } from './listing.js';
 import { requireCapabilities } from './pane-actions.js';
-import { QUESTION_CAPTURE_LINES, discoverCandidates, sweepQuestions, type KeyedQuestionSweep, type QuestionCandidate } from './questions.js';
+import { discoverCandidates, sweepQuestions, type KeyedQuestionSweep, type QuestionCandidate } from './questions.js';
 import { paneKeys, resolvePane } from './target.js';
 
 /** Discovery (waiting and idle panes of a session or of all sessions), or panes named by key or id. */
@@ -14,18 +14,18 @@ const LOOK_MS = 5000;
 
 /**
  * `drover pane questions`: one snapshot for the agent states, the agents from each pane's
- * process tree (or as the multiplexer detected them), then one look per candidate: the screen
- * rules for an agent drover knows (with or without hooks), the last 20 lines for any other
- * program whose state was reported waiting or idle. A failed look is a skipped pane, never an
- * error of the sweep. Named panes are resolved first, so a key of another server run is
- * refused before any pane is read.
+ * process tree (or as the multiplexer detected them), then one read of each candidate's screen
+ * with its cursor, judged by the screen rules for an agent drover knows (with or without
+ * hooks), by the line scan for any other program whose hooks reported waiting or idle. A
+ * failed read is a skipped pane, never an error of the sweep. Named panes are resolved first,
+ * so a key of another server run is refused before any pane is read.
  */
 export async function paneQuestions(
   port: MuxPort,
   scope: QuestionScope,
   options: { env?: NodeJS.ProcessEnv; agentContext?: AgentStatusContext; cwd?: string } = {},
 ): Promise<KeyedQuestionSweep> {
-  requireCapabilities(port, 'sweeping panes for questions', ['paneScreen', 'paneGrid']);
+  requireCapabilities(port, 'sweeping panes for questions', ['paneScreen']);
   const named: string[] = [];
   if (scope.kind === 'panes') for (const pane of scope.panes) named.push((await resolvePane(port, pane)).paneId);
   const snapshot = await port.snapshot();
@@ -38,15 +38,9 @@ export async function paneQuestions(
   const ids = scope.kind === 'panes' ? named : discoverCandidates(candidates);
   const byPane = new Map(candidates.map((candidate) => [candidate.pane, candidate]));
   const sweep = await sweepQuestions(ids, byPane, async (candidate) => {
-    const rules = candidate.agentKind == null ? undefined : rulesFor(candidate.agentKind);
-    if (rules !== undefined) {
-      const screen = await port.readScreen(candidate.pane, { timeoutMs: LOOK_MS });
-      if (!screen.ok) throw new Error(screen.detail);
-      return { reading: rules.read(screen.value) };
-    }
-    const grid = await port.readGrid(candidate.pane, { scope: 'recent', lines: QUESTION_CAPTURE_LINES, styling: 'strip' }, { timeoutMs: LOOK_MS });
-    if (!grid.ok) throw new Error(grid.detail);
-    return { capture: grid.value.text };
+    const screen = await port.readScreen(candidate.pane, { timeoutMs: LOOK_MS });
+    if (!screen.ok) throw new Error(screen.detail);
+    return screen.value;
   });
   return {
     matches: sweep.matches.map((row) => ({ ...row, paneKey: keys.keyOf(row.pane) })),

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
+  agentScreen,
   submitToAgent,
   type AgentInputPort,
   type AgentScreen,
@@ -8,7 +9,6 @@ import {
   type ScreenPhase,
   type SubmitClock,
 } from '../../src/agents/index.js';
-import { screenOfCapture } from '../../src/mux/index.js';
 
 /**
  * A scripted agent: its state is written on three screen lines the scripted rules read back,
@@ -32,7 +32,7 @@ class ScriptedAgent implements AgentInputPort {
   async read(): Promise<AgentScreen> {
     this.calls.push('read');
     if (this.phase === 'busy' && this.busyReads > 0 && --this.busyReads === 0) this.phase = 'composer';
-    return screenOfCapture([`phase ${this.phase}`, `composer ${JSON.stringify(this.composer)}`, `completion ${this.completion}`].join('\n'), { width: 80, height: 3, cursor: null });
+    return agentScreen([`phase ${this.phase}`, `composer ${JSON.stringify(this.composer)}`, `completion ${this.completion}`].join('\n'), { width: 80, height: 3, cursor: null });
   }
 
   /** `sent` is what the caller pasted, when only part of it lands. */

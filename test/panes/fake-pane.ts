@@ -1,5 +1,5 @@
 import type { MuxGrid, MuxGridRequest, MuxScreen } from '../../src/mux/index.js';
-import { screenOfCapture } from '../../src/mux/index.js';
+import { visibleScreen } from '../../src/mux/index.js';
 import { NO_AGENT, type ChoreographyChannel, type DrivenPane, type Pacing, type PaneAgent, type PaneFacts } from '../../src/panes/index.js';
 import { TRUST_DIALOG, cursorOf, renderFrame, type Model } from '../fixtures/fake-agent.js';
 
@@ -58,7 +58,7 @@ export class FakePane implements ChoreographyChannel {
   async read(): Promise<MuxScreen> {
     this.calls.push('read');
     const cursor = this.behaviour === 'agent' ? cursorOf(this.model, this.columns, this.rows) : null;
-    return { paneId: '%0', ...screenOfCapture(this.text(), { width: this.columns, height: this.rows, cursor: cursor === null ? null : { ...cursor, visible: true } }) };
+    return { paneId: '%0', ...visibleScreen(this.text(), { width: this.columns, height: this.rows, cursor: cursor === null ? null : { ...cursor, visible: true } }) };
   }
 
   async paste(text: string): Promise<void> {

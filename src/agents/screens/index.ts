@@ -4,6 +4,7 @@ import { geminiRules } from './gemini.js';
 import { opencodeRules } from './opencode.js';
 import type { AgentKind, AgentScreenRules } from './types.js';
 
+export * from './screen.js';
 export * from './types.js';
 
 /** Each known agent's screen rules, checked against recorded screens of that agent's releases. */

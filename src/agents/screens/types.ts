@@ -1,4 +1,4 @@
-import type { TerminalScreen } from '../../mux/index.js';
+import type { VisibleScreen } from '../../mux/index.js';
 
 /** The coding agents drover knows by name: their screens, processes and hooks. */
 export const AGENT_KINDS = Object.freeze(['claude', 'codex', 'gemini', 'opencode'] as const);
@@ -9,11 +9,10 @@ export function isAgentKind(value: string): value is AgentKind {
 }
 
 /**
- * One pane's visible screen, as an agent's screen rules read it: the screen part of what the
- * mux port's readScreen answers (styled rows, plain lines, size and cursor; the cursor may be
- * unknown, and many TUIs hide it and draw their own).
+ * One pane's visible screen, as an agent's screen rules read it: the port's screen (MuxScreen,
+ * what a pane channel reads) without saying which pane, so a MuxScreen is read as it is.
  */
-export type AgentScreen = TerminalScreen;
+export type AgentScreen = VisibleScreen;
 
 /**
  * What an agent's screen shows:

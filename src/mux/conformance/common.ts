@@ -153,6 +153,7 @@ export const SAMPLE_CALLS: Readonly<Record<GatedVerb, (port: MuxPort, sample: Sa
   splitPane: (port, s) => port.splitPane({ besidePaneId: s.paneId, direction: 'right' }),
   releaseKeptPane: (port, s) => port.releaseKeptPane(s.paneId),
   closePane: (port, s) => port.closePane(s.paneId),
+  resizePane: (port, s) => port.resizePane(s.paneId, { height: 5 }),
   setFocus: (port, s) => port.setFocus(s.paneId),
   createTab: (port, s) => port.createTab({ spaceId: s.spaceId }),
   renameTab: (port, s) => port.renameTab(s.tabId, 'conformance'),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { claudeRules } from '../../../src/agents/screens/claude.js';
-import { screenOfCapture } from '../../../src/mux/index.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
 import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading } from './fixtures.js';
 
@@ -51,7 +51,7 @@ const RULE = `\x1b[38;5;244m${'─'.repeat(WIDTH)}\x1b[39m`;
 function screen(transcript: readonly string[], composer: readonly string[], footer = '  ⏸ manual mode on · ? for shortcuts'): AgentScreen {
   const rows = [...transcript, '', RULE, ...composer, RULE, footer];
   const padded = [...Array<string>(Math.max(0, HEIGHT - rows.length)).fill(''), ...rows];
-  return screenOfCapture(padded.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 2, y: HEIGHT - 3, visible: false } });
+  return agentScreen(padded.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 2, y: HEIGHT - 3, visible: false } });
 }
 
 const CURSOR = '\x1b[7m \x1b[0m';
@@ -111,8 +111,8 @@ describe('claudeRules on hand-made screens', () => {
   });
 
   it('knows neither a blank screen nor a shell command line still running', () => {
-    assert.equal(claudeRules.read(screenOfCapture('', { width: WIDTH, height: HEIGHT, cursor: null })).phase, 'unknown');
-    const starting = screenOfCapture('you@box:~/project# exec claude\n', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 1, visible: true } });
+    assert.equal(claudeRules.read(agentScreen('', { width: WIDTH, height: HEIGHT, cursor: null })).phase, 'unknown');
+    const starting = agentScreen('you@box:~/project# exec claude\n', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 1, visible: true } });
     assert.equal(claudeRules.read(starting).phase, 'unknown');
   });
 });

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { parseMuxKey } from '../../../src/mux/index.js';
 import { codexRules } from '../../../src/agents/screens/codex.js';
-import { screenOfCapture } from '../../../src/mux/index.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
 import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading, loadScreenFixture, type ScreenFixture } from './fixtures.js';
 
@@ -45,7 +45,7 @@ function edited(name: string, rows: Readonly<Record<number, string>>, cursor?: S
   const fixture = loadScreenFixture('codex', VERSION, name);
   const lines = fixture.capture.split('\n');
   for (const [row, text] of Object.entries(rows)) lines[Number(row)] = text;
-  return screenOfCapture(lines.join('\n'), { ...fixture.meta, cursor: cursor === undefined ? fixture.meta.cursor : cursor });
+  return agentScreen(lines.join('\n'), { ...fixture.meta, cursor: cursor === undefined ? fixture.meta.cursor : cursor });
 }
 
 const BOLD_GLYPH = '\x1b[1m›\x1b[0m';
@@ -93,9 +93,9 @@ describe('codexRules on screens that must not mislead them', () => {
   });
 
   it('reads a blank pane as unknown, and a shell prompt away from the cursor as unknown', () => {
-    assert.equal(codexRules.read(screenOfCapture('', { width: 80, height: 24, cursor: null })).phase, 'unknown');
+    assert.equal(codexRules.read(agentScreen('', { width: 80, height: 24, cursor: null })).phase, 'unknown');
     const exited = loadScreenFixture('codex', VERSION, 'exited');
-    assert.equal(codexRules.read(screenOfCapture(exited.capture, { ...exited.meta, cursor: { x: 0, y: 0, visible: true } })).phase, 'unknown');
+    assert.equal(codexRules.read(agentScreen(exited.capture, { ...exited.meta, cursor: { x: 0, y: 0, visible: true } })).phase, 'unknown');
   });
 });
 

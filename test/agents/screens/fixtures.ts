@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { screenOfCapture, type ScreenGeometry } from '../../../src/mux/index.js';
+import { agentScreen, type ScreenGeometry } from '../../../src/agents/screens/screen.js';
 import type { AgentKind, AgentScreen, AgentScreenRules, ScreenPhase } from '../../../src/agents/screens/types.js';
 
 /**
@@ -39,7 +39,7 @@ export function loadScreenFixture(agent: AgentKind, version: string, name: strin
   const base = `${SCREEN_FIXTURES}${agent}/${version}/${name}`;
   const meta = JSON.parse(readFileSync(`${base}.json`, 'utf8')) as ScreenFixtureMeta;
   const capture = readFileSync(`${base}.ansi`, 'utf8');
-  return { agent, version, name, meta, capture, screen: screenOfCapture(capture, meta) };
+  return { agent, version, name, meta, capture, screen: agentScreen(capture, meta) };
 }
 
 /** Every recorded screen of an agent, all versions. */
@@ -50,6 +50,43 @@ export function screenFixtures(agent: AgentKind): ScreenFixture[] {
       .sort()
       .map((file) => loadScreenFixture(agent, version, file.slice(0, -'.json'.length))),
   );
+}
+
+/**
+ * Recorded screens of other programs (shells, REPLs, tracebacks, prompts, pagers), written by
+ * test/panes/record-screens.ts:
+ *   test/fixtures/screens/programs/<name>.ansi   capture-pane -p -e of the visible screen
+ *   test/fixtures/screens/programs/<name>.json   {"width", "height", "cursor", "program", "note", "asks", "indicator"}
+ */
+export const PROGRAM_SCREENS = `${SCREEN_FIXTURES}programs/`;
+
+export interface ProgramScreenMeta extends ScreenGeometry {
+  program: string;
+  note: string;
+  /** Whether the screen asks a person something. */
+  asks: boolean;
+  /** The indicator class that describes its question; null when it asks nothing or no class describes it. */
+  indicator: string | null;
+}
+
+export interface ProgramScreen {
+  name: string;
+  meta: ProgramScreenMeta;
+  capture: string;
+  screen: AgentScreen;
+}
+
+export function programScreens(): ProgramScreen[] {
+  if (!existsSync(PROGRAM_SCREENS)) return [];
+  return readdirSync(PROGRAM_SCREENS)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const name = file.slice(0, -'.json'.length);
+      const meta = JSON.parse(readFileSync(`${PROGRAM_SCREENS}${name}.json`, 'utf8')) as ProgramScreenMeta;
+      const capture = readFileSync(`${PROGRAM_SCREENS}${name}.ansi`, 'utf8');
+      return { name, meta, capture, screen: agentScreen(capture, meta) };
+    });
 }
 
 /** What an agent's rules must read on one recorded screen. */

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { geminiRules } from '../../../src/agents/screens/gemini.js';
-import { screenOfCapture } from '../../../src/mux/index.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
 import type { AgentScreen } from '../../../src/agents/screens/types.js';
 import { describeRecordedScreens, type ExpectedReading, screenFixtures } from './fixtures.js';
 
@@ -46,7 +46,7 @@ const PLACEHOLDER = ' > \x1b[7m \x1b[0m\x1b[38;5;248m Type your message or @path
 /** A Gemini CLI screen: transcript rows, the status row, the separator, the mode hint, the composer on its band, the footer. */
 function screen(transcript: readonly string[], composer: readonly string[], status = '  ? for shortcuts'): AgentScreen {
   const rows = [...transcript, status, SEPARATOR, ' Shift+Tab to accept edits', GREY_BAND, ...composer, `\x1b[49m`, ...FOOTER];
-  return screenOfCapture(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 3, y: HEIGHT - 4, visible: false } });
+  return agentScreen(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 3, y: HEIGHT - 4, visible: false } });
 }
 
 /** Rows as a rounded box, the way Gemini CLI draws tool results, dialogs and approvals. */
@@ -111,7 +111,7 @@ describe('geminiRules on screens that quote its own UI', () => {
 
   it('takes a user message in the transcript for no composer when a dialog holds the input', () => {
     const rows = [' > /model', '', ...box(['', 'Select Model', '', '● 1. Auto', '  2. Manual', '', '(Press Esc to close)'])];
-    const reading = geminiRules.read(screenOfCapture(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: HEIGHT - 1, visible: false } }));
+    const reading = geminiRules.read(agentScreen(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: HEIGHT - 1, visible: false } }));
     assert.equal(reading.phase, 'dialog');
     assert.equal(reading.composer, null);
     assert.deepEqual(reading.question, { snippet: 'Select Model' });
@@ -119,13 +119,13 @@ describe('geminiRules on screens that quote its own UI', () => {
 
   it('keeps a dialog a dialog with the Ctrl+C warning under its box', () => {
     const rows = [...box(['', 'Enter Gemini API Key', '', '(Press Enter to submit, Esc to cancel, Ctrl+C to clear stored key)']), '', 'Press Ctrl+C again to exit.'];
-    const reading = geminiRules.read(screenOfCapture(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 10, visible: false } }));
+    const reading = geminiRules.read(agentScreen(rows.join('\n'), { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 10, visible: false } }));
     assert.equal(reading.phase, 'dialog');
     assert.equal(reading.rule, 'gemini.key-dialog');
   });
 
   it('reads a blank screen (the agent starting) as unknown, not exited', () => {
-    const reading = geminiRules.read(screenOfCapture('', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 0, visible: true } }));
+    const reading = geminiRules.read(agentScreen('', { width: WIDTH, height: HEIGHT, cursor: { x: 0, y: 0, visible: true } }));
     assert.equal(reading.phase, 'unknown');
   });
 });
@@ -159,5 +159,28 @@ describe('geminiRules.composerShows', () => {
     assert.ok(!geminiRules.composerShows('something else', 'hello drover'));
     assert.ok(!geminiRules.composerShows('', 'hello drover'));
     assert.ok(geminiRules.composerShows('', ''));
+  });
+});
+
+describe('geminiRules on a composer band drawn with half-block edges', () => {
+  // Gemini CLI 0.61 in a full-colour tmux pane draws its band's top and bottom edges as rows of
+  // half blocks; the bottom edge sits between the composer and the footer, where a menu would.
+  const edged = (composer: readonly string[], between: readonly string[] = []): AgentScreen =>
+    agentScreen(
+      ['Tips for getting started:', '', '  ? for shortcuts', SEPARATOR, ' Shift+Tab to accept edits', '▄'.repeat(WIDTH), ...composer, '▀'.repeat(WIDTH), ...between, ...FOOTER].join('\n'),
+      { width: WIDTH, height: HEIGHT, cursor: { x: 25, y: 6, visible: false } },
+    );
+
+  it('reads the draft, with no menu open', () => {
+    const reading = geminiRules.read(edged([' > Say hello in one word.']));
+    assert.equal(reading.phase, 'composer');
+    assert.equal(reading.composer?.text, 'Say hello in one word.');
+    assert.equal(reading.completion, false);
+  });
+
+  it('still sees a completion menu opened under the band', () => {
+    const reading = geminiRules.read(edged([' > @no'], [' notes.txt']));
+    assert.equal(reading.composer?.text, '@no');
+    assert.equal(reading.completion, true);
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { opencodeRules } from '../../../src/agents/screens/opencode.js';
-import { screenOfCapture } from '../../../src/mux/index.js';
+import { agentScreen } from '../../../src/agents/screens/screen.js';
 import type { AgentScreen, ScreenReading } from '../../../src/agents/screens/types.js';
 import { fixtureVersions, loadScreenFixture, screenFixtures } from './fixtures.js';
 
@@ -41,7 +41,7 @@ function edited(name: string, edit: (capture: string) => string): AgentScreen {
   const fixture = loadScreenFixture('opencode', VERSION, name);
   const capture = edit(fixture.capture);
   assert.notEqual(capture, fixture.capture, `the edit of ${name} changed nothing`);
-  return screenOfCapture(capture, fixture.meta);
+  return agentScreen(capture, fixture.meta);
 }
 
 function replaced(capture: string, from: string, to: string): string {
@@ -49,7 +49,7 @@ function replaced(capture: string, from: string, to: string): string {
   return capture.replace(from, to);
 }
 
-const blank = (lines: number): AgentScreen => screenOfCapture('\n'.repeat(lines - 1), { width: 120, height: lines, cursor: null });
+const blank = (lines: number): AgentScreen => agentScreen('\n'.repeat(lines - 1), { width: 120, height: lines, cursor: null });
 
 describe('opencodeRules on recorded screens', () => {
   const fixtures = screenFixtures('opencode');
@@ -128,7 +128,7 @@ describe('opencodeRules on text that quotes its UI', () => {
 
   it('reads a blank screen (opencode starting) and a bare shell as unknown', () => {
     assert.equal(opencodeRules.read(blank(40)).phase, 'unknown');
-    const shell = screenOfCapture('root@host:~/project# ls\nREADME.md  notes.txt\nroot@host:~/project# ', { width: 120, height: 40, cursor: { x: 21, y: 2, visible: true } });
+    const shell = agentScreen('root@host:~/project# ls\nREADME.md  notes.txt\nroot@host:~/project# ', { width: 120, height: 40, cursor: { x: 21, y: 2, visible: true } });
     assert.equal(opencodeRules.read(shell).phase, 'unknown');
   });
 });

@@ -27,7 +27,7 @@ import { zellijIds } from '../../identity.js';
 import { toZellijKey, type MuxKey } from '../../keys.js';
 import { LabelMemory, withPublishedCounts } from '../../rules.js';
 import { ContentRevisions } from '../../revision.js';
-import { screenOfCapture, screenOfRows } from '../../screen.js';
+import { visibleRows, visibleScreen } from '../../screen.js';
 import {
   ok,
   refusal,
@@ -284,8 +284,8 @@ export class ZellijAdapter implements MuxAdapter {
     return sameZellijRun(a, b);
   }
 
-  async snapshot(): Promise<MuxSnapshot> {
-    const call = this.call();
+  async snapshot(options: MuxCallOptions): Promise<MuxSnapshot> {
+    const call = this.call(options);
     const incarnation = await this.currentRun(call);
     // Sequential on purpose: zellij answers concurrent listings with empty output.
     const records = await this.listPanes(call);
@@ -381,7 +381,7 @@ export class ZellijAdapter implements MuxAdapter {
     const live = await this.livePane(paneId, call);
     if ('ok' in live) return live;
     const text = await this.action(dumpScreenArgs(paneId, true, false), 'action dump-screen', call);
-    const screen = live.rows <= 0 || live.columns <= 0 ? screenOfRows(text) : screenOfCapture(text, { width: live.columns, height: live.rows, cursor: live.cursor === null ? null : { ...live.cursor, visible: true } });
+    const screen = live.rows <= 0 || live.columns <= 0 ? visibleRows(text) : visibleScreen(text, { width: live.columns, height: live.rows, cursor: live.cursor === null ? null : { ...live.cursor, visible: true } });
     return ok(Object.freeze({ paneId, ...screen }));
   }
 
