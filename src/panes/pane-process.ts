@@ -23,7 +23,7 @@ export async function paneProcess(port: MuxPort, pane: string, options: { cwd?: 
     const { pid } = await channel.process();
     if (pid === null) {
       const note = port.declaration.notes.paneProcess;
-      throw new MuxError(port.mux, `reading the process tree of a pane needs its pid, which ${port.mux} does not report${note === undefined ? '' : `: ${note}`}`, { reason: 'unsupported', phase: 'admit', delivery: 'not_sent' });
+      throw new MuxError(port.mux, `reading the process tree of a pane needs its pid (paneProcess), which ${port.mux} does not report${note === undefined ? '' : `: ${note}`}`, { reason: 'unsupported', phase: 'admit', delivery: 'not_sent' });
     }
     const tree = readProcessTree(pid, agentNamerFor(options.cwd), options.lookup ?? (await systemProcessLookup()));
     return { ...ref, pane_pid: pid, processes: tree ? [tree] : [], has_agent: tree ? treeHasAgent(tree) : false };

@@ -9,7 +9,9 @@ import type { RunResult } from '../../src/process/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { git } from '../support/git.js';
-import { startTestServer, useTestServer } from '../support/tmux.js';
+import { RestartableServer, startTestServer, useTestServer } from '../support/tmux.js';
+import { openHerdrWorld } from '../fixtures/herdr/world.js';
+import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { FAKE_AGENT, eventually, keyOf, portOn, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
 
 const MAP_FIELDS = [
@@ -471,5 +473,94 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assertFailure(missingPane, 2, 'drover: error: pane %999 not found\n');
     assertFailure(controlText, 2, /^drover: error: multi-line text can only be delivered to an agent drover knows/);
     assert.equal((await screenOf(target)).trim(), '');
+  });
+});
+
+describe('drover pane with pane keys, across a restart of the server at the same socket', () => {
+  const sandbox = cliSandbox();
+
+  it('refuses the old run’s keys with exit 6 and leaves every pane of the new server untouched; a bare id still names the pane of the server now', async (t) => {
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['sleep', '600']);
+    await tmux.tmuxCommand('split-window', '-d', '-t', '%0', 'sleep', '600');
+    const socket = tmux.socketPath;
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json', '-S', socket]))) as { pane_id: string; pane_key: string }[];
+    const keys = new Map(rows.map((row) => [row.pane_id, row.pane_key]));
+    assert.deepEqual([...keys.keys()].sort(), ['%0', '%1']);
+    // The keys name the panes while their server runs.
+    assert.equal((JSON.parse(ok(await sandbox.drover(['pane', 'capture', keys.get('%0')!, '-l', '1', '--json', '-S', socket]))) as { pane_id: string }).pane_id, '%0');
+
+    await tmux.restart(['cat']);
+    await tmux.tmuxCommand('split-window', '-d', '-t', '%0', 'cat');
+    const [deliver, kill, deliverText] = [
+      await sandbox.drover(['pane', 'deliver', keys.get('%0')!, '--text', 'hello-drover-42', '--json', '-S', socket]),
+      await sandbox.drover(['pane', 'kill', keys.get('%1')!, '-S', socket]),
+      await sandbox.drover(['pane', 'deliver', keys.get('%0')!, '--text', 'hello-drover-42', '-S', socket]),
+    ];
+    assert.equal(deliver.exitCode, 6, deliver.stderrText());
+    const error = (JSON.parse(deliver.text()) as { error: { code: string; delivery: string } }).error;
+    assert.deepEqual([error.code, error.delivery], ['server_replaced', 'not_sent']);
+    assertFailure(kill, 6, /^drover: error: pane key local::tmux::\S+::%1 names a pane of another tmux server run \(.+\); the server answering now is .+, whose pane %1 is not that pane, so nothing was done\n$/);
+    assertFailure(deliverText, 6, /so nothing was done/);
+
+    // A separate tmux client sees the new server as it was: both panes, nothing typed into either.
+    assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id} #{pane_current_command}'), '%0 cat\n%1 cat\n');
+    for (const pane of ['%0', '%1']) assert.ok(!(await tmux.history(pane)).includes('hello-drover-42'), `nothing reached ${pane}`);
+
+    // A bare id names the pane of whichever server answers now, as a person at a terminal means it.
+    const now = JSON.parse(ok(await sandbox.drover(['pane', 'capture', '%1', '-l', '1', '--json', '-S', socket]))) as { pane_id: string; pane_key: string };
+    assert.equal(now.pane_id, '%1');
+    assert.notEqual(now.pane_key, keys.get('%1'), 'its key names the new run');
+    const [malformed, elsewhere] = await Promise.all([
+      sandbox.drover(['pane', 'kill', 'local::tmux::%1', '-S', socket]),
+      sandbox.drover(['pane', 'kill', keys.get('%1')!.replace('::tmux::', '::herdr::'), '-S', socket]),
+    ]);
+    assertFailure(malformed, 2, /is not a pane key: a key is HOST::MUX::INCARNATION::PANE/);
+    assertFailure(elsewhere, 6, /names a herdr pane, but drover is driving tmux; nothing was done \(choose herdr with --mux herdr\)/);
+    assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}'), '%0\n%1\n');
+  });
+});
+
+describe('drover pane on herdr and zellij (the fakes)', () => {
+  const sandbox = cliSandbox();
+
+  it('maps, captures and reads herdr panes, and refuses what herdr cannot do, naming it, before anything is typed', async (t) => {
+    const herdr = await openHerdrWorld();
+    t.after(() => herdr.close());
+    const env = { DROVER_MUX: 'herdr', DROVER_MUX_ENDPOINT_HERDR: herdr.socketPath };
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json'], { env }))) as { pane_id: string; pane_key: string; session: string; agent: string | null }[];
+    const incarnation = (await herdr.port.snapshot()).incarnation;
+    assert.deepEqual(rows.map((row) => row.pane_id).sort(), herdr.server.paneIds().sort());
+    for (const row of rows) assert.equal(row.pane_key, `local::herdr::${incarnation}::${row.pane_id}`);
+    assert.ok(rows.some((row) => row.agent === 'claude'), 'herdr names the agents it detects');
+    const logs = rows.find((row) => row.pane_id === herdr.server.paneIds()[2])!;
+    const captured = JSON.parse(ok(await sandbox.drover(['pane', 'capture', logs.pane_key, '-l', '2', '--json'], { env }))) as { content: string };
+    assert.equal(captured.content, 'log line 39\nlog line 40\n');
+    const before = herdr.server.inputs().length;
+    const [processTree, multiline, byFlag] = await Promise.all([
+      sandbox.drover(['pane', 'process', logs.pane_id, '--json'], { env }),
+      sandbox.drover(['pane', 'deliver', logs.pane_id, '--text', 'one\ntwo'], { env }),
+      sandbox.drover(['pane', 'map', '--all-sessions', '--mux', 'herdr'], { env: { DROVER_MUX_ENDPOINT_HERDR: herdr.socketPath } }),
+    ]);
+    assert.equal(processTree.exitCode, 2, processTree.stderrText());
+    assert.equal((JSON.parse(processTree.text()) as { error: { code: string } }).error.code, 'unsupported');
+    assert.match(processTree.stderrText(), /^drover: error: reading the process tree of a pane needs paneProcess, and herdr does not support paneProcess: herdr's socket reports no pid/);
+    assertFailure(multiline, 2, /delivering text of several lines needs pasteText, and herdr does not support pasteText/);
+    assert.equal(herdr.server.inputs().length, before, 'nothing was typed');
+    assert.match(ok(byFlag), /^Session +Pane +WinIdx +Tab +Worktree +Change +Stage +Agent\n/);
+  });
+
+  it('refuses to open an agent where zellij cannot split beside a pane, naming splitPane, before any pane is made', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    const env = { ...zellij.fake.env, DROVER_MUX: 'zellij' };
+    const before = (await zellij.port.snapshot()).panes.length;
+    const opened = await sandbox.drover(['pane', 'open', '--provider', 'shell', '--json'], { env });
+    assert.equal(opened.exitCode, 2, opened.stderrText());
+    assert.match(opened.stderrText(), /^drover: error: opening an agent pane needs splitPane, and zellij does not support splitPane: zellij's new-pane opens beside whichever pane has focus/);
+    assert.equal((await zellij.port.snapshot()).panes.length, before);
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json'], { env }))) as { pane_key: string }[];
+    assert.ok(rows.length === before && rows.every((row) => row.pane_key.startsWith('local::zellij::')));
   });
 });
