@@ -4,6 +4,8 @@ import {
   declarationJson,
   describeEndpoint,
   endpointVariable,
+  formatPaneKey,
+  LOCAL_HOST,
   MUX_CAPABILITIES,
   MUX_DECLARATIONS,
   MUX_NAMES,
@@ -143,9 +145,10 @@ async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, res
 
 // ---- snapshot --------------------------------------------------------------------------------
 
-function paneJson(pane: MuxPane): Record<string, unknown> {
+function paneJson(pane: MuxPane, paneKey: string): Record<string, unknown> {
   return {
     pane_id: pane.paneId,
+    pane_key: paneKey,
     space_id: pane.spaceId,
     space_label: pane.spaceLabel,
     space_number: pane.spaceNumber,
@@ -165,9 +168,10 @@ function paneJson(pane: MuxPane): Record<string, unknown> {
   };
 }
 
-/** The port's snapshot as JSON (snake_case); absent optional facts are null. */
-function snapshotJson(snapshot: MuxSnapshot): Record<string, unknown> {
+/** The port's snapshot as JSON (snake_case); absent optional facts are null. Each pane carries its key on the run read. */
+function snapshotJson(mux: MuxName, snapshot: MuxSnapshot): Record<string, unknown> {
   return {
+    incarnation: snapshot.incarnation,
     spaces: snapshot.spaces.map((space) => ({
       space_id: space.spaceId,
       number: space.number,
@@ -188,7 +192,7 @@ function snapshotJson(snapshot: MuxSnapshot): Record<string, unknown> {
       pane_count: tab.paneCount,
       size: tab.size === undefined ? null : { ...tab.size },
     })),
-    panes: snapshot.panes.map(paneJson),
+    panes: snapshot.panes.map((pane) => paneJson(pane, formatPaneKey({ host: LOCAL_HOST, mux, incarnation: snapshot.incarnation, paneId: pane.paneId }))),
   };
 }
 
@@ -224,7 +228,7 @@ async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
   await withPort(options, io, async (port, resolved) => {
     const snapshot = await port.snapshot();
     if (options.json) {
-      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(snapshot) });
+      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(resolved.mux, snapshot) });
       return;
     }
     writeLine(io.stdout, `${resolved.mux} at ${resolved.where}`);
