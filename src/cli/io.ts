@@ -16,6 +16,11 @@ export interface CliIO {
   terminalSize?: { readonly columns: number; readonly rows: number };
   /** Aborted when the user interrupts (SIGINT). */
   signal: AbortSignal;
+  /**
+   * Said when the reader of stdout stopped taking output for good: the process then ends
+   * without waiting to flush what it still holds.
+   */
+  abandonOutput?: () => void;
 }
 
 /**

@@ -20,6 +20,7 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
+let outputAbandoned = false;
 const io: CliIO = {
   stdin: process.stdin,
   stdout: process.stdout,
@@ -29,7 +30,12 @@ const io: CliIO = {
   stdinIsTTY: process.stdin.isTTY === true,
   ...(process.stdout.isTTY ? { terminalSize: { columns: process.stdout.columns, rows: process.stdout.rows } } : {}),
   signal: controller.signal,
+  abandonOutput: () => {
+    outputAbandoned = true;
+  },
 };
 
 process.exitCode = await runCli(process.argv.slice(2), io);
 if (controller.signal.aborted && process.exitCode === EXIT.ok) process.exitCode = EXIT.interrupted;
+// Output nobody will read would hold the process open for good.
+if (outputAbandoned) process.exit();

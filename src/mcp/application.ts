@@ -1,14 +1,21 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { failureCode, type FailureCode } from '../panes/index.js';
-import { AbortedError, DroverError } from '../process/index.js';
-import { isPaneId, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
+import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
+import { isPaneId, requireNoCaptureHook, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
-import { ToolPolicy, type Tier } from './policy.js';
+import type { CatalogEntry, ToolPolicy } from './policy.js';
+import type { StdioLimits } from './stdio.js';
+import { CAPABILITIES_TOOL, capabilitiesTool } from './tools/capabilities.js';
 import type { ToolContext, ToolDefinition } from './tool.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 5000;
 export const DEFAULT_RESPONSE_BYTES = 1024 * 1024;
+/**
+ * The least response bound under which a tool that changes things is offered: its result or
+ * its error, with the evidence of what it did, must always fit.
+ */
+export const MUTATION_EVIDENCE_BYTES = 4096;
 
 export interface ApplicationOptions {
   /**
@@ -21,8 +28,15 @@ export interface ApplicationOptions {
   policy: ToolPolicy;
   /** Per-request deadline; waits are clamped to it. */
   requestTimeoutMs?: number;
-  /** Largest serialized result a tool may return. */
+  /** Largest serialized result a tool may return; at least 4096 when a tool that changes things is enabled. */
   responseBytes?: number;
+  /**
+   * How much of a request's deadline is left when its handler starts (the transport counts the
+   * time it waited for a turn); the request deadline alone when undefined.
+   */
+  remainingMs?: (requestId: string | number) => number | undefined;
+  /** The stdio bounds the application is served under, for the capabilities tool to report. */
+  stdioLimits?: StdioLimits;
   captureLimits?: CaptureLimits;
   /** The environment the server runs in ($TMUX, $TMUX_PANE identify its own pane). */
   env?: NodeJS.ProcessEnv;
@@ -31,9 +45,12 @@ export interface ApplicationOptions {
   describeUnreachable?: () => string;
 }
 
-/** Tier and name of every tool in a set, for policy validation. */
-export function toolCatalog(tools: readonly ToolDefinition[]): Map<string, Tier> {
-  return new Map(tools.map((t) => [t.name, t.tier]));
+/**
+ * Tier and group of every tool a server with these tools offers, for the policy: the
+ * capabilities tool, which every server has, and then the tools given.
+ */
+export function toolCatalog(tools: readonly ToolDefinition[]): Map<string, CatalogEntry> {
+  return new Map<string, CatalogEntry>([[CAPABILITIES_TOOL, { tier: 'readonly', group: 'core' }], ...tools.map((t): [string, CatalogEntry] => [t.name, { tier: t.tier, group: t.group }])]);
 }
 
 /**
@@ -87,15 +104,37 @@ export class Application {
   constructor(options: ApplicationOptions) {
     this.options = options;
     this.policy = options.policy;
+    const tools = [this.capabilities(), ...options.tools];
+    const responseBytes = options.responseBytes ?? DEFAULT_RESPONSE_BYTES;
+    const changing = tools.filter((tool) => tool.tier !== 'readonly' && this.policy.allows(tool.name)).map((tool) => tool.name);
+    if (responseBytes < MUTATION_EVIDENCE_BYTES && changing.length > 0) {
+      throw new ArgumentError(
+        `a response bound of ${responseBytes} bytes leaves no room for the evidence of what a change did: tools that change things (${changing.join(', ')}) need at least ${MUTATION_EVIDENCE_BYTES}`,
+      );
+    }
     this.captures = new CaptureStore(options.captureLimits ?? DEFAULT_CAPTURE_LIMITS);
     this.mcp = new McpServer(
       { name: 'drover', version: options.version ?? '0.0.0' },
       {
         instructions:
-          'drover drives coding agents in tmux panes. Ids: $session, @window, %pane. Tools that change things are only present when the operator enabled them. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
+          'drover drives coding agents in tmux panes. Ids: $session, @window, %pane. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
       },
     );
-    for (const tool of options.tools) if (this.policy.allows(tool.name)) this.register(tool);
+    for (const tool of tools) if (tool.name === CAPABILITIES_TOOL || this.policy.allows(tool.name)) this.register(tool);
+  }
+
+  private capabilities(): ToolDefinition {
+    const options = this.options;
+    return capabilitiesTool(() => ({
+      version: options.version ?? '0.0.0',
+      policy: this.policy,
+      catalog: toolCatalog(options.tools),
+      requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
+      responseBytes: options.responseBytes ?? DEFAULT_RESPONSE_BYTES,
+      mutationEvidenceBytes: MUTATION_EVIDENCE_BYTES,
+      captureLimits: options.captureLimits ?? DEFAULT_CAPTURE_LIMITS,
+      stdio: options.stdioLimits,
+    }));
   }
 
   /** The borrowed server, opened by the first call that needs it. */
@@ -109,34 +148,48 @@ export class Application {
     return this.binding;
   }
 
+  /** The context a call runs with; a tool that needs no server gets one whose server says why there is none. */
+  private async context(tool: ToolDefinition, deadlineMs: number, signal: AbortSignal): Promise<ToolContext> {
+    const env = this.options.env ?? process.env;
+    const operation = { timeoutMs: deadlineMs, signal };
+    const base = { captures: this.captures, deadlineMs, signal, operation, env };
+    let server: Server;
+    try {
+      server = await this.server();
+    } catch (error) {
+      if (tool.needsServer !== false) throw error;
+      return {
+        ...base,
+        selfPane: undefined,
+        get server(): Server {
+          throw error;
+        },
+      };
+    }
+    return { ...base, server, selfPane: await selfPaneOf(server, env, operation) };
+  }
+
   private register(tool: ToolDefinition): void {
     const requestTimeoutMs = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const responseBytes = this.options.responseBytes ?? DEFAULT_RESPONSE_BYTES;
-    const env = this.options.env ?? process.env;
     const describeUnreachable = this.options.describeUnreachable ?? (() => 'the tmux server is not running');
     this.mcp.registerTool(
       tool.name,
       {
         title: tool.title,
         description: tool.description,
-        inputSchema: tool.input,
+        // An argument the schema does not name is refused, not dropped.
+        inputSchema: tool.input.strict(),
         outputSchema: tool.output,
         annotations: { readOnlyHint: tool.tier === 'readonly', destructiveHint: tool.tier === 'destructive', openWorldHint: false },
       },
-      (async (input: unknown, extra: { signal: AbortSignal }) => {
-        const deadline = AbortSignal.timeout(requestTimeoutMs);
+      (async (input: unknown, extra: { signal: AbortSignal; requestId: string | number }) => {
+        const deadlineMs = Math.max(1, Math.min(requestTimeoutMs, this.options.remainingMs?.(extra.requestId) ?? requestTimeoutMs));
+        const deadline = AbortSignal.timeout(deadlineMs);
         const signal = AbortSignal.any([extra.signal, deadline]);
         try {
-          const server = await this.server();
-          const context: ToolContext = {
-            server,
-            captures: this.captures,
-            selfPane: await selfPaneOf(server, env, { timeoutMs: requestTimeoutMs, signal }),
-            deadlineMs: requestTimeoutMs,
-            signal,
-            operation: { timeoutMs: requestTimeoutMs, signal },
-            env,
-          };
+          const context = await this.context(tool, deadlineMs, signal);
+          if (tool.screens !== undefined) await requireNoCaptureHook(context.server, tool.screens(input as never), context.operation);
           const result = await tool.run(context, input as never);
           const text = JSON.stringify(result);
           if (Buffer.byteLength(text) > responseBytes) {
@@ -148,7 +201,7 @@ export class Application {
           return { content: [{ type: 'text', text }], structuredContent: result as Record<string, unknown> } satisfies CallToolResult;
         } catch (error) {
           if (deadline.aborted && !(error instanceof DroverError)) {
-            return errorResult(new AbortedError(`the request did not finish within ${requestTimeoutMs} ms`, { delivery: 'possibly_sent' }), describeUnreachable);
+            return errorResult(new AbortedError(`the request did not finish within ${deadlineMs} ms`, { delivery: 'possibly_sent' }), describeUnreachable);
           }
           return errorResult(error, describeUnreachable);
         }

@@ -1,56 +1,46 @@
-import { Transform, type Readable } from 'node:stream';
+/** What the splitter found in the bytes it was given, in order. */
+export type FrameEvent = { readonly kind: 'frame'; readonly frame: Buffer } | { readonly kind: 'oversize' };
 
 /**
- * The longest JSON-RPC message `drover mcp` reads, in bytes without its newline: room for the
- * largest input any tool takes (a 1 MiB buffer, escaped), while a client that never sends a
- * newline cannot make it buffer without end.
+ * Splits newline-delimited JSON-RPC input into frames of at most `limit` bytes, the newline
+ * excluded (a carriage return before it is JSON whitespace, and counts). A longer frame is dropped as it arrives, never held
+ * whole: it yields one `oversize` event, and the frames after it pass as before. An
+ * unterminated tail is never a frame. No I/O.
  */
-export const MAX_REQUEST_BYTES = 8 * 1024 * 1024;
+export class FrameSplitter {
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private discarding = false;
 
-/** The JSON-RPC error answering a message that was too long to read; its id is unknown, so null. */
-export function oversizedRequestResponse(limit: number): string {
-  const message = `request refused: a message longer than ${limit} bytes was not read; send it in smaller requests`;
-  return `${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32600, message } })}\n`;
-}
+  constructor(readonly limit: number) {}
 
-/**
- * The newline-delimited messages of `input`, each at most `limit` bytes. A longer one is
- * dropped as it arrives (never held whole), `refuse` is given the error response for it, and
- * the messages after it pass as before: one oversized request does not end the session.
- */
-export function boundedLines(input: Readable, limit: number, refuse: (response: string) => void): Readable {
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
-  let discarding = false;
-  const lines = new Transform({
-    transform(chunk: Buffer, _encoding, done) {
-      let start = 0;
-      while (start < chunk.length) {
-        const newline = chunk.indexOf(0x0a, start);
-        const end = newline === -1 ? chunk.length : newline + 1;
-        const piece = chunk.subarray(start, end);
-        const content = piece.length - (newline === -1 ? 0 : 1);
-        if (discarding) {
-          discarding = newline === -1;
-        } else if (pendingBytes + content > limit) {
-          pending = [];
-          pendingBytes = 0;
-          discarding = newline === -1;
-          refuse(oversizedRequestResponse(limit));
-        } else {
-          pending.push(piece);
-          pendingBytes += piece.length;
-          if (newline !== -1) {
-            this.push(Buffer.concat(pending));
-            pending = [];
-            pendingBytes = 0;
-          }
+  push(chunk: Buffer): FrameEvent[] {
+    const events: FrameEvent[] = [];
+    let start = 0;
+    while (start < chunk.length) {
+      const newline = chunk.indexOf(0x0a, start);
+      const end = newline === -1 ? chunk.length : newline;
+      const piece = chunk.subarray(start, end);
+      if (this.discarding) {
+        if (newline !== -1) this.discarding = false;
+      } else if (this.pendingBytes + piece.length > this.limit) {
+        this.pending = [];
+        this.pendingBytes = 0;
+        this.discarding = newline === -1;
+        events.push({ kind: 'oversize' });
+      } else {
+        this.pending.push(piece);
+        this.pendingBytes += piece.length;
+        if (newline !== -1) {
+          const frame = Buffer.concat(this.pending, this.pendingBytes);
+          this.pending = [];
+          this.pendingBytes = 0;
+          events.push({ kind: 'frame', frame });
         }
-        start = end;
       }
-      done();
-    },
-  });
-  input.on('error', (error) => lines.destroy(error));
-  return input.pipe(lines);
+      start = end + 1;
+    }
+    return events;
+  }
+
 }

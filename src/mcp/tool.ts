@@ -1,10 +1,14 @@
 import type { z } from 'zod';
 import type { OperationOptions, PaneId, Server } from '../tmux/index.js';
 import type { CaptureStore } from './captures.js';
-import type { Tier } from './policy.js';
+import type { Tier, ToolGroup } from './policy.js';
 
 /** What every tool call gets: the borrowed server, retained captures, its deadline. */
 export interface ToolContext {
+  /**
+   * The borrowed server. For a tool that runs without one (`needsServer: false`) reading it
+   * throws why there is none.
+   */
   readonly server: Server;
   readonly captures: CaptureStore;
   /** The pane this MCP server runs in, when it runs inside a pane of the same server. */
@@ -17,13 +21,26 @@ export interface ToolContext {
   readonly env: NodeJS.ProcessEnv;
 }
 
+/**
+ * A tool's input is a strict object (an argument the schema does not name is refused, never
+ * dropped), and its output schema is strict all the way down, so a result key the schema
+ * lacks fails the server's own check before any client sees it.
+ */
 export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
   readonly name: string;
   readonly tier: Tier;
+  readonly group: ToolGroup;
   readonly title: string;
   readonly description: string;
   readonly input: I;
   readonly output: O;
+  /**
+   * The panes whose screens the call reads through capture-pane, or 'all': the call is refused
+   * while a capture hook is set where those captures would find it.
+   */
+  readonly screens?: (input: z.infer<I>) => readonly PaneId[] | 'all';
+  /** The tool answers without a tmux server (it reports on one when there is one). */
+  readonly needsServer?: false;
   run(context: ToolContext, input: z.infer<I>): Promise<z.infer<O>>;
 }
 

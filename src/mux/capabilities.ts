@@ -4,7 +4,8 @@
  * before the adapter is asked. Facts (topologyLatency, spaces) say "how fast" and "what
  * shape", never "whether", so they sit beside the capabilities rather than among them.
  */
-import type { MuxName } from './types.js';
+import { z } from 'zod';
+import { MUX_NAMES, type MuxName } from './types.js';
 
 export const MUX_CAPABILITIES = [
   'paneGrid',
@@ -190,4 +191,43 @@ export const MUX_DECLARATIONS: Readonly<Record<MuxName, MuxDeclaration>> = Objec
 export function unsupportedDetail(mux: MuxName, capability: MuxCapability, declaration: MuxDeclaration): string {
   const note = declaration.notes[capability];
   return `${mux} does not support ${capability}${note === undefined ? '' : `: ${note}`}`;
+}
+
+/** A capability as a JSON key (`sendKeys` → `send_keys`), spelled like every other JSON key. */
+export function capabilityKey(capability: MuxCapability): string {
+  return capability.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
+}
+
+const CAPABILITY_KEYS = MUX_CAPABILITIES.map(capabilityKey) as [string, ...string[]];
+
+/**
+ * A declaration as JSON (`drover mux capabilities --json`, MCP's capabilities tool): capability
+ * names snake_case like every key, key spellings as the port spells keys. The schema is built
+ * from the capability list every declaration is total over, and the type is inferred from it.
+ */
+export const muxDeclarationJsonSchema = z.strictObject({
+  mux: z.enum(MUX_NAMES),
+  supports: z.strictObject(Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean()]))),
+  unsupported_keys: z.array(z.string()),
+  notes: z.partialRecord(z.enum(CAPABILITY_KEYS), z.string()),
+  facts: z.strictObject({
+    topology_latency: z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('push') }), z.strictObject({ kind: z.literal('bounded'), ms: z.number() })]),
+    spaces: z.enum(['one', 'many']),
+  }),
+});
+export type MuxDeclarationJson = z.infer<typeof muxDeclarationJsonSchema>;
+
+export function declarationJson(mux: MuxName, declaration: MuxDeclaration): MuxDeclarationJson {
+  const notes: Record<string, string> = {};
+  for (const capability of MUX_CAPABILITIES) {
+    const note = declaration.notes[capability];
+    if (note !== undefined) notes[capabilityKey(capability)] = note;
+  }
+  return {
+    mux,
+    supports: Object.fromEntries(MUX_CAPABILITIES.map((capability) => [capabilityKey(capability), declaration.supports[capability]])),
+    unsupported_keys: [...declaration.unsupportedKeys],
+    notes,
+    facts: { topology_latency: { ...declaration.topologyLatency }, spaces: declaration.spaces },
+  };
 }

@@ -2,8 +2,10 @@ import { MuxError } from '../mux/index.js';
 import {
   AbortedError,
   ArgumentError,
+  CaptureHookError,
   CommandError,
   FieldDecodeError,
+  IncompleteSnapshotError,
   LimitError,
   NoMatchError,
   ServerReplacedError,
@@ -35,6 +37,7 @@ export type FailureCode =
   | 'timed_out'
   | 'interrupted'
   | 'too_large'
+  | 'incomplete_snapshot'
   | 'agent_exited'
   | 'load_failed'
   | 'tmux_failed'
@@ -50,10 +53,12 @@ export function failureCode(error: unknown): FailureCode {
   if (error instanceof ServerReplacedError) return 'server_replaced';
   if (error instanceof ServerUnreachableError) return 'unreachable';
   if (error instanceof MuxError) return error.reason;
+  if (error instanceof CaptureHookError) return 'refused';
   if (error instanceof UnsupportedFeatureError) return 'unsupported';
   if (error instanceof TimeoutError) return 'timed_out';
   if (error instanceof AbortedError) return 'interrupted';
   if (error instanceof LimitError) return 'too_large';
+  if (error instanceof IncompleteSnapshotError) return 'incomplete_snapshot';
   if (error instanceof AgentExitedError) return 'agent_exited';
   if (error instanceof ApplyError) return 'load_failed';
   if (error instanceof CommandError || error instanceof SpawnError || error instanceof FieldDecodeError) return 'tmux_failed';

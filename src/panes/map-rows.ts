@@ -1,5 +1,6 @@
-import { agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
-import type { FabState, StageState } from './fab-status.js';
+import { z } from 'zod';
+import { AGENT_STATES, agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
+import { STAGE_STATES, type FabState } from './fab-status.js';
 import { worktreeLabel, type WorktreeInfo } from './worktrees.js';
 import { foldBody } from './printable.js';
 
@@ -39,27 +40,33 @@ export interface MapRow {
   agentStateSource: AgentStateSource | null;
 }
 
-export type AgentStateSource = 'hook' | 'screen';
+export const AGENT_STATE_SOURCES = Object.freeze(['hook', 'screen'] as const);
+export type AgentStateSource = (typeof AGENT_STATE_SOURCES)[number];
 
-/** The `--json` shape: keys and order exactly as the contract lists them; unknowns are null. */
-export interface MapRowJson {
-  session: string;
-  window_index: number;
-  window_id: string | null;
-  pane_id: string;
-  tab: string;
-  worktree: string;
-  repo: string | null;
-  change: string | null;
-  stage: string | null;
-  display_state: StageState | null;
-  agent_state: AgentState | null;
-  agent_idle_duration: string | null;
-  pr_url: string | null;
-  pr_number: number | null;
-  agent: string | null;
-  agent_state_source: AgentStateSource | null;
-}
+/**
+ * One row of `pane map --json` and of the MCP pane_map tool: the row type is inferred from
+ * this schema and mapRowJson returns that type, so a key added to one and not the other does
+ * not compile. Unknowns are null.
+ */
+export const mapRowJsonSchema = z.strictObject({
+  session: z.string(),
+  window_index: z.number().int(),
+  window_id: z.string().nullable(),
+  pane_id: z.string(),
+  tab: z.string(),
+  worktree: z.string(),
+  repo: z.string().nullable(),
+  change: z.string().nullable(),
+  stage: z.string().nullable(),
+  display_state: z.enum(STAGE_STATES).nullable(),
+  agent_state: z.enum(AGENT_STATES).nullable(),
+  agent_idle_duration: z.string().nullable(),
+  pr_url: z.string().nullable(),
+  pr_number: z.number().int().nullable(),
+  agent: z.string().nullable().describe('the agent the pane runs, by its process tree'),
+  agent_state_source: z.enum(AGENT_STATE_SOURCES).nullable().describe("where agent_state came from: the agent's hooks or its screen"),
+});
+export type MapRowJson = z.infer<typeof mapRowJsonSchema>;
 
 export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabState | undefined, agentContext: AgentStatusContext): MapRow {
   const agent = resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), agentContext);

@@ -1,8 +1,9 @@
+import { z } from 'zod';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { ArgumentError, type Server } from '../tmux/index.js';
 import { deliverText, pointerPrompt, type DeliveryOptions, type DeliveryReceipt } from './delivery.js';
-import { probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
+import { READINESS_STATES, probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
 import { agentNamerFor, requirePane, tmuxPaneIO } from './tmux-pane.js';
 
 /**
@@ -20,20 +21,24 @@ export async function paneDeliver(server: Server, paneId: string, text: string, 
   return deliverText(tmuxPaneIO(pane, agentNamerFor(options.cwd)), text, options);
 }
 
-/** The `--json` shape of a delivery receipt (also the MCP tool's result). */
-export interface DeliveryReceiptJson {
-  pane_id: string;
-  status: DeliveryReceipt['status'];
-  reason: string;
-  evidence: DeliveryReceipt['evidence'];
-  agent: string | null;
-  method: DeliveryReceipt['method'];
-  attempts: number;
-  chars: number;
-  draft_cleared: string | null;
-  typed: boolean;
-  snippet: string;
-}
+/**
+ * The `--json` shape of a delivery receipt (also the MCP deliver tool's result). The type is
+ * inferred from the schema and deliveryReceiptJson returns it, so the two cannot differ.
+ */
+export const deliveryReceiptJsonSchema = z.strictObject({
+  pane_id: z.string(),
+  status: z.enum(['submitted', 'staged_unconfirmed', 'failed'] as const satisfies readonly DeliveryReceipt['status'][]),
+  reason: z.string(),
+  evidence: z.enum(['agent_busy', 'agent_asking', 'composer_cleared'] as const satisfies readonly NonNullable<DeliveryReceipt['evidence']>[]).nullable(),
+  agent: z.string().nullable(),
+  method: z.enum(['paste', 'keys'] as const satisfies readonly DeliveryReceipt['method'][]),
+  attempts: z.number().int(),
+  chars: z.number().int(),
+  draft_cleared: z.string().nullable(),
+  typed: z.boolean(),
+  snippet: z.string(),
+});
+export type DeliveryReceiptJson = z.infer<typeof deliveryReceiptJsonSchema>;
 
 export function deliveryReceiptJson(pane: string, receipt: DeliveryReceipt): DeliveryReceiptJson {
   return {
@@ -49,6 +54,23 @@ export function deliveryReceiptJson(pane: string, receipt: DeliveryReceipt): Del
     typed: receipt.typed,
     snippet: receipt.snippet,
   };
+}
+
+/** The `--json` shape of a readiness report (also the MCP ready tool's result), inferred from its schema. */
+export const readinessReportJsonSchema = z.strictObject({
+  pane_id: z.string(),
+  state: z.enum(READINESS_STATES),
+  reason: z.string(),
+  agent: z.string().nullable(),
+  rule: z.string().nullable(),
+  detail: z.string(),
+  draft: z.string().nullable(),
+  snippet: z.string(),
+});
+export type ReadinessReportJson = z.infer<typeof readinessReportJsonSchema>;
+
+export function readinessReportJson(pane: string, report: ReadinessReport): ReadinessReportJson {
+  return { pane_id: pane, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
 }
 
 /** The text report of a delivery: one line with the status and why, then the screen when not submitted. */

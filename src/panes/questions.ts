@@ -1,4 +1,5 @@
-import type { AgentKind, AgentState, ScreenReading } from '../agents/index.js';
+import { z } from 'zod';
+import { AGENT_STATES, type AgentKind, type AgentState, type ScreenReading } from '../agents/index.js';
 import { tailLines } from './tail.js';
 
 /** The sweep always looks at the last 20 lines of a pane; it is not a flag. */
@@ -222,17 +223,66 @@ export async function sweepQuestions(
   return sweep;
 }
 
-/** A row with its pane under `pane_id`, as every `--json` document names it. */
-export type WithPaneId<T extends { pane: string }> = Omit<T, 'pane'> & { pane_id: string };
+const QUESTION_INDICATORS = [
+  'permission_prompt',
+  'agent_dialog',
+  'question_mark',
+  'yes_no',
+  'action_word',
+  'imperative_question',
+  'colon_prompt',
+  'enumerated_options',
+  'press_key',
+] as const satisfies readonly QuestionIndicator[];
 
-export function questionRowJson<T extends QuestionMatch | QuestionSkip>(row: T): WithPaneId<T> {
-  const { pane, ...rest } = row;
-  return { pane_id: pane, ...rest };
+const QUESTION_SKIP_REASONS = [
+  'capture_failed',
+  'state_changed',
+  'no_agent_state',
+  'blank_capture',
+  'turn_boundary',
+  'no_indicator',
+  'pane_dead',
+  'agent_at_composer',
+  'agent_busy',
+  'agent_exited',
+  'screen_unrecognised',
+] as const satisfies readonly QuestionSkipReason[];
+
+/**
+ * The `--json` rows of a sweep (and the MCP questions tool's result). The row types are
+ * inferred from these schemas and the builders return them, so a field added to a row and not
+ * to its schema does not compile.
+ */
+export const questionMatchJsonSchema = z.strictObject({
+  pane_id: z.string(),
+  agent_state: z.enum(AGENT_STATES),
+  indicator: z.enum(QUESTION_INDICATORS),
+  snippet: z.string().describe('the line that asks'),
+  agent: z.string().nullable(),
+  rule: z.string().nullable().describe('the screen rule that matched; null for the line scan'),
+});
+export const questionSkipJsonSchema = z.strictObject({ pane_id: z.string(), reason: z.enum(QUESTION_SKIP_REASONS) });
+export const questionSweepJsonSchema = z.strictObject({ matches: z.array(questionMatchJsonSchema), skipped: z.array(questionSkipJsonSchema) });
+export type QuestionMatchJson = z.infer<typeof questionMatchJsonSchema>;
+export type QuestionSkipJson = z.infer<typeof questionSkipJsonSchema>;
+export type QuestionSweepJson = z.infer<typeof questionSweepJsonSchema>;
+
+export function questionMatchJson(match: QuestionMatch): QuestionMatchJson {
+  return { pane_id: match.pane, agent_state: match.agent_state, indicator: match.indicator, snippet: match.snippet, agent: match.agent, rule: match.rule };
 }
 
-/** The `--json` shape of a sweep (and the MCP tool's result). */
-export function questionSweepJson(sweep: QuestionSweep): { matches: WithPaneId<QuestionMatch>[]; skipped: WithPaneId<QuestionSkip>[] } {
-  return { matches: sweep.matches.map((row) => questionRowJson(row)), skipped: sweep.skipped.map((row) => questionRowJson(row)) };
+export function questionSkipJson(skip: QuestionSkip): QuestionSkipJson {
+  return { pane_id: skip.pane, reason: skip.reason };
+}
+
+/** A match or a skip as its row. */
+export function questionRowJson(row: QuestionMatch | QuestionSkip): QuestionMatchJson | QuestionSkipJson {
+  return 'reason' in row ? questionSkipJson(row) : questionMatchJson(row);
+}
+
+export function questionSweepJson(sweep: QuestionSweep): QuestionSweepJson {
+  return { matches: sweep.matches.map(questionMatchJson), skipped: sweep.skipped.map(questionSkipJson) };
 }
 
 /** The human report: one line per match and per skip, then the counts. */

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { isatty } from 'node:tty';
 import { performance } from 'node:perf_hooks';
 import type { Readable, Writable } from 'node:stream';
 import {
@@ -420,35 +421,63 @@ export interface TerminalResult {
   elapsedMs: number;
 }
 
+export interface TerminalOptions {
+  /** The caller's open terminal, as a descriptor or a stream that has one (process.stdin): the child's stdin, stdout and stderr. */
+  terminal: TerminalSpec;
+  /** The complete environment of the child. Defaults to this process's environment. */
+  env?: NodeJS.ProcessEnv;
+  /** Ends the child (SIGTERM, SIGKILL after 500 ms); the call then fails with AbortedError once it is reaped. */
+  signal?: AbortSignal;
+}
+
+export type TerminalSpec = number | { readonly fd: number };
+
+/** The descriptor of a terminal the caller passed; ArgumentError when it is not an open terminal. */
+export function terminalDescriptor(terminal: TerminalSpec): number {
+  const fd = typeof terminal === 'number' ? terminal : terminal?.fd;
+  if (!Number.isSafeInteger(fd) || fd < 0) throw new ArgumentError('terminal must be an open terminal: a file descriptor, or a stream that has one (process.stdin)');
+  if (!isatty(fd)) throw new ArgumentError(`terminal ${fd} is not an open terminal (a tty)`);
+  return fd;
+}
+
 /**
- * Runs an interactive child on this process's terminal (tmux attach). There is no deadline:
- * the user ends it; the AbortSignal is the explicit cancellation.
+ * Runs an interactive child (tmux attach) on a terminal the caller gives: the child reads,
+ * draws and sizes itself there. There is no deadline: the user ends it; the AbortSignal is the
+ * explicit cancellation, and the child is reaped before the call fails.
  */
-export function runOnTerminal(argv: readonly string[], options: { env?: NodeJS.ProcessEnv; signal?: AbortSignal } = {}): Promise<TerminalResult> {
+export function runOnTerminal(argv: readonly string[], options: TerminalOptions): Promise<TerminalResult> {
+  let fd: number;
   try {
     validateArgv(argv, DEFAULT_RUN_LIMITS.argvBytes);
+    fd = terminalDescriptor(options.terminal);
   } catch (error) {
     return Promise.reject(error);
   }
+  if (options.signal?.aborted) return Promise.reject(new AbortedError('aborted before start', { delivery: 'not_sent' }));
   const argvCopy = Object.freeze([...argv]);
   const started = performance.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(argvCopy[0]!, argvCopy.slice(1), { stdio: 'inherit', env: options.env ?? process.env });
+    const child = spawn(argvCopy[0]!, argvCopy.slice(1), { stdio: [fd, fd, fd], env: options.env ?? process.env });
     counters.spawned += 1;
     counters.running += 1;
+    let kill: NodeJS.Timeout | undefined;
     const onAbort = (): void => {
       child.kill('SIGTERM');
+      kill = setTimeout(() => child.kill('SIGKILL'), REAP_BOUND_MS);
     };
     options.signal?.addEventListener('abort', onAbort, { once: true });
     child.once('error', (cause) => {
+      clearTimeout(kill);
       options.signal?.removeEventListener('abort', onAbort);
       if (child.pid === undefined) counters.running -= 1;
       reject(new SpawnError(`cannot start ${argvCopy[0]}: ${cause.message}`, { phase: 'spawn', cause }));
     });
     child.once('exit', (exitCode, signal) => {
       counters.running -= 1;
+      clearTimeout(kill);
       options.signal?.removeEventListener('abort', onAbort);
-      resolve({ argv: argvCopy, pid: child.pid!, exitCode, signal, elapsedMs: performance.now() - started });
+      if (options.signal?.aborted) reject(new AbortedError(`${argvCopy[0]} was aborted`));
+      else resolve({ argv: argvCopy, pid: child.pid!, exitCode, signal, elapsedMs: performance.now() - started });
     });
   });
 }

@@ -1,3 +1,4 @@
+import { inspect, type InspectOptions } from 'node:util';
 import { ArgumentError } from './errors.js';
 import { ENTITY_FIELDS, fieldByWire, type CatalogEntity, type FieldSpec } from './catalog.js';
 import { compileTextPattern, type TextTest } from './pattern.js';
@@ -5,6 +6,8 @@ import { compileTextPattern, type TextTest } from './pattern.js';
 /**
  * Criteria: a versioned JSON wire form for selecting snapshot records, validated whole
  * before use (inactive OR branches included). Evaluation is local to a captured snapshot.
+ * Values are the caller's data (a token, a path): inspection, JSON.stringify and error
+ * messages never show them; toWire() is the explicit export that does.
  *
  *   {"version": 1, "entity": "pane", "where": EXPR}
  *   EXPR := {"and": [EXPR…]} | {"or": [EXPR…]} | {"not": EXPR}
@@ -63,6 +66,7 @@ export interface EvaluableRecord {
   related(relation: string): readonly EvaluableRecord[];
 }
 
+/** Refused criteria: the message names the path and the problem, never a value. */
 export class CriteriaError extends ArgumentError {
   readonly path: string;
   constructor(path: string, problem: string) {
@@ -287,21 +291,19 @@ export class Criteria {
 
   /** Parses the wire form (a JSON string or an already-parsed value). */
   static fromJSON(input: unknown): Criteria {
-    let value = input;
-    if (typeof input === 'string') {
-      if (Buffer.byteLength(input) > 64 * 1024) throw new CriteriaError('$', 'criteria JSON is larger than 64 KiB');
-      try {
-        value = JSON.parse(input);
-      } catch (error) {
-        throw new CriteriaError('$', `not valid JSON (${(error as Error).message})`);
-      }
-    }
+    const value = typeof input === 'string' ? parseJsonText(input) : input;
     if (!isPlainObject(value)) throw new CriteriaError('$', 'expected an object with version, entity and where');
     onlyKeys(value, ['version', 'entity', 'where'], '$');
     if (value.version !== CRITERIA_VERSION) throw new CriteriaError('$.version', `must be ${CRITERIA_VERSION}`);
     if (typeof value.entity !== 'string') throw new CriteriaError('$.entity', 'must be a string');
     if (!('where' in value)) throw new CriteriaError('$.where', 'is required');
     return Criteria.build(value.entity as CriteriaEntity, value.where);
+  }
+
+  /** JSON text of the versioned wire form, or of a bare expression for `entity`. */
+  static parse(text: string, entity: CriteriaEntity = 'pane'): Criteria {
+    const value = parseJsonText(text);
+    return isPlainObject(value) && 'version' in value ? Criteria.fromJSON(value) : Criteria.build(entity, value);
   }
 
   test(record: EvaluableRecord): boolean {
@@ -325,8 +327,47 @@ export class Criteria {
     return Criteria.build(this.entity, { [key]: [this.where, other.where] });
   }
 
-  toJSON(): CriteriaJson {
+  /** The versioned wire form, values included: the explicit export (it holds the caller's data). */
+  toWire(): CriteriaJson {
     return { version: CRITERIA_VERSION, entity: this.entity, where: this.where };
+  }
+
+  /** The wire form with every value redacted: what JSON.stringify (and so a log line) shows. */
+  toJSON(): CriteriaJson {
+    return { version: CRITERIA_VERSION, entity: this.entity, where: redacted(this.where) };
+  }
+
+  toString(): string {
+    return `Criteria(${this.entity}) ${JSON.stringify(redacted(this.where))}`;
+  }
+
+  /** Shown whole (validation bounds the tree), values redacted. */
+  [inspect.custom](depth: number, options: InspectOptions): string {
+    return `Criteria(${this.entity}) ${inspect(redacted(this.where), { ...options, depth: Infinity })}`;
+  }
+}
+
+/** What stands in for a literal value wherever criteria are shown rather than exported. */
+const REDACTED = '[redacted]';
+
+function redacted(node: Expr): Expr {
+  if ('and' in node) return { and: node.and.map(redacted) };
+  if ('or' in node) return { or: node.or.map(redacted) };
+  if ('not' in node) return { not: redacted(node.not) };
+  if ('some' in node) return { some: { relation: node.some.relation, where: redacted(node.some.where) } };
+  if ('every' in node) return { every: { relation: node.every.relation, where: redacted(node.every.where) } };
+  if ('none' in node) return { none: { relation: node.none.relation, where: redacted(node.none.where) } };
+  return 'value' in node ? { ...node, value: REDACTED } : node;
+}
+
+/** Parses criteria JSON text; a syntax error says where, never what (V8's message quotes the text). */
+function parseJsonText(text: string): unknown {
+  if (Buffer.byteLength(text) > 64 * 1024) throw new CriteriaError('$', 'criteria JSON is larger than 64 KiB');
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    const position = /at position (\d+)/.exec((error as Error).message)?.[1];
+    throw new CriteriaError('$', `not valid JSON${position === undefined ? '' : ` (at position ${position})`}`);
   }
 }
 

@@ -58,10 +58,16 @@ export class UnsupportedFeatureError extends DroverError {
   }
 }
 
-/** A snapshot relation or field was not captured, so it cannot be answered. */
+/**
+ * A snapshot cannot answer what was asked, because it did not capture it (clients left out, a
+ * record outside it) or because the capture reached one of its bounds (`limit` names it:
+ * snapshot_rows, snapshot_bytes, field_bytes) and would have held less than the server has.
+ */
 export class IncompleteSnapshotError extends DroverError {
-  constructor(message: string) {
-    super(message, { phase: 'evaluate', delivery: 'not_sent' });
+  readonly limit: string | undefined;
+  constructor(message: string, context: ErrorContext & { limit?: string } = {}) {
+    super(message, { phase: 'evaluate', delivery: 'not_sent', ...context });
+    this.limit = context.limit;
   }
 }
 
@@ -86,9 +92,34 @@ export class ClosedError extends DroverError {
   }
 }
 
+/**
+ * close() was called from code running on behalf of one of the binding's own requests (a
+ * map() item, a transport's command): it would wait for the very request that called it. It
+ * is refused at once and the binding stays open; close it once that request has ended.
+ */
+export class ReentrantCloseError extends DroverError {
+  constructor() {
+    super("close() was called from inside one of this binding's own running requests, which it would wait for; close the binding once that request has ended", {
+      phase: 'close',
+      delivery: 'not_sent',
+    });
+  }
+}
+
 /** Admission or byte capacity is exhausted; the request was not sent. */
 export class CapacityError extends DroverError {
   constructor(message: string) {
     super(message, { phase: 'admit', delivery: 'not_sent' });
+  }
+}
+
+/**
+ * tmux would run a command after the capture drover is about to make (an `after-capture-pane`
+ * hook is set where the capture would find it), so reading the screen is refused: a capture
+ * must have no side effects. Nothing was sent.
+ */
+export class CaptureHookError extends DroverError {
+  constructor(message: string) {
+    super(message, { phase: 'preflight', delivery: 'not_sent' });
   }
 }

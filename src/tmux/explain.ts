@@ -1,4 +1,4 @@
-import { Criteria, criteriaReads, type CriteriaJson, type CriteriaReads } from './criteria.js';
+import { Criteria, criteriaReads, type CriteriaReads } from './criteria.js';
 import { ArgumentError } from './errors.js';
 import { snapshotCommands } from './snapshot.js';
 
@@ -23,8 +23,8 @@ export interface PaneSearchPlan {
   };
   /** What tmux filters before drover sees rows: nothing. */
   readonly pushedDown: null;
-  /** What drover evaluates on the captured graph: all of the criteria. */
-  readonly residual: CriteriaJson;
+  /** What drover evaluates on the captured graph: all of the criteria (shown with values redacted; toWire() exports them). */
+  readonly residual: Criteria;
   /** Why no part of the criteria is sent to tmux. */
   readonly rejected: readonly string[];
 }
@@ -46,7 +46,7 @@ export function explainPaneSearch(criteria: Criteria | object | string, pushdown
     executable: pushdown !== 'required',
     capture: Object.freeze({ reads: Object.freeze(snapshotCommands().map((command) => command[0]!)), clients: false as const, fields: reads.fields, relations: reads.relations }),
     pushedDown: null,
-    residual: Object.freeze(compiled.toJSON()),
+    residual: compiled,
     rejected: Object.freeze(rejected),
   });
 }

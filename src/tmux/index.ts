@@ -1,7 +1,7 @@
 export * from './errors.js';
 export { Endpoint, resolveExecutable, resolvedSocketPath, tmuxVariable, type EndpointOptions, type EndpointSpec } from './endpoint.js';
 export { INCARNATION_FORMAT, incarnationKey, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
-export { Server, failureOf, type ServerOptions, type StartOptions, type RunOptions, type GroupResult, type ServerDiagnostics, type OpenControlOptions, type SearchOptions } from './server.js';
+export { Server, failureOf, type ServerOptions, type StartOptions, type AttachOptions, type RunOptions, type GroupResult, type ServerDiagnostics, type OpenControlOptions, type SearchOptions } from './server.js';
 export { Session, Window, Pane, WindowLink, type CreationReceipt, type ResizeSpec, type PasteSpec } from './handles.js';
 export { Options, Hooks, Environment, Buffers, OptionValue, type BufferInfo } from './settings.js';
 export { closeAfter, type Closable } from './lifetime.js';
@@ -12,6 +12,7 @@ export { criteriaJsonSchema, type JsonSchema } from './criteria-schema.js';
 export { CommandResult, clientEnvironment, type CommandTransport, type ExecOptions } from './transport.js';
 export { Deadline, DEFAULT_OPERATION_TIMEOUT_MS, type OperationOptions } from './deadline.js';
 export { Snapshot, Selection, SessionRecord, WindowRecord, PaneRecord, ClientRecord, WindowLinkRecord, snapshotCommands, CLIENT_FORMAT, type SnapshotOptions } from './snapshot.js';
+export { CAPTURE_HOOK, captureHooks, captureHookScopes, parseCaptureHooks, requireNoCaptureHook, type CaptureHookEntry } from './capture-hooks.js';
 export { compileTextPattern, type TextTest } from './pattern.js';
 export { Criteria, CriteriaError, CRITERIA_VERSION, RELATIONS, criteriaReads, type Expr, type CriteriaJson, type CriteriaEntity, type EvaluableRecord, type CriteriaReads } from './criteria.js';
 export * from './catalog.js';

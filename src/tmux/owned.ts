@@ -1,10 +1,10 @@
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { performance } from 'node:perf_hooks';
 import { LongLivedChild, isProcessAlive, run } from '../process/index.js';
-import { DroverError, ServerUnreachableError, TimeoutError } from './errors.js';
+import { AbortedError, DroverError, ServerUnreachableError, TimeoutError } from './errors.js';
 import { Endpoint } from './endpoint.js';
 import { INCARNATION_FORMAT, incarnationGuard, parseIncarnation, type ServerIncarnation } from './incarnation.js';
 import { clientEnvironment } from './transport.js';
@@ -29,6 +29,8 @@ export interface DaemonStartOptions {
   /** Base for the private directory; defaults to the OS temporary directory. */
   tmpDir?: string;
   env?: NodeJS.ProcessEnv;
+  /** Cancels the start: whatever was started or created is removed, and the start fails with AbortedError. */
+  signal?: AbortSignal;
 }
 
 export const SOCKET_FILE = 'tmux.sock';
@@ -46,11 +48,15 @@ export class OwnedDaemon {
 
   /**
    * Creates a fresh 0700 directory, writes the configuration, starts `tmux -D` in the
-   * foreground and waits until a real client command answers with the daemon's own pid.
+   * foreground and waits until a real client command answers with the daemon's own pid. A
+   * failure, the deadline or an abort leaves no daemon, socket or directory behind.
    */
   static async start(options: DaemonStartOptions = {}): Promise<OwnedDaemon> {
     const timeoutMs = options.startupTimeoutMs ?? 5000;
+    const signal = options.signal;
+    if (signal?.aborted) throw new AbortedError('the tmux server start was aborted before it began', { phase: 'start', delivery: 'not_sent' });
     const started = performance.now();
+    const remaining = (): number => Math.max(1, timeoutMs - (performance.now() - started));
     const directory = mkdtempSync(join(options.tmpDir ?? tmpdir(), 'drover-'));
     const socketPath = join(directory, SOCKET_FILE);
     let child: LongLivedChild | undefined;
@@ -65,18 +71,20 @@ export class OwnedDaemon {
         stdout: 'ignore',
         ownedByThisProcess: !options.persistent,
       });
-      await waitForSocket(socketPath, child, started, timeoutMs);
+      await waitForSocket(socketPath, child, timeoutMs, remaining(), signal);
       const ask = () =>
         run([endpoint.executable, '-S', socketPath, 'display-message', '-p', INCARNATION_FORMAT], {
-          timeoutMs: Math.max(1, timeoutMs - (performance.now() - started)),
+          timeoutMs: remaining(),
           env: clientEnvironment(options.env),
+          signal,
         });
       let probe = await ask();
       // tmux binds the socket a moment before it listens on it: a refused connection in between is retried.
-      while (!probe.ok && /^no server running on/m.test(probe.stderrText()) && !child.exit && performance.now() - started < timeoutMs) {
+      while (!probe.ok && /^no server running on/m.test(probe.stderrText()) && !child.exit && !signal?.aborted && performance.now() - started < timeoutMs) {
         await sleep(2);
         probe = await ask();
       }
+      if (signal?.aborted) throw abortedStart();
       const incarnation = probe.ok ? parseIncarnation(probe.lossyText()) : undefined;
       if (incarnation?.pid !== child.pid) {
         throw new ServerUnreachableError(`the new tmux server did not answer as expected: ${probe.stderrText().trim() || probe.lossyText().trim()}`, {
@@ -85,7 +93,8 @@ export class OwnedDaemon {
       }
       const record = Object.freeze({ directory, socketPath, pid: child.pid, executable: endpoint.executable, startTime: incarnation.startTime });
       return new OwnedDaemon(record, endpoint, incarnation, options.persistent ? undefined : child);
-    } catch (error) {
+    } catch (caught) {
+      const error = signal?.aborted && !(caught instanceof AbortedError && caught.phase === 'start') ? abortedStart(caught) : caught;
       const cleanupErrors: Error[] = [];
       if (child) await child.stop(200).catch((e: Error) => cleanupErrors.push(e));
       try {
@@ -172,18 +181,65 @@ async function waitForExit(pid: number, timeoutMs: number): Promise<boolean> {
   return !isProcessAlive(pid);
 }
 
-async function waitForSocket(socketPath: string, child: LongLivedChild, started: number, timeoutMs: number): Promise<void> {
-  for (;;) {
+/** The failure of a start that was aborted, once what it had started is removed. */
+export function abortedStart(cause?: unknown, cleanupErrors: readonly Error[] = []): AbortedError {
+  return new AbortedError('the tmux server start was aborted; the daemon and its directory were removed', { phase: 'start', cause, cleanupErrors });
+}
+
+function isSocket(path: string): boolean {
+  return statSync(path, { throwIfNoEntry: false })?.isSocket() === true;
+}
+
+/** How often the socket is looked for where its directory cannot be watched. */
+const UNWATCHED_POLL_MS = 10;
+
+/**
+ * Waits until tmux has created its socket, which is an event on the socket's directory. Where
+ * the directory cannot be watched (fs.watch unsupported, or inotify out of watches) the socket
+ * is looked for every 10 ms instead, within the same deadline. Ends early when tmux exits or
+ * the start is aborted.
+ */
+function waitForSocket(socketPath: string, child: LongLivedChild, startupTimeoutMs: number, remainingMs: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let settled = false;
+    let watcher: FSWatcher | undefined;
+    let poll: NodeJS.Timeout | undefined;
+    const finish = (error?: Error): void => {
+      if (settled) return;
+      settled = true;
+      watcher?.close();
+      clearInterval(poll);
+      clearTimeout(deadline);
+      signal?.removeEventListener('abort', onAbort);
+      if (error) reject(error);
+      else resolve();
+    };
+    const look = (): void => {
+      if (!settled && isSocket(socketPath)) finish();
+    };
+    const lookEvery = (): void => {
+      watcher?.close();
+      if (!settled) poll ??= setInterval(look, UNWATCHED_POLL_MS);
+    };
+    const onAbort = (): void => finish(abortedStart());
+    const deadline = setTimeout(
+      () => finish(new TimeoutError(`tmux did not create its socket within ${startupTimeoutMs} ms`, startupTimeoutMs, { phase: 'start', delivery: 'not_sent' })),
+      remainingMs,
+    );
     try {
-      if (statSync(socketPath).isSocket()) return;
+      watcher = watch(dirname(socketPath), { persistent: false }, look);
+      watcher.on('error', lookEvery);
     } catch {
-      // not there yet
+      lookEvery();
     }
-    if (child.exit) {
+    signal?.addEventListener('abort', onAbort, { once: true });
+    void child.exited.then(() => {
+      look();
       const stderr = child.stderr().tail.toString('utf8').trim();
-      throw new ServerUnreachableError(`tmux exited while starting${stderr ? `: ${stderr}` : ''}`, { phase: 'start' });
-    }
-    if (performance.now() - started > timeoutMs) throw new TimeoutError(`tmux did not create its socket within ${timeoutMs} ms`, timeoutMs, { phase: 'start', delivery: 'not_sent' });
-    await sleep(2);
-  }
+      finish(new ServerUnreachableError(`tmux exited while starting${stderr ? `: ${stderr}` : ''}`, { phase: 'start' }));
+    });
+    if (signal?.aborted) onAbort();
+    // Created before the watch began: no event will say so.
+    else look();
+  });
 }

@@ -28,7 +28,9 @@ export function compileTextPattern(source: string, options: { caseInsensitive?: 
   try {
     pattern = RE2.compile(source, options.caseInsensitive ? RE2.CASE_INSENSITIVE : 0);
   } catch (error) {
-    throw new ArgumentError(`not a valid regular expression (${(error as Error).message})`, { cause: error });
+    // RE2's own message quotes the pattern, which may be someone's secret: only its description is kept.
+    const problem = (error as { error?: unknown }).error;
+    throw new ArgumentError(`not a valid regular expression (${typeof problem === 'string' ? problem : 'a syntax error'})`);
   }
   return (text) => pattern.test(text);
 }

@@ -1,7 +1,8 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { runOnTerminal, type TerminalResult } from '../process/index.js';
+import { runOnTerminal, terminalDescriptor, type TerminalResult, type TerminalSpec } from '../process/index.js';
 import {
   checkName,
   literalSourcePath,
@@ -30,6 +31,7 @@ import {
   CommandError,
   DroverError,
   NoMatchError,
+  ReentrantCloseError,
   ServerReplacedError,
   ServerUnreachableError,
   TargetNotFoundError,
@@ -43,11 +45,12 @@ import { boundedMap, type MapItemContext, type MapOptions } from './map.js';
 import { checkId, type EntityKind, type IdOf, type PaneId, type SessionId, type WindowId } from './ids.js';
 import { INCARNATION_FORMAT, incarnationGuard, isGuardRefusal, parseIncarnation, sameIncarnation, type ServerIncarnation } from './incarnation.js';
 import { Environment, Options, Hooks, Buffers } from './settings.js';
-import { OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
+import { abortedStart, OwnedDaemon, type DaemonStartOptions, type OwnedDaemonRecord } from './owned.js';
 import { LINK_FORMAT, linksOf, Pane, Session, Window, WindowLink, type CreationReceipt } from './handles.js';
 import { Criteria } from './criteria.js';
 import {
   CLIENT_FORMAT,
+  incompleteCapture,
   parseClientRecords,
   Selection,
   Snapshot,
@@ -90,6 +93,26 @@ export interface OpenControlOptions extends OperationOptions {
 }
 
 export interface StartOptions extends ServerOptions, Omit<DaemonStartOptions, 'env'> {}
+
+export interface AttachOptions {
+  /** The caller's open terminal: a file descriptor, or a stream that has one (process.stdin). */
+  terminal: TerminalSpec;
+  /** The terminal's type, as TERM names it (xterm-256color): tmux picks the terminal description by it. */
+  term: string;
+  /** Attach read-only (tmux attach -r). Default false. */
+  readOnly?: boolean;
+  signal?: AbortSignal;
+}
+
+/** Longest TERM accepted: terminal type names are short, and the value reaches tmux's environment. */
+const MAX_TERM_BYTES = 256;
+
+function checkTerm(term: unknown): void {
+  if (typeof term !== 'string' || term === '') throw new ArgumentError('attach needs the TERM of the terminal (such as xterm-256color)');
+  if (Buffer.byteLength(term) > MAX_TERM_BYTES || !/^[\x21-\x7e]+$/.test(term)) {
+    throw new ArgumentError(`TERM must be a terminal type name of printable characters without spaces, at most ${MAX_TERM_BYTES} bytes (such as xterm-256color)`);
+  }
+}
 
 export interface RunOptions extends OperationOptions {
   /** Bytes for the tmux client's stdin (e.g. `load-buffer -`). */
@@ -150,6 +173,18 @@ export function failureOf(result: CommandResult): DroverError {
   if (missing) return new TargetNotFoundError(missing[2]!.trim() || missing[1]!, { result });
   return new CommandError(`tmux ${result.args[0] ?? ''} failed: ${message}`, { result });
 }
+
+/** One of a binding's requests while it runs. */
+interface RunningRequest {
+  readonly binding: Server;
+  running: boolean;
+}
+
+/**
+ * The requests the current code runs on behalf of. Async context follows awaits, callbacks and
+ * timers, so close() knows when it is called from inside one of its binding's own requests.
+ */
+const enclosingRequests = new AsyncLocalStorage<readonly RunningRequest[]>();
 
 /** A small counting semaphore whose waiters give up at their own deadline. */
 class Admission {
@@ -310,6 +345,8 @@ export class Server {
   /**
    * Starts and owns a private tmux server in a fresh 0700 temporary directory. With `use`,
    * the server is retired when `use` settles, and a failure of `use` is the one thrown.
+   * Aborting `signal` before the server is returned retires whatever was started and fails
+   * with AbortedError.
    */
   static async start(options?: StartOptions): Promise<Server>;
   static async start<T>(options: StartOptions, use: (server: Server) => Promise<T>): Promise<T>;
@@ -321,6 +358,11 @@ export class Server {
       throw new ServerUnreachableError('the owned tmux server socket disappeared right after start');
     }
     const server = await Server.withTransport(new Server(daemon.endpoint, identity, daemon, options), options);
+    if (options.signal?.aborted) {
+      const cleanupErrors: Error[] = [];
+      await server.close().catch((e: Error) => cleanupErrors.push(e));
+      throw abortedStart(undefined, cleanupErrors);
+    }
     return use === undefined ? server : closeAfter(server, use);
   }
 
@@ -524,7 +566,7 @@ export class Server {
   private async execute(args: readonly string[], deadline: Deadline, input: Uint8Array | undefined, transport: CommandTransport): Promise<CommandResult> {
     if (this.closed) throw new ClosedError();
     const release = await this.admission.acquire(deadline);
-    const work = (async () => {
+    const work = this.asRequest(async () => {
       try {
         const signal = deadline.signal ? AbortSignal.any([deadline.signal, this.closing.signal]) : this.closing.signal;
         const options = { input, timeoutMs: deadline.remaining(), signal };
@@ -532,7 +574,7 @@ export class Server {
       } finally {
         release();
       }
-    })();
+    });
     this.running.add(work);
     try {
       return await work;
@@ -549,6 +591,17 @@ export class Server {
   /** Which server process this binding talks to, when a command already learnt it; no I/O. */
   get knownIncarnation(): ServerIncarnation | undefined {
     return this.known;
+  }
+
+  /** Runs `work` as one of this binding's requests: close() from code it runs is refused. */
+  private async asRequest<T>(work: () => Promise<T>): Promise<T> {
+    const request: RunningRequest = { binding: this, running: true };
+    const enclosing = (enclosingRequests.getStore() ?? []).filter((outer) => outer.running);
+    try {
+      return await enclosingRequests.run([...enclosing, request], work);
+    } finally {
+      request.running = false;
+    }
   }
 
   /**
@@ -668,11 +721,19 @@ export class Server {
     return this.cachedVersion;
   }
 
-  /** Reads sessions, windows and panes (clients optional) in one tmux invocation. */
+  /**
+   * Reads sessions, windows and panes (clients optional) in one tmux invocation. A server the
+   * snapshot's bounds cannot cover fails with IncompleteSnapshotError instead of a smaller graph.
+   */
   async snapshot(options: SnapshotOptions & OperationOptions = {}): Promise<Snapshot> {
     const startedAt = Date.now();
     const args = snapshotCommands(options).flatMap((command, i) => (i === 0 ? command : [';', ...command]));
-    const result = await this.listing(args, Deadline.start(options));
+    let result: CommandResult;
+    try {
+      result = await this.listing(args, Deadline.start(options));
+    } catch (error) {
+      throw incompleteCapture(error);
+    }
     return new Snapshot(result.stdout, { ...options, startedAt, finishedAt: Date.now(), binding: this });
   }
 
@@ -736,7 +797,7 @@ export class Server {
     if (this.closed) throw new ClosedError();
     this.maps += 1;
     try {
-      return await boundedMap(items, work, options, this.closing.signal);
+      return await this.asRequest(() => boundedMap(items, work, options, this.closing.signal));
     } finally {
       this.maps -= 1;
     }
@@ -799,12 +860,21 @@ export class Server {
     return this.command(['switch-client', '-E', '-c', protectArgument(client), '-t', session.id], options);
   }
 
-  /** Attaches this process's terminal to a session until the user detaches. */
-  async attach(session: Session, options: { readOnly?: boolean; signal?: AbortSignal } = {}): Promise<TerminalResult> {
+  /**
+   * Attaches the caller's terminal to a session as a new tmux client, until that client
+   * detaches or exits. The terminal and its TERM are the caller's to give; none is inferred.
+   * Aborting ends the client (tmux restores the terminal's modes) and fails with AbortedError;
+   * the daemon keeps running either way.
+   */
+  async attach(session: Session, options: AttachOptions): Promise<TerminalResult> {
     if (session.server !== this) throw new ArgumentError('the session belongs to another binding');
+    const terminal = terminalDescriptor(options.terminal);
+    checkTerm(options.term);
+    if (this.closed) throw new ClosedError();
     const guard = incarnationGuard(await this.incarnation({ signal: options.signal }));
     return runOnTerminal([this.endpoint.executable, ...this.endpoint.args, ...guard, ';', 'attach-session', ...(options.readOnly ? ['-r'] : []), '-t', session.id], {
-      env: clientEnvironment(),
+      terminal,
+      env: { ...clientEnvironment(this.env), TERM: options.term },
       signal: options.signal,
     });
   }
@@ -817,9 +887,11 @@ export class Server {
   /**
    * Stops admitting requests, closes owned connections and, when the daemon is owned,
    * retires it and removes its directory. Idempotent; incomplete cleanup throws and can be
-   * retried.
+   * retried. Called from inside one of the binding's own running requests (a map() item), it
+   * fails at once with ReentrantCloseError and leaves the binding open.
    */
   async close(): Promise<void> {
+    if (enclosingRequests.getStore()?.some((request) => request.binding === this && request.running)) throw new ReentrantCloseError();
     this.closed = true;
     this.admission.rejectWaiters(new ClosedError('the binding was closed while waiting for admission'));
     this.closing.abort();

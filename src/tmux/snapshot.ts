@@ -15,7 +15,7 @@ import {
   type WindowFields,
 } from './catalog.js';
 import { Criteria, type CriteriaEntity, type EvaluableRecord } from './criteria.js';
-import { ArgumentError, FieldDecodeError, IncompleteSnapshotError, MultipleMatchesError, NoMatchError, UnsupportedFeatureError } from './errors.js';
+import { ArgumentError, FieldDecodeError, IncompleteSnapshotError, LimitError, MultipleMatchesError, NoMatchError, UnsupportedFeatureError } from './errors.js';
 import { DEFAULT_FRAMING_LIMITS, decodeField, parseFramedRows, rowFormat, tableSpecs, type FramingLimits, type RawRow } from './framing.js';
 import type { Pane, Session, Window, WindowLink } from './handles.js';
 import type { PaneId, SessionId, WindowId } from './ids.js';
@@ -490,6 +490,29 @@ function push<K, V>(map: Map<K, V[]>, key: K, value: V): void {
   else map.set(key, [value]);
 }
 
+/** The output bounds of a tmux reply (a spawned client's stdout, a control reply), as LimitError names them. */
+const REPLY_BOUNDS: ReadonlySet<string> = new Set(['stdout', 'reply']);
+
+/**
+ * A capture cut at a bound as the typed error it is: the snapshot would hold less than the
+ * server has. A tmux reply over its own bound counts against the snapshot's bytes. Other errors
+ * are returned as they are.
+ */
+export function incompleteCapture(error: unknown): unknown {
+  if (!(error instanceof LimitError)) return error;
+  const reply = REPLY_BOUNDS.has(error.limit);
+  const problem = reply ? `tmux's listing is over the ${error.maxBytes}-byte bound on a command's reply` : error.message;
+  return new IncompleteSnapshotError(`the snapshot cannot cover this server: ${problem}`, { phase: 'decode', delivery: 'observed', limit: reply ? 'snapshot_bytes' : error.limit, cause: error });
+}
+
+function capturedRows(output: Buffer, paneOptions: readonly string[], limits: Partial<FramingLimits> | undefined): RawRow[] {
+  try {
+    return parseFramedRows(output, fieldCounts(paneOptions), { ...DEFAULT_FRAMING_LIMITS, ...limits });
+  } catch (error) {
+    throw incompleteCapture(error);
+  }
+}
+
 /** An immutable, bounded graph of one server's sessions, windows, panes (and clients). */
 export class Snapshot {
   readonly captureId: number;
@@ -507,7 +530,7 @@ export class Snapshot {
   /** `binding`: the server binding that captured it; only its records become handles. */
   constructor(output: Buffer, options: SnapshotOptions & { startedAt?: number; finishedAt?: number; binding?: Server } = {}) {
     const paneOptions = paneOptionsOf(options);
-    const rows = parseFramedRows(output, fieldCounts(paneOptions), { ...DEFAULT_FRAMING_LIMITS, ...options.limits });
+    const rows = capturedRows(output, paneOptions, options.limits);
     const graph = new SnapshotGraph(options.binding, paneOptions);
     graph.add(rows);
     graph.check();

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
+import { z } from 'zod';
 import { AbortedError, DroverError, TimeoutError, type Delivery } from '../process/index.js';
 import {
   CommandError,
@@ -11,7 +12,7 @@ import {
 } from '../tmux/index.js';
 import { createDirectories } from './directories.js';
 import { deepFreeze } from './document.js';
-import { violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
+import { STEP_EFFECTS, STEP_OPS, planConflictJsonSchema, violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
 
 export const DEFAULT_APPLY_TIMEOUT_MS = 5000;
 export const DEFAULT_CLEANUP_TIMEOUT_MS = 500;
@@ -65,6 +66,29 @@ interface ApplyEvidence {
 }
 
 /**
+ * An apply's JSON export (`workspace load --json`, MCP workspace_load). The type is inferred
+ * from the schema and toJSON returns it, so the two cannot differ.
+ */
+export const applyResultJsonSchema = z.strictObject({
+  session_name: z.string(),
+  session_id: z.string().nullable(),
+  success: z.boolean(),
+  partial: z.boolean(),
+  uncertain: z.boolean(),
+  completed_steps: z.array(z.number().int()),
+  created: z.array(z.strictObject({ symbol: z.string(), kind: z.enum(['session', 'window', 'pane']), id: z.string(), step: z.number().int() })),
+  effects: z.array(z.strictObject({ step: z.number().int(), op: z.enum(STEP_OPS), effect: z.enum(STEP_EFFECTS), outcome: z.enum(['observed', 'dispatch_only'] as const satisfies readonly EffectOutcome[]) })),
+  failed_step: z.number().int().nullable(),
+  failed_action: z.string().nullable(),
+  failed_source: z.string().nullable(),
+  failure_class: z.string().nullable(),
+  conflicts: z.array(planConflictJsonSchema),
+  compensation: z.enum(['not_requested', 'not_needed', 'completed', 'refused', 'failed'] as const satisfies readonly CompensationState[]),
+  cleanup_errors: z.array(z.string()),
+});
+export type ApplyResultJson = z.infer<typeof applyResultJsonSchema>;
+
+/**
  * What an apply did, from its own evidence only: steps completed, objects positively
  * created, effects, and on failure which step failed and whether its effect is uncertain.
  * Reading it never queries tmux.
@@ -115,21 +139,21 @@ export class ApplyResult {
     return this.created.find((ref) => ref.kind === 'session')?.id ?? null;
   }
 
-  toJSON(): Record<string, unknown> {
+  toJSON(): ApplyResultJson {
     return {
       session_name: this.sessionName,
       session_id: this.sessionId,
       success: this.success,
       partial: this.partial,
       uncertain: this.uncertain,
-      completed_steps: this.completedSteps,
-      created: this.created,
-      effects: this.effects,
+      completed_steps: [...this.completedSteps],
+      created: this.created.map((ref) => ({ symbol: ref.symbol, kind: ref.kind, id: ref.id, step: ref.step })),
+      effects: this.effects.map((effect) => ({ step: effect.step, op: effect.op, effect: effect.effect, outcome: effect.outcome })),
       failed_step: this.failedStep,
       failed_action: this.failedAction,
       failed_source: this.failedSource,
       failure_class: this.failureClass,
-      conflicts: this.conflicts,
+      conflicts: this.conflicts.map((c) => ({ kind: c.kind, path: c.path, message: c.message })),
       compensation: this.compensation,
       cleanup_errors: this.cleanupErrors.map((error) => error.name),
     };
@@ -184,18 +208,24 @@ export async function captureWorkspaceSnapshot(server: Server, options: { timeou
 
 type Bound = Session | Window | Pane;
 
-/** Where tmux keeps an option: which scope a global_options entry is narrowed to. */
+/** Where tmux keeps an option: which scope an entry of the session's options or global_options is narrowed to. */
 type OptionTable = 'server' | 'session' | 'window';
 
+/** A set-option step of the session's options or global_options: tmux would pick its table by the name. */
+function narrowedByName(step: PlanStep): step is Extract<PlanStep, { op: 'set-option' }> {
+  return step.op === 'set-option' && step.args.scope !== 'window';
+}
+
 /**
- * Asks the server which table each global_options name belongs to (the option set varies
- * between tmux versions): the first of server, session and window options that has it.
- * A user option (`@name`) belongs wherever it is put; the session is where it goes.
+ * Asks the server which table each name of the session's options and global_options belongs
+ * to (the option set varies between tmux versions): the first of server, session and window
+ * options that has it. A user option (`@name`) belongs wherever it is put; the session is
+ * where it goes.
  */
-async function globalOptionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable>> {
+async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable>> {
   const tables = new Map<string, OptionTable>();
   for (const step of plan.steps) {
-    if (step.op !== 'set-option' || step.args.scope !== 'global' || tables.has(step.args.name)) continue;
+    if (!narrowedByName(step) || tables.has(step.args.name)) continue;
     const { name } = step.args;
     let table: OptionTable = 'session';
     if (!name.startsWith('@')) {
@@ -211,7 +241,7 @@ async function globalOptionTables(server: Server, plan: WorkspacePlan, deadline:
 /** A server-wide option would outlive the session and change every other one: refused, naming where it is. */
 function serverOptionConflicts(plan: WorkspacePlan, tables: ReadonlyMap<string, OptionTable>): PlanConflict[] {
   return plan.steps.flatMap((step) =>
-    step.op === 'set-option' && step.args.scope === 'global' && tables.get(step.args.name) === 'server'
+    narrowedByName(step) && tables.get(step.args.name) === 'server'
       ? [
           {
             kind: 'server_option' as const,
@@ -246,11 +276,11 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     cleanupErrors: [],
   };
   if (plan.conflicts.length > 0) throw conflictFailure(evidence);
-  let optionTables: ReadonlyMap<string, OptionTable>;
+  let tables: ReadonlyMap<string, OptionTable>;
   try {
     const live = await captureWorkspaceSnapshot(server, { timeoutMs: deadline.remaining(), signal: options.signal });
-    optionTables = await globalOptionTables(server, plan, deadline);
-    evidence.conflicts = [...violatedPreconditions(plan.preconditions, live), ...serverOptionConflicts(plan, optionTables)];
+    tables = await optionTables(server, plan, deadline);
+    evidence.conflicts = [...violatedPreconditions(plan.preconditions, live), ...serverOptionConflicts(plan, tables)];
     if (evidence.conflicts.length > 0) throw conflictFailure(evidence);
   } catch (error) {
     if (error instanceof ApplyError) throw error;
@@ -267,7 +297,7 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     evidence.failureClass = className(error);
     throw new ApplyError(new ApplyResult(evidence), error);
   }
-  const runner = new StepRunner(server, deadline, evidence, optionTables);
+  const runner = new StepRunner(server, deadline, evidence, tables);
   for (const step of plan.steps) {
     try {
       await runner.run(step);
@@ -329,8 +359,11 @@ async function compensate(server: Server, evidence: ApplyEvidence, cleanupTimeou
 /** Binds symbolic ids to tmux handles as creation replies arrive, and runs one step at a time. */
 class StepRunner {
   private readonly bound = new Map<SymbolicId, Bound>();
-  /** Window options from global_options, set on each window this apply creates. */
-  private readonly windowDefaults = new Map<string, string>();
+  /**
+   * Window options named in the session's options or global_options, set on each window this
+   * apply creates; a value from the session's options wins over global_options.
+   */
+  private readonly windowDefaults = new Map<string, { value: string; scope: 'session' | 'global' }>();
   /** The current send-keys step typed its text but did not finish. */
   partialDispatch = false;
 
@@ -341,9 +374,9 @@ class StepRunner {
     private readonly optionTables: ReadonlyMap<string, OptionTable>,
   ) {}
 
-  /** Gives a window this apply created the window options of global_options. */
+  /** Gives a window this apply created the window options of the session's options and global_options. */
   private async applyWindowDefaults(window: Window): Promise<void> {
-    for (const [name, value] of this.windowDefaults) await window.options().set(name, value, this.timing);
+    for (const [name, { value }] of this.windowDefaults) await window.options().set(name, value, this.timing);
   }
 
   async run(step: PlanStep): Promise<void> {
@@ -364,6 +397,12 @@ class StepRunner {
       this.bound.set(symbol, handle);
       this.evidence.created.push({ symbol, kind: handle.kind, id: handle.id, step: step.index });
     });
+  }
+
+  /** Drops an object this apply created and then closed itself from the ledger. */
+  private forget(id: string): void {
+    const at = this.evidence.created.findIndex((ref) => ref.id === id);
+    if (at !== -1) this.evidence.created.splice(at, 1);
   }
 
   private handle<K extends Bound['kind']>(symbol: SymbolicId | null, kind: K): Extract<Bound, { kind: K }> {
@@ -419,8 +458,10 @@ class StepRunner {
       }
       case 'set-option': {
         const { scope, target, name, value } = step.args;
-        if (scope === 'global' && this.optionTables.get(name) === 'window') {
-          this.windowDefaults.set(name, value);
+        if (scope !== 'window' && this.optionTables.get(name) === 'window') {
+          // The session's own value is set first (its steps come first) and is kept.
+          if (scope === 'global' && this.windowDefaults.get(name)?.scope === 'session') return 'observed';
+          this.windowDefaults.set(name, { value, scope });
           for (const bound of this.bound.values()) if (bound.kind === 'window') await bound.options().set(name, value, this.timing);
           return 'observed';
         }
@@ -435,10 +476,16 @@ class StepRunner {
         await window.move(this.handle('session', 'session'), step.args.index, this.timing);
         return 'observed';
       }
-      case 'respawn-pane': {
-        // The command stays one line for tmux's default shell, exactly as it runs default-command for a new pane.
-        const { pane, command, cwd, env } = step.args;
-        await this.handle(pane, 'pane').respawn({ kill: true, ...(command === null ? { original: true } : { shellCommand: command }), cwd: cwd ?? undefined, env, ...this.timing });
+      case 'replace-pane': {
+        const { pane, cwd, env } = step.args;
+        const replaced = this.handle(pane, 'pane');
+        // Not detached: the new pane is the active one, as the pane it replaces was.
+        const fresh = await replaced.split({ direction: 'vertical', focus: true, ...spawn(cwd, env), ...this.timing });
+        // The new pane holds the symbol from now on; the ledger keeps the old one until it is closed.
+        this.bound.set(pane, fresh);
+        this.evidence.created.push({ symbol: pane, kind: 'pane', id: fresh.id, step: step.index });
+        await replaced.kill(this.timing);
+        this.forget(replaced.id);
         return 'observed';
       }
       case 'select-layout':

@@ -16,7 +16,9 @@ export { loadWorkspaceFile, parseWorkspace, type WorkspaceLoadOptions, type Work
 export {
   DETACHED_BUILD_SIZE,
   WorkspacePlan,
+  planConflictJsonSchema,
   planWorkspace,
+  workspacePlanJsonSchema,
   tmuxSessionName,
   type MoveWindowArgs,
   type NewSessionArgs,
@@ -27,7 +29,7 @@ export {
   type PlanPrecondition,
   type PlanSnapshot,
   type PlanStep,
-  type RespawnPaneArgs,
+  type ReplacePaneArgs,
   type SelectLayoutArgs,
   type SelectPaneArgs,
   type SelectWindowArgs,
@@ -40,6 +42,7 @@ export {
   type StepOp,
   type StepOperation,
   type SymbolicId,
+  type WorkspacePlanJson,
 } from './plan.js';
 export {
   ApplyError,
@@ -47,7 +50,9 @@ export {
   DEFAULT_APPLY_TIMEOUT_MS,
   DEFAULT_CLEANUP_TIMEOUT_MS,
   applyPlan,
+  applyResultJsonSchema,
   captureWorkspaceSnapshot,
+  type ApplyResultJson,
   type AppliedEffect,
   type WorkspaceApplyOptions,
   type CompensationState,

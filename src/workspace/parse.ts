@@ -542,12 +542,12 @@ class DocumentBuilder {
 
   private command(value: TreeValue, path: string): AuthoredCommand {
     if (typeof value === 'string') {
-      return { text: value, enter: undefined, sleepBefore: undefined, sleepAfter: undefined };
+      return { text: typedText(value), enter: undefined, sleepBefore: undefined, sleepAfter: undefined };
     }
     const map = this.map(value, path, 'a command (text or a mapping with cmd)');
     this.checkKeys(map, path, COMMAND_KEYS, 'command');
     return {
-      text: this.string(this.required(map, path, 'cmd'), `${path}.cmd`),
+      text: typedText(this.string(this.required(map, path, 'cmd'), `${path}.cmd`)),
       enter: this.optional(map, path, 'enter', (raw, at) => this.boolean(raw, at)),
       sleepBefore: this.optional(map, path, 'sleep_before', (raw, at) => this.seconds(raw, at)),
       sleepAfter: this.optional(map, path, 'sleep_after', (raw, at) => this.seconds(raw, at)),
@@ -686,6 +686,15 @@ class DocumentBuilder {
     const value = map.get(key);
     return value === undefined ? undefined : this.attempt(() => read(value, keyPath(path, key, 0)));
   }
+}
+
+/**
+ * The text a command types. tmuxp hands each command to tmux as an argument, and tmux reads an
+ * argument ending in `\;` as ending in `;` (a bare trailing `;` would end the tmux command), so
+ * files written for tmuxp spell a command's trailing semicolon `\;`: it is typed as `;`.
+ */
+function typedText(text: string): string {
+  return text.endsWith('\\;') ? `${text.slice(0, -2)};` : text;
 }
 
 function toMs(seconds: number | undefined): number {

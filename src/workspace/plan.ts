@@ -1,4 +1,5 @@
 import { inspect } from 'node:util';
+import { z } from 'zod';
 import { ArgumentError } from '../process/index.js';
 import { deepFreeze, type EnvironmentMap, type OptionMap, type WorkspaceDocument, type WorkspaceWindow } from './document.js';
 import type { DeclaredDirectory } from './directories.js';
@@ -30,9 +31,10 @@ export interface SetEnvironmentArgs {
 
 export interface SetOptionArgs {
   /**
-   * `global`: a global_options entry. Applying leaves the server's global options alone: a
-   * session option is set on the workspace's session, a window option on each window it
-   * creates; a server-wide option is refused before anything is created.
+   * `session`: an entry of the session's options; `global`: a global_options entry. Applying
+   * either leaves everything outside the workspace's session alone: a session option is set on
+   * the session, a window option on each window the load creates (the session's value winning
+   * over a global one), and a server-wide option is refused before anything is created.
    */
   readonly scope: 'global' | 'session' | 'window';
   /** null for global options. */
@@ -47,13 +49,14 @@ export interface MoveWindowArgs {
   readonly index: number;
 }
 
-export interface RespawnPaneArgs {
+/**
+ * A new pane takes the first pane's place, split from it before the old one is closed: tmux
+ * runs a respawned pane under the shell it first had, so only a new pane starts under a
+ * declared default-shell (and default-command), as every later pane does. The new pane is
+ * `pane` from then on.
+ */
+export interface ReplacePaneArgs {
   readonly pane: SymbolicId;
-  /**
-   * The declared default-command, given explicitly because tmux's respawn-pane otherwise
-   * reruns the pane's original command; null: the default shell, as now configured.
-   */
-  readonly command: string | null;
   readonly cwd: string | null;
   readonly env: EnvironmentMap;
 }
@@ -105,7 +108,7 @@ export type StepOperation =
   | { readonly op: 'set-environment'; readonly args: SetEnvironmentArgs }
   | { readonly op: 'set-option'; readonly args: SetOptionArgs }
   | { readonly op: 'move-window'; readonly args: MoveWindowArgs }
-  | { readonly op: 'respawn-pane'; readonly args: RespawnPaneArgs }
+  | { readonly op: 'replace-pane'; readonly args: ReplacePaneArgs }
   | { readonly op: 'new-window'; readonly args: NewWindowArgs }
   | { readonly op: 'split-window'; readonly args: SplitWindowArgs }
   | { readonly op: 'select-layout'; readonly args: SelectLayoutArgs }
@@ -172,6 +175,56 @@ export interface PlanConflict {
   readonly message: string;
 }
 
+/** Every step operation and effect, as the JSON schema lists them (toJSON will not compile if one is missing). */
+export const STEP_OPS = [
+  'new-session',
+  'set-environment',
+  'set-option',
+  'move-window',
+  'replace-pane',
+  'new-window',
+  'split-window',
+  'select-layout',
+  'send-keys',
+  'sleep',
+  'select-pane',
+  'select-window',
+] as const satisfies readonly StepOp[];
+export const STEP_EFFECTS = ['create', 'configure', 'layout', 'environment', 'dispatch', 'focus'] as const satisfies readonly StepEffect[];
+
+export const planConflictJsonSchema = z.strictObject({
+  kind: z.enum(['session_exists', 'window_index_taken', 'server_option'] as const satisfies readonly PlanConflict['kind'][]),
+  path: z.string(),
+  message: z.string(),
+});
+
+/**
+ * A plan's JSON export (`workspace plan --json`, MCP workspace_plan). The type is inferred
+ * from the schema and toJSON returns it, so the two cannot differ. A step's args are its
+ * operation's own fields, snake_case.
+ */
+export const workspacePlanJsonSchema = z.strictObject({
+  session_name: z.string(),
+  window_count: z.number().int(),
+  pane_count: z.number().int(),
+  preconditions: z.array(z.strictObject({ kind: z.enum(['session_absent'] as const satisfies readonly PlanPrecondition['kind'][]), session_name: z.string() })),
+  conflicts: z.array(planConflictJsonSchema),
+  size: z.strictObject({ width: z.number().int(), height: z.number().int(), reason: z.string() }).nullable(),
+  creates_directories: z.array(z.strictObject({ path: z.string(), source: z.string() })),
+  steps: z.array(
+    z.strictObject({
+      index: z.number().int(),
+      op: z.enum(STEP_OPS),
+      args: z.record(z.string(), z.unknown()),
+      effect: z.enum(STEP_EFFECTS),
+      produces: z.array(z.string()),
+      consumes: z.array(z.string()),
+      source: z.string(),
+    }),
+  ),
+});
+export type WorkspacePlanJson = z.infer<typeof workspacePlanJsonSchema>;
+
 /**
  * An immutable, ordered list of tmux operations that builds a workspace. Creating it does
  * no tmux I/O and applying it is a separate, explicit act.
@@ -210,22 +263,22 @@ export class WorkspacePlan {
   }
 
   /** JSON export (snake_case). It contains commands, paths and environment values by design. */
-  toJSON(): Record<string, unknown> {
+  toJSON(): WorkspacePlanJson {
     return {
       session_name: this.sessionName,
       window_count: this.windowCount,
       pane_count: this.paneCount,
       preconditions: this.preconditions.map((p) => ({ kind: p.kind, session_name: p.sessionName })),
-      conflicts: this.conflicts.map((c) => ({ ...c })),
-      size: this.size === null ? null : { ...this.size },
-      creates_directories: this.directoriesToCreate.map((directory) => ({ ...directory })),
+      conflicts: this.conflicts.map((c) => ({ kind: c.kind, path: c.path, message: c.message })),
+      size: this.size === null ? null : { width: this.size.width, height: this.size.height, reason: this.size.reason },
+      creates_directories: this.directoriesToCreate.map((directory) => ({ path: directory.path, source: directory.source })),
       steps: this.steps.map((step) => ({
         index: step.index,
         op: step.op,
         args: snakeKeys(step.args),
         effect: step.effect,
-        produces: step.produces,
-        consumes: step.consumes,
+        produces: [...step.produces],
+        consumes: [...step.consumes],
         source: step.source,
       })),
     };
@@ -319,17 +372,16 @@ export function planWorkspace(doc: WorkspaceDocument, options: WorkspacePlanOpti
       args: { scope: 'global', target: null, name, value },
     });
   });
-  // The first pane started before the session's shell options existed; restart it under
-  // them (nothing has been sent to it yet) so it runs what every later pane runs.
+  // The first pane started before the session's shell options existed; a new pane in its
+  // place (nothing has been sent to it yet) runs what every later pane runs.
   const shellOption = ['options', 'global_options']
     .flatMap((field) => ['default-shell', 'default-command'].map((name) => [field, name] as const))
     .find(([field, name]) => Object.hasOwn(field === 'options' ? doc.options : doc.globalOptions, name));
   if (shellOption !== undefined) {
-    builder.add('configure', shellOption.join('.'), [], ['pane:0.0'], {
-      op: 'respawn-pane',
+    builder.add('create', shellOption.join('.'), [], ['pane:0.0'], {
+      op: 'replace-pane',
       args: {
         pane: 'pane:0.0',
-        command: (doc.options['default-command'] ?? doc.globalOptions['default-command']) || null,
         cwd: firstPane?.startDirectory ?? first.startDirectory,
         env: firstPane?.environment ?? {},
       },
@@ -520,8 +572,8 @@ function describeStep(step: PlanStep): string {
       return `set-option ${step.args.target ?? "the workspace's session or windows"} ${step.args.name} ${JSON.stringify(step.args.value)}`;
     case 'move-window':
       return `move-window ${step.args.window} to index ${step.args.index}`;
-    case 'respawn-pane':
-      return `respawn-pane ${step.args.pane}${step.args.command === null ? '' : ` running ${JSON.stringify(step.args.command)}`}${where(step.args.cwd)}${env(step.args.env)}`;
+    case 'replace-pane':
+      return `replace-pane ${step.args.pane} with a new pane${where(step.args.cwd)}${env(step.args.env)}`;
     case 'new-window':
       return `new-window${name(step.args.name)}${step.args.index === null ? '' : ` at index ${step.args.index}`}${where(step.args.cwd)}${env(step.args.env)}`;
     case 'split-window':

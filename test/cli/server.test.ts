@@ -102,6 +102,39 @@ describe('drover snapshot --where under hostile input', () => {
   });
 });
 
+describe('drover snapshot keeps criteria values out of its messages, and says when it cannot cover a server', () => {
+  const sandbox = cliSandbox();
+
+  it('refuses malformed --where criteria naming the place, never the value', async () => {
+    const secret = 'tok_SECRET_4242';
+    for (const where of [`{"field":"pane_title","op":"eq","value":${secret}}`, `{"field":"pane_title","op":"regex","value":"(${secret}"}`]) {
+      for (const json of [[], ['--json']]) {
+        const refused = await sandbox.drover(['snapshot', '-L', 'drover-none', ...json, '--where', where]);
+        assert.equal(refused.exitCode, 2, refused.stderrText());
+        assert.match(refused.stderrText(), /invalid criteria at /);
+        assert.ok(!refused.stderrText().includes(secret) && !refused.text().includes(secret), refused.stderrText() + refused.text());
+      }
+    }
+  });
+
+  it('reports a server whose listing is over the snapshot bound as incomplete_snapshot', async () => {
+    const server = await startTestServer();
+    try {
+      await server.newSession({ command: ['cat'] });
+      // 20 windows named with 60 000 bytes each: a listing of 1.2 MB, over the 1 MiB a snapshot reads.
+      const config = join(sandbox.dir, 'long-window-names.conf');
+      writeFileSync(config, Array.from({ length: 20 }, (_, i) => `new-window -d -n ${String(i).padStart(2, '0')}${'w'.repeat(60_000)} cat\n`).join(''));
+      await server.sourceFile(config, { timeoutMs: 20_000 });
+      const snapshot = await sandbox.drover(['snapshot', '--json', '-S', server.endpoint.socketPath]);
+      assert.equal(snapshot.exitCode, 1, snapshot.stderrText());
+      assert.equal((JSON.parse(snapshot.text()) as { error: { code: string } }).error.code, 'incomplete_snapshot');
+      assert.match(snapshot.stderrText(), /snapshot/);
+    } finally {
+      await server.close();
+    }
+  });
+});
+
 describe('drover down never stops the wrong server', () => {
   const sandbox = cliSandbox();
   const stateFile = (): string => join(sandbox.env.DROVER_STATE_DIR!, 'up.json');

@@ -7,7 +7,8 @@ import { fileURLToPath } from 'node:url';
 import { LongLivedChild, shellQuote, type RunResult } from '../../src/process/index.js';
 import type { Server, Snapshot } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
-import { useTestServer } from '../support/tmux.js';
+import { useTestServer, withServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 
 /** Panes run cat: dispatched commands are echoed, never executed. */
 const CONFIG = 'set -g default-command "exec /bin/cat"\nset -g exit-empty off\n';
@@ -368,6 +369,24 @@ describe('drover workspace', () => {
       client.stdin.end();
       await client.stop(1000);
     }
+  });
+
+  it('--attach attaches the terminal drover runs in, with its TERM, once the load is done', async () => {
+    const load = [process.execPath, CLI_PATH, '-S', tmux.server.endpoint.socketPath, 'workspace', 'load', '--attach', twoWindows('attached')].map(shellQuote).join(' ');
+    // A pane of a second server is the person's terminal.
+    await withServer(async (desk) => {
+      const terminal = await desk.newSession({
+        command: ['sh', '-c', `TERM=xterm-256color ${load}; echo "drover exited $?"; exec cat`],
+        env: { DROVER_STATE_DIR: sandbox.env.DROVER_STATE_DIR!, DROVER_DB: sandbox.env.DROVER_DB!, HOME: sandbox.env.HOME! },
+      });
+      const client = await eventually('the terminal to attach to the loaded session', async () =>
+        (await tmux.server.listClients()).find((c) => c.clientSession === 'attached' && !c.clientControlMode),
+      );
+      assert.equal(client.clientTermname, 'xterm-256color');
+      await tmux.server.run(['detach-client', '-t', client.clientName]);
+      const [pane] = await terminal.listPanes();
+      await desk.waitForOutput(pane!, 'drover exited 0', { timeoutMs: 15_000 });
+    });
   });
 
   it('stops at an interrupt with exit 130, compensating when asked', async () => {

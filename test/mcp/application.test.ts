@@ -5,12 +5,13 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Application, CaptureStore, ToolPolicy, defineTool, toolCatalog, type ToolDefinition } from '../../src/mcp/index.js';
-import type { Server } from '../../src/tmux/index.js';
+import { ServerUnreachableError, type Server } from '../../src/tmux/index.js';
 import { startTestServer } from '../support/tmux.js';
 
 const echo = defineTool({
   name: 'echo_size',
   tier: 'readonly',
+  group: 'observe',
   title: 'Echo',
   description: 'Returns a string of the requested size.',
   input: z.object({ size: z.number().int().min(0) }),
@@ -23,6 +24,7 @@ const echo = defineTool({
 const slow = defineTool({
   name: 'slow',
   tier: 'readonly',
+  group: 'observe',
   title: 'Slow',
   description: 'Waits for the request signal.',
   input: z.object({}),
@@ -36,12 +38,40 @@ const slow = defineTool({
 const liar = defineTool({
   name: 'liar',
   tier: 'readonly',
+  group: 'observe',
   title: 'Liar',
   description: 'Returns something its output schema does not allow.',
   input: z.object({}),
   output: z.object({ count: z.number() }),
   async run() {
     return { count: 'many' } as never;
+  },
+});
+
+/** Returns a key its output schema does not declare, as a row built apart from its schema would. */
+const drifted = defineTool({
+  name: 'drifted',
+  tier: 'readonly',
+  group: 'observe',
+  title: 'Drifted',
+  description: 'Returns one key more than its output schema declares.',
+  input: z.object({}),
+  output: z.strictObject({ count: z.number() }),
+  async run() {
+    return { count: 1, agent: 'claude' } as never;
+  },
+});
+
+const typing = defineTool({
+  name: 'typing',
+  tier: 'mutating',
+  group: 'input',
+  title: 'Typing',
+  description: 'Stands for a tool that changes things.',
+  input: z.object({}),
+  output: z.strictObject({ done: z.boolean() }),
+  async run() {
+    return { done: true };
   },
 });
 
@@ -52,8 +82,8 @@ describe('Application', () => {
 
   before(async () => {
     server = await startTestServer();
-    const tools = [echo, slow, liar] as ToolDefinition[];
-    application = new Application({ server, tools, policy: ToolPolicy.resolve({}, toolCatalog(tools)), responseBytes: 1000, requestTimeoutMs: 300 });
+    const tools = [echo, slow, liar, drifted] as ToolDefinition[];
+    application = new Application({ server, tools, policy: ToolPolicy.resolve({ allow: ['observe'] }, toolCatalog(tools)), responseBytes: 1000, requestTimeoutMs: 300 });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await application.mcp.connect(serverSide);
     client = new Client({ name: 't', version: '1' });
@@ -87,19 +117,77 @@ describe('Application', () => {
       if (result.isError) throw new Error(JSON.stringify(result.content));
     }, /output|schema|count/i);
   });
+
+  it('refuses, on the server, a result with a key its schema does not declare', async () => {
+    await client.listTools();
+    const result = (await client.callTool({ name: 'drifted', arguments: {} })) as CallToolResult;
+    assert.equal(result.isError, true);
+    assert.match(JSON.stringify(result.content), /Output validation error: .*drifted.*Unrecognized key.*agent/);
+    assert.equal(result.structuredContent, undefined);
+  });
+
+  it('refuses an argument the tool does not name', async () => {
+    const result = (await client.callTool({ name: 'echo_size', arguments: { size: 1, sise: 2 } })) as CallToolResult;
+    assert.equal(result.isError, true);
+    assert.match(JSON.stringify(result.content), /Unrecognized key.*sise/);
+  });
+
+  it('answers capabilities without a tmux server, saying none was reachable', async () => {
+    const tools = [typing] as ToolDefinition[];
+    const offline = new Application({
+      server: () => Promise.reject(new ServerUnreachableError('no server here')),
+      tools,
+      policy: ToolPolicy.resolve({}, toolCatalog(tools)),
+    });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await offline.mcp.connect(serverSide);
+    const reader = new Client({ name: 't', version: '1' });
+    await reader.connect(clientSide);
+    try {
+      assert.deepEqual((await reader.listTools()).tools.map((tool) => tool.name), ['capabilities']);
+      const about = (await reader.callTool({ name: 'capabilities', arguments: {} })) as CallToolResult;
+      const report = about.structuredContent as { multiplexer: { reachable: boolean; version: null }; tools: { name: string; enabled: boolean }[] };
+      assert.deepEqual([report.multiplexer.reachable, report.multiplexer.version], [false, null]);
+      assert.deepEqual(report.tools, [
+        { name: 'capabilities', group: 'core', tier: 'readonly', enabled: true },
+        { name: 'typing', group: 'input', tier: 'mutating', enabled: false },
+      ]);
+    } finally {
+      await reader.close();
+      await offline.close();
+    }
+  });
+
+  it('refuses a response bound under 4096 bytes when a tool that changes things is on', () => {
+    const tools = [typing] as ToolDefinition[];
+    const make = (allow: string[], responseBytes: number): Application =>
+      new Application({ server, tools, policy: ToolPolicy.resolve({ allow }, toolCatalog(tools)), responseBytes });
+    assert.throws(() => make(['input'], 4095), /a response bound of 4095 bytes leaves no room .*\(typing\) need at least 4096/);
+    assert.equal(make([], 4095).policy.allows('typing'), false, 'read-only tools alone may have a smaller bound');
+    assert.ok(make(['input'], 4096).policy.allows('typing'));
+  });
 });
 
 describe('ToolPolicy and CaptureStore', () => {
-  it('enables tiers cumulatively and names valid choices on error', () => {
+  it('enables core alone by default, and groups, tiers and single tools only when asked', () => {
     const catalog = new Map([
-      ['a', 'readonly'],
-      ['b', 'mutating'],
-      ['c', 'destructive'],
+      ['about', { tier: 'readonly', group: 'core' }],
+      ['screen', { tier: 'readonly', group: 'observe' }],
+      ['secrets', { tier: 'readonly', group: 'environment' }],
+      ['type', { tier: 'mutating', group: 'input' }],
+      ['kill', { tier: 'destructive', group: 'destroy' }],
     ] as const);
-    assert.deepEqual([...ToolPolicy.resolve({}, catalog).enabled], ['a']);
-    assert.deepEqual([...ToolPolicy.resolve({ tier: 'mutating' }, catalog).enabled], ['a', 'b']);
-    assert.deepEqual([...ToolPolicy.resolve({ enable: ['c'] }, catalog).enabled], ['a', 'c']);
-    assert.throws(() => ToolPolicy.resolve({ enable: ['z'] }, catalog), /tools: a, b, c/);
+    const enabled = (spec: Parameters<typeof ToolPolicy.resolve>[0]): string[] => [...ToolPolicy.resolve(spec, catalog).enabled].sort();
+    assert.deepEqual(enabled({}), ['about']);
+    assert.deepEqual(enabled({ allow: ['observe'] }), ['about', 'screen']);
+    assert.deepEqual(enabled({ allow: ['observe,input'] }), ['about', 'screen', 'type']);
+    assert.deepEqual(enabled({ tier: 'readonly' }), ['about', 'screen', 'secrets']);
+    assert.deepEqual(enabled({ tier: 'mutating' }), ['about', 'screen', 'secrets', 'type']);
+    assert.deepEqual(enabled({ enable: ['kill'] }), ['about', 'kill']);
+    assert.deepEqual([...ToolPolicy.resolve({ allow: ['input'] }, catalog).groups].sort(), ['core', 'input']);
+    assert.equal(ToolPolicy.resolve({}, catalog).tier, null);
+    assert.throws(() => ToolPolicy.resolve({ enable: ['z'] }, catalog), /unknown tool "z"; tools: about, kill, screen, secrets, type/);
+    assert.throws(() => ToolPolicy.resolve({ allow: ['screens'] }, catalog), /unknown group "screens"; groups: core, observe, environment, buffers/);
     assert.throws(() => ToolPolicy.resolve({ tier: 'all' }, catalog), /tiers: readonly, mutating, destructive/);
   });
 

@@ -67,7 +67,7 @@ describe('drover mcp fleet tools', () => {
     const dir = mkdtempSync(join(sandbox.dir, 'moved-'));
     const path = join(dir, 'drover.db');
     FleetStore.open({ path }).close();
-    const reader = await connectMcp(['-S', server.endpoint.socketPath], { ...sandbox.env, DROVER_DB: path });
+    const reader = await connectMcp(['-S', server.endpoint.socketPath, '--allow', 'fleet'], { ...sandbox.env, DROVER_DB: path });
     try {
       rmSync(dir, { recursive: true, force: true });
       const polled = (await reader.client.callTool({ name: 'message_poll', arguments: { member } })) as CallToolResult;

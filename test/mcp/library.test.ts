@@ -68,19 +68,20 @@ describe('MCP tools for pipes, copy mode, window moves and respawn', () => {
 
   it('lists the operations that change panes as mutating or destructive, never read-only', async () => {
     assert.deepEqual(
-      [...toolCatalog(libraryTools)].sort(),
+      [...toolCatalog(libraryTools)].map(([name, entry]) => [name, entry.tier, entry.group]).sort(),
       [
-        ['enter_copy_mode', 'mutating'],
-        ['exit_copy_mode', 'mutating'],
-        ['move_window', 'mutating'],
-        ['pipe_pane', 'destructive'],
-        ['respawn_pane', 'destructive'],
+        ['capabilities', 'readonly', 'core'],
+        ['enter_copy_mode', 'mutating', 'input'],
+        ['exit_copy_mode', 'mutating', 'input'],
+        ['move_window', 'mutating', 'layout'],
+        ['pipe_pane', 'destructive', 'destroy'],
+        ['respawn_pane', 'destructive', 'destroy'],
       ],
     );
     const tools = (await mcp.client.listTools()).tools;
     const destructive = tools.filter((tool) => tool.annotations?.destructiveHint === true).map((tool) => tool.name).sort();
     assert.deepEqual(destructive, ['pipe_pane', 'respawn_pane']);
-    assert.deepEqual(tools.map((tool) => tool.name).sort(), ['enter_copy_mode', 'exit_copy_mode', 'move_window', 'pipe_pane', 'respawn_pane']);
+    assert.deepEqual(tools.map((tool) => tool.name).sort(), ['capabilities', 'enter_copy_mode', 'exit_copy_mode', 'move_window', 'pipe_pane', 'respawn_pane']);
   });
 
   it('pipes a pane to a command, reports whether a pipe is open, and closes it', async () => {

@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { PassThrough } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_REQUEST_BYTES, boundedLines, oversizedRequestResponse } from '../../src/mcp/index.js';
-import type { Server } from '../../src/tmux/index.js';
+import { FrameSplitter } from '../../src/mcp/index.js';
+import type { Pane, Server } from '../../src/tmux/index.js';
 import { cliSandbox } from '../support/cli.js';
-import { connectMcp, type McpSession } from '../support/mcp.js';
+import { connectMcp, jsonLines, write, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
 interface ErrorDocument {
@@ -21,25 +20,20 @@ function refusal(result: CallToolResult): ErrorDocument['error'] {
   return (JSON.parse(content[0]!.text) as ErrorDocument).error;
 }
 
-describe('boundedLines', () => {
-  it('passes lines within the limit, refuses a longer one as it arrives, and keeps reading after it', async () => {
-    const input = new PassThrough();
-    const refused: string[] = [];
-    const lines = boundedLines(input, 8, (response) => refused.push(response));
-    const out: Buffer[] = [];
-    lines.on('data', (chunk: Buffer) => out.push(chunk));
-    input.write('12345678\nabc');
-    input.write('defghijklmnop');
-    input.write('qrs\nok\n');
-    input.end('tail');
-    await new Promise((resolve) => lines.on('end', resolve));
-    assert.equal(Buffer.concat(out).toString(), '12345678\nok\n', 'an unterminated tail is never a message');
-    assert.deepEqual(refused, [oversizedRequestResponse(8)]);
-    assert.deepEqual(JSON.parse(refused[0]!), {
-      jsonrpc: '2.0',
-      id: null,
-      error: { code: -32600, message: 'request refused: a message longer than 8 bytes was not read; send it in smaller requests' },
-    });
+describe('FrameSplitter', () => {
+  it('passes frames within the limit, refuses a longer one as it arrives, and keeps reading after it', () => {
+    const splitter = new FrameSplitter(8);
+    const events = [
+      ...splitter.push(Buffer.from('12345678\nabc')),
+      ...splitter.push(Buffer.from('defghijklmnop')),
+      ...splitter.push(Buffer.from('qrs\nok\r\n')),
+      ...splitter.push(Buffer.from('tail')),
+    ];
+    assert.deepEqual(
+      events.map((event) => (event.kind === 'frame' ? event.frame.toString() : event.kind)),
+      ['12345678', 'oversize', 'ok\r'],
+      'an unterminated tail is never a frame',
+    );
   });
 });
 
@@ -76,7 +70,7 @@ describe('drover mcp errors and frames', () => {
   before(async () => {
     server = await startTestServer();
     await server.newSession({ name: 'work', command: ['sleep', '600'] });
-    session = await connectMcp(['-S', server.endpoint.socketPath], sandbox.env);
+    session = await connectMcp(['-S', server.endpoint.socketPath, '--allow', 'observe'], sandbox.env);
   });
   after(async () => {
     await session.close();
@@ -90,18 +84,100 @@ describe('drover mcp errors and frames', () => {
     assert.doesNotMatch(JSON.stringify(gone), /4242|can't find/);
   });
 
-  it('refuses a request line over the limit with a JSON-RPC error and keeps serving', async () => {
-    const replies: Buffer[] = [];
-    const listen = (chunk: Buffer): number => replies.push(chunk);
-    session.child.stdout.on('data', listen);
+  it('reads messages up to 1 MiB, refuses a longer one with a JSON-RPC error, and keeps serving', async () => {
+    const replies = jsonLines(session.child.stdout);
     try {
-      const line = Buffer.alloc(MAX_REQUEST_BYTES + 1, 'x');
-      await new Promise<void>((resolve, reject) => session.child.stdin.write(Buffer.concat([line, Buffer.from('\n')]), (error) => (error ? reject(error) : resolve())));
+      const ping = (id: string): string => JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' });
+      // A ping padded with JSON whitespace to exactly the limit is read and answered.
+      const atLimit = ping('at-limit').padEnd(1024 * 1024, ' ');
+      await write(session.child.stdin, `${atLimit}\n${'x'.repeat(1024 * 1024 + 1)}\n`);
       const tools = await session.client.listTools();
       assert.ok(tools.tools.length > 0, 'the server still answers');
-      assert.ok(Buffer.concat(replies).toString('utf8').includes(oversizedRequestResponse(MAX_REQUEST_BYTES)), 'the oversized line got its error response');
+      const answered = await replies.until((message) => message.id === 'at-limit');
+      assert.deepEqual(answered.result, {});
+      const refused = await replies.until((message) => message.id === null);
+      assert.deepEqual(refused.error, { code: -32600, message: 'request refused: a message longer than 1048576 bytes was not read; send it in smaller requests' });
     } finally {
-      session.child.stdout.off('data', listen);
+      replies.stop();
     }
+  });
+});
+
+describe('drover mcp stdio bounds', () => {
+  const sandbox = cliSandbox();
+  let server: Server;
+  let pane: Pane;
+
+  before(async () => {
+    server = await startTestServer();
+    pane = (await (await server.newSession({ name: 'bounds', command: ['cat'] })).listPanes())[0]!;
+  });
+  after(async () => {
+    await server.close();
+  });
+
+  async function open(...args: string[]): Promise<McpSession> {
+    const session = await connectMcp(['-S', server.endpoint.socketPath, '--allow', 'observe', ...args], sandbox.env);
+    // listTools first: the client then checks every result against its tool's output schema.
+    await session.client.listTools();
+    return session;
+  }
+
+  const waitFor = (session: McpSession, text: string, timeoutMs: number): Promise<CallToolResult> =>
+    session.client.callTool({ name: 'wait_for_text', arguments: { pane_id: pane.id, text, timeout_ms: timeoutMs } }) as Promise<CallToolResult>;
+
+  it('runs four requests at once and admits 32 in all; the 33rd is refused with a JSON-RPC error', async () => {
+    const session = await open('--timeout-ms', '30000');
+    try {
+      const settled: string[] = [];
+      const markers = ['bound-one', 'bound-two', 'bound-three', 'bound-four'];
+      const waits = markers.map((marker) => waitFor(session, marker, 20_000).then((result) => (settled.push(`wait ${marker}`), result)));
+      // Four waits hold every turn: each ping below waits for one, and the last finds no room.
+      const pings = Array.from({ length: 29 }, (_, i) =>
+        session.client.ping().then(
+          () => (settled.push(`ping ${i}`), 'answered'),
+          (error: { code?: number; message?: string }) => (settled.push(`ping ${i}`), `refused ${error.code}: ${error.message}`),
+        ),
+      );
+      const refused = await pings[28]!;
+      assert.match(refused, /^refused -32003: .*server busy: 32 requests are admitted already/);
+      for (const marker of markers) await server.pane(pane.id).sendText(`${marker}\n`);
+      const results = await Promise.all(waits);
+      for (const result of results) assert.equal((result.structuredContent as { matched: boolean }).matched, true);
+      assert.deepEqual((await Promise.all(pings.slice(0, 28))).filter((outcome) => outcome !== 'answered'), []);
+      const firstWait = settled.findIndex((entry) => entry.startsWith('wait'));
+      assert.deepEqual(
+        settled.slice(0, firstWait).filter((entry) => entry !== 'ping 28'),
+        [],
+        'no admitted ping was answered before a wait gave up its turn',
+      );
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('counts the time a request waited for a turn against its 5 s deadline', async () => {
+    const session = await open();
+    try {
+      const busy = Array.from({ length: 4 }, () => waitFor(session, 'never-printed-bounds', 1500));
+      const queued = await waitFor(session, 'never-printed-either', 60_000);
+      const used = (queued.structuredContent as { timeout_ms_used: number }).timeout_ms_used;
+      assert.ok(used <= 4750 - 1400, `the queued wait was given ${used} ms of the 4750 a fresh one gets`);
+      await Promise.all(busy);
+    } finally {
+      await session.close();
+    }
+  });
+
+  it('ends the session, exit 1, when the client stops reading its answers', async () => {
+    const session = await connectMcp(['-S', server.endpoint.socketPath], sandbox.env);
+    session.child.stdout.pause();
+    // The server stops reading when it gives up, so the rest of this write meets a closed pipe.
+    session.child.stdin.on('error', () => undefined);
+    const pings = Array.from({ length: 20_000 }, (_, i) => JSON.stringify({ jsonrpc: '2.0', id: `flood-${i}`, method: 'ping' })).join('\n');
+    session.child.stdin.write(`${pings}\n`);
+    const exit = await session.child.exited;
+    assert.equal(exit.exitCode, 1);
+    assert.match(session.child.stderr().tail.toString(), /the MCP session ended: the client took none of \d+ bytes of answers for 500 ms; it is not reading/);
   });
 });

@@ -140,7 +140,7 @@ describe('the package npm packs, installed into an empty global prefix', { timeo
     assert.equal(doctor.fleet.database.exists, true);
     assert.equal(doctor.fleet.database.schema_version, doctor.fleet.database.latest_schema_version);
 
-    const mcp = await connectMcp([], env, [bin]);
+    const mcp = await connectMcp(['--tier', 'readonly'], env, [bin]);
     try {
       const tools = (await mcp.client.listTools()).tools.map((tool) => tool.name);
       for (const name of ['snapshot', 'pane_map', 'capture', 'workspace_plan', 'message_poll']) assert.ok(tools.includes(name), `drover mcp lists ${name}: ${tools.join(', ')}`);

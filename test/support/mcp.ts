@@ -65,3 +65,53 @@ export async function connectMcp(args: readonly string[], env: NodeJS.ProcessEnv
     },
   };
 }
+
+/** A JSON-RPC message as read off the wire, for tests that look beneath the SDK client. */
+export type WireMessage = { id?: string | number | null; result?: unknown; error?: { code: number; message: string }; method?: string } & Record<string, unknown>;
+
+export interface WireReader {
+  /** Every message read so far. */
+  readonly messages: readonly WireMessage[];
+  /** The first message, read so far or later, that matches. */
+  until(match: (message: WireMessage) => boolean): Promise<WireMessage>;
+  stop(): void;
+}
+
+/** Reads the newline-delimited messages of a server's output beside whatever else reads it. */
+export function jsonLines(stream: NodeJS.ReadableStream): WireReader {
+  const messages: WireMessage[] = [];
+  const waiters: { match: (message: WireMessage) => boolean; resolve: (message: WireMessage) => void }[] = [];
+  let partial = '';
+  const listen = (chunk: Buffer | string): void => {
+    partial += chunk.toString();
+    let newline: number;
+    while ((newline = partial.indexOf('\n')) !== -1) {
+      const line = partial.slice(0, newline);
+      partial = partial.slice(newline + 1);
+      const message = JSON.parse(line) as WireMessage;
+      messages.push(message);
+      for (const waiter of [...waiters]) {
+        if (waiter.match(message)) {
+          waiters.splice(waiters.indexOf(waiter), 1);
+          waiter.resolve(message);
+        }
+      }
+    }
+  };
+  stream.on('data', listen);
+  return {
+    messages,
+    until(match) {
+      const found = messages.find(match);
+      return found !== undefined ? Promise.resolve(found) : new Promise((resolve) => waiters.push({ match, resolve }));
+    },
+    stop() {
+      stream.off('data', listen);
+    },
+  };
+}
+
+/** Writes to a stream and resolves once it took the data. */
+export function write(stream: NodeJS.WritableStream, data: string | Buffer): Promise<void> {
+  return new Promise((resolve, reject) => stream.write(data, (error) => (error ? reject(error) : resolve())));
+}

@@ -1,7 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isProcessAlive } from '../../src/process/index.js';
-import { AbortedError, DroverError, Server } from '../../src/tmux/index.js';
+import { performance } from 'node:perf_hooks';
+import { AbortedError, CommandResult, DroverError, ReentrantCloseError, Server } from '../../src/tmux/index.js';
 import { TmuxAdapter } from '../../src/mux/index.js';
 import { startTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
@@ -52,6 +53,54 @@ describe('bounded bindings', () => {
       } finally {
         await borrowed.close();
       }
+    });
+  });
+
+  it("close() from inside one of the binding's own map items is refused at once, and the binding stays usable", async () => {
+    await withServer(async (server) => {
+      const [outcome] = await server.map([0], async () => server.close().then(() => 'closed', (error: unknown) => error));
+      assert.ok(outcome instanceof ReentrantCloseError, String(outcome));
+      assert.equal(server.isClosed, false);
+      assert.deepEqual(await server.listSessions(), []);
+    });
+  });
+
+  it('close() from inside a running request of the same binding fails at once instead of waiting for itself', async () => {
+    await withServer(async (owner) => {
+      const borrowed = await Server.open(owner.endpoint);
+      let outcome: unknown;
+      let waitedMs = Number.NaN;
+      borrowed.useTransport({
+        kind: 'control',
+        execute: async (args) => {
+          const asked = performance.now();
+          outcome = await borrowed.close().then(() => 'closed', (error: unknown) => error);
+          waitedMs = performance.now() - asked;
+          return new CommandResult(args, Buffer.alloc(0), Buffer.alloc(0), 0, waitedMs, 'control', undefined, []);
+        },
+        close: async () => undefined,
+      });
+      await borrowed.run(['list-sessions']);
+      assert.ok(outcome instanceof ReentrantCloseError, String(outcome));
+      assert.ok(waitedMs < 250, `close() took ${waitedMs} ms to answer; its bound for running requests is 500 ms`);
+      borrowed.useTransport(undefined);
+      await borrowed.close();
+      assert.equal(borrowed.isClosed, true);
+    });
+  });
+
+  it('close() from code a finished request left scheduled is an ordinary close', async () => {
+    await withServer(async (owner) => {
+      const borrowed = await Server.open(owner.endpoint);
+      let release!: () => void;
+      const requestEnded = new Promise<void>((resolve) => (release = resolve));
+      let closing: Promise<void> | undefined;
+      await borrowed.map([0], async () => {
+        closing = requestEnded.then(() => borrowed.close());
+      });
+      release();
+      await closing;
+      assert.equal(borrowed.isClosed, true);
     });
   });
 

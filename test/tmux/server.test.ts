@@ -1,25 +1,29 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import fs, { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { isProcessAlive as isAlive, processDiagnostics } from '../../src/process/index.js';
 import {
+  AbortedError,
   ArgumentError,
   ClosedError,
   CommandError,
   Criteria,
   Endpoint,
+  IncompleteSnapshotError,
   NoMatchError,
   MultipleMatchesError,
   Server,
   ServerUnreachableError,
   TargetNotFoundError,
   TimeoutError,
+  resolveExecutable,
   type Pane,
 } from '../../src/tmux/index.js';
-import { childPids } from '../support/proc.js';
+import { childPids, commandLine, groupMembers } from '../support/proc.js';
 import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
@@ -66,6 +70,96 @@ describe('owned server lifecycle', () => {
     });
   });
 
+  /** What a start that is meant to fail ended with; a server it started anyway is retired first. */
+  async function startOutcome(start: Promise<Server>): Promise<unknown> {
+    return start.then(
+      async (server) => {
+        await server.close();
+        return server;
+      },
+      (error: unknown) => error,
+    );
+  }
+
+  it('start with an already aborted signal fails with AbortedError and creates nothing', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    try {
+      const children = childPids();
+      const outcome = await startOutcome(startTestServer({ tmpDir: base, signal: AbortSignal.abort() }));
+      assert.ok(outcome instanceof AbortedError, String(outcome));
+      assert.deepEqual(readdirSync(base), []);
+      assert.deepEqual(childPids().filter((pid) => !children.includes(pid)), []);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('start aborted while it waits for the socket ends at once and leaves nothing behind', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    try {
+      // A daemon that never creates its socket.
+      const silentTmux = join(base, 'silent-tmux');
+      writeFileSync(silentTmux, `#!/bin/sh\ncase " $* " in *" -D "*) exec sleep 30 ;; esac\nexec ${resolveExecutable('tmux')} "$@"\n`, { mode: 0o755 });
+      const controller = new AbortController();
+      const starting = startOutcome(startTestServer({ tmpDir: base, executable: silentTmux, signal: controller.signal }));
+      const daemon = await eventually('the daemon process', () => childPids().find((pid) => commandLine(pid).join(' ') === 'sleep 30'));
+      controller.abort();
+      const outcome = await starting;
+      assert.ok(outcome instanceof AbortedError, String(outcome));
+      assert.deepEqual(readdirSync(base), ['silent-tmux']);
+      assert.equal(isAlive(daemon), false);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('start aborted while tmux is starting leaves no server process, socket or private directory', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    try {
+      const controller = new AbortController();
+      // tmux answers its first client only once the configuration has run: the start is under way for 30 s.
+      const starting = startOutcome(startTestServer({ tmpDir: base, signal: controller.signal, config: 'run-shell "sleep 30"\n' }));
+      const socket = await eventually('the daemon to create its socket', () => readdirSync(base).map((dir) => join(base, dir, 'tmux.sock')).find((path) => existsSync(path)));
+      const daemon = await eventually('the daemon process', () => childPids().find((pid) => commandLine(pid).includes(socket)));
+      controller.abort();
+      const outcome = await starting;
+      assert.ok(outcome instanceof AbortedError, String(outcome));
+      assert.equal((outcome as AbortedError).phase, 'start');
+      assert.deepEqual(readdirSync(base), []);
+      assert.equal(isAlive(daemon), false);
+      // The configuration's job ran in the daemon's process group; nothing of it is left either.
+      assert.deepEqual(groupMembers(daemon), []);
+    } finally {
+      rmSync(base, { recursive: true, force: true });
+    }
+  });
+
+  it('waits for the socket by a filesystem event, not by polling for it', async () => {
+    const base = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    const slowTmux = join(base, 'slow-tmux');
+    // The daemon (tmux -D) takes 300 ms to create its socket; every other tmux command runs at once.
+    writeFileSync(slowTmux, `#!/bin/sh\ncase " $* " in *" -D "*) sleep 0.3 ;; esac\nexec ${resolveExecutable('tmux')} "$@"\n`, { mode: 0o755 });
+    // Every stat drover makes of the socket is counted (ES module imports of node:fs follow this once synced).
+    const writableFs = fs as { statSync: typeof fs.statSync };
+    const statSync = fs.statSync;
+    let socketStats = 0;
+    writableFs.statSync = ((path: fs.PathLike, ...rest: unknown[]) => {
+      if (String(path).startsWith(base) && String(path).endsWith('tmux.sock')) socketStats += 1;
+      return (statSync as (...args: unknown[]) => unknown)(path, ...rest);
+    }) as typeof fs.statSync;
+    syncBuiltinESMExports();
+    try {
+      const server = await startTestServer({ tmpDir: base, executable: slowTmux });
+      await server.close();
+    } finally {
+      writableFs.statSync = statSync;
+      syncBuiltinESMExports();
+      rmSync(base, { recursive: true, force: true });
+    }
+    // A look when the wait begins, one per event on the directory, one to bind it: a handful. Polling looks a hundred times.
+    assert.ok(socketStats <= 10, `the socket was looked at ${socketStats} times while tmux took 300 ms to create it`);
+  });
+
   it('refuses to open a socket where no server runs', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
     try {
@@ -73,6 +167,25 @@ describe('owned server lifecycle', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('snapshot coverage', () => {
+  it('a snapshot cut at one of its bounds fails with IncompleteSnapshotError naming the bound, rather than returning less', async () => {
+    await withServer(async (server) => {
+      await server.newSession({ command: ['cat'] });
+      const bounds: [Parameters<Server['snapshot']>[0], string][] = [
+        [{ limits: { maxRows: 2 } }, 'snapshot_rows'],
+        [{ limits: { maxBytes: 64 } }, 'snapshot_bytes'],
+        [{ limits: { maxFieldBytes: 1 } }, 'field_bytes'],
+      ];
+      for (const [options, limit] of bounds) {
+        await assert.rejects(server.snapshot(options), (error: unknown) => error instanceof IncompleteSnapshotError && error.limit === limit && error.delivery === 'observed');
+      }
+      const whole = await server.snapshot();
+      assert.equal(whole.panes.size, 1);
+      assert.throws(() => whole.clients, IncompleteSnapshotError);
+    });
   });
 });
 

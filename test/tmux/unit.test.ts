@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { format, inspect } from 'node:util';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv';
 import {
   ArgumentError,
@@ -12,6 +13,7 @@ import {
   PANE_FIELDS,
   decodeField,
   escapeFormat,
+  explainPaneSearch,
   parseFramedRows,
   protectArgument,
   layoutNeedsVersion,
@@ -174,8 +176,54 @@ describe('Criteria', () => {
 
   it('round-trips the versioned wire form', () => {
     const criteria = Criteria.fromJSON('{"version":1,"entity":"pane","where":{"field":"pane_id","op":"eq","value":"%4"}}');
-    assert.deepEqual(Criteria.fromJSON(JSON.stringify(criteria)).toJSON(), criteria.toJSON());
+    assert.deepEqual(Criteria.fromJSON(JSON.stringify(criteria.toWire())).toWire(), criteria.toWire());
+    assert.deepEqual(criteria.toWire(), { version: 1, entity: 'pane', where: { field: 'pane_id', op: 'eq', value: '%4' } });
     assert.ok(criteria.test(pane));
+    assert.ok(Criteria.parse('{"field":"pane_id","op":"eq","value":"%4"}').test(pane));
+    assert.equal(Criteria.parse('{"version":1,"entity":"window","where":{"field":"window_panes","op":"eq","value":3}}').entity, 'window');
+  });
+
+  it('never shows a literal value when inspected, logged or serialized, and refusals name the path instead', () => {
+    const secret = 'tok_SECRET_4242';
+    const criteria = Criteria.build('pane', {
+      or: [
+        { field: 'pane_title', op: 'eq', value: secret },
+        { field: 'pane_current_command', op: 'regex', value: `^${secret}$` },
+        { some: { relation: 'window', where: { field: 'window_name', op: 'contains', value: secret, caseInsensitive: true } } },
+      ],
+    });
+    const shown = (value: unknown): string[] => [
+      inspect(value, { depth: Infinity, showHidden: true }),
+      format('%s %o %O %j', value, value, value, value),
+      JSON.stringify(value) ?? '',
+      String(value),
+    ];
+    for (const text of shown(criteria)) {
+      assert.ok(!text.includes(secret), text);
+      assert.match(text, /pane_title/);
+    }
+    for (const text of [...shown(criteria.and(criteria)), ...shown(criteria.not()), ...shown({ nested: criteria }), ...shown(explainPaneSearch(criteria))]) assert.ok(!text.includes(secret), text);
+    // Exporting the wire form is explicit, and keeps every value.
+    assert.equal(JSON.stringify(criteria.toWire()).split(secret).length - 1, 3);
+    assert.equal(JSON.stringify(explainPaneSearch(criteria).residual.toWire()).split(secret).length - 1, 3);
+
+    const refusals: [() => unknown, string][] = [
+      [() => Criteria.build('pane', { field: 'pane_width', op: 'eq', value: secret }), 'where.value'],
+      [() => Criteria.build('pane', { field: 'pane_title', op: 'regex', value: `(${secret}` }), 'where.value'],
+      [() => Criteria.build('pane', { field: 'pane_title', op: 'regex', value: `${secret}(?=x)` }), 'where.value'],
+      [() => Criteria.build('pane', { and: [{ field: 'pane_title', op: 'eq', value: secret.repeat(300) }] }), 'where.and[0].value'],
+      [() => Criteria.fromJSON(`{"version":1,"entity":"pane","where":{"field":"pane_title","op":"eq","value":${secret}}}`), '$'],
+      [() => Criteria.fromJSON(secret), '$'],
+      [() => Criteria.parse(`{"field":"pane_title","op":"eq","value":${secret}}`), '$'],
+    ];
+    for (const [refuse, path] of refusals) {
+      assert.throws(refuse, (error: unknown) => {
+        assert.ok(error instanceof CriteriaError, String(error));
+        assert.equal(error.path, path);
+        for (const text of [error.message, error.stack ?? '', ...shown(error)]) assert.ok(!text.includes(secret), text);
+        return true;
+      });
+    }
   });
 
   it('validates the whole tree, inactive branches included, naming the path', () => {

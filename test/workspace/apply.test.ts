@@ -214,14 +214,33 @@ describe('applyPlan on real tmux', () => {
     assert.ok(screen.indexOf(' hello drover\n') < screen.indexOf(' $HOME; no enter'), `dispatched in order:\n${screen}`);
   });
 
-  it('respawns the first pane under a declared default-command', async () => {
-    const doc = parseJson({ session_name: 'respawn', options: { 'default-command': 'exec sleep 600' }, windows: [{ panes: [null, null] }] });
+  it('runs a declared default-command in the first pane too', async () => {
+    const doc = parseJson({ session_name: 'first-command', options: { 'default-command': 'exec sleep 600' }, windows: [{ panes: [null, null] }] });
     const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
     // tmux runs the default command through sh, which execs sleep a moment later.
     await eventually('both panes to run sleep', async () => {
       const session = (await tmux.server.snapshot()).session(result.sessionId as never);
       return isDeepStrictEqual(session?.panes().toArray().map((pane) => pane.paneCurrentCommand), ['sleep', 'sleep']);
     });
+  });
+
+  it('gives the first pane the declared default-shell, as every later pane gets it', async () => {
+    const serverShell = (await tmux.server.options('global-session').get('default-shell')).as('string');
+    const declared = serverShell === '/bin/bash' ? '/bin/sh' : '/bin/bash';
+    const doc = parseJson({ session_name: 'first-shell', options: { 'default-shell': declared }, windows: [{ panes: [null, null] }, {}] });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    // tmux tells each pane's program the shell it runs under in SHELL; the shell execs cat (the
+    // default-command) a moment after the pane is made.
+    const shells = await settle(
+      async () => {
+        const panes = (await tmux.server.snapshot()).session(result.sessionId as never)?.panes().toArray() ?? [];
+        return panes.map((pane) => (pane.paneCurrentCommand === 'cat' ? processEnvironment(pane.panePid ?? 0).get('SHELL') : 'not started'));
+      },
+      (values) => values.length === 3 && values.every((value) => value === declared),
+    );
+    assert.deepEqual(shells, [declared, declared, declared]);
+    const panes = result.created.filter((ref) => ref.kind === 'pane');
+    assert.equal(new Set(panes.map((ref) => ref.symbol)).size, panes.length, 'the ledger names each pane once: the replaced one is gone');
   });
 
   it('scopes global options to the session and windows it creates, leaving the server’s own alone', async () => {
@@ -236,6 +255,34 @@ describe('applyPlan on real tmux', () => {
     const windows = result.created.filter((ref) => ref.kind === 'window');
     assert.equal(windows.length, 2);
     for (const window of windows) assert.equal((await tmux.server.window(window.id).options().get('mode-keys', { inherited: false })).as('string'), 'vi', `${window.symbol} mode-keys`);
+  });
+
+  it('sets a window option of the session options on every window it creates, ahead of the same one in global_options', async () => {
+    const doc = parseJson({
+      session_name: 'session-window-options',
+      options: { 'main-pane-height': 33 },
+      global_options: { 'main-pane-height': 20, 'main-pane-width': 90 },
+      windows: [{}, { panes: [null, null] }],
+    });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    const windows = result.created.filter((ref) => ref.kind === 'window');
+    assert.equal(windows.length, 2);
+    for (const window of windows) {
+      const options = tmux.server.window(window.id).options();
+      assert.equal((await options.get('main-pane-height', { inherited: false })).as('string'), '33', `${window.symbol} main-pane-height`);
+      assert.equal((await options.get('main-pane-width', { inherited: false })).as('string'), '90', `${window.symbol} main-pane-width`);
+    }
+  });
+
+  it('refuses a server-wide option in the session options before creating anything', async () => {
+    const sessions = (await tmux.server.snapshot()).sessions.size;
+    const escapeTime = (await tmux.server.options('server').get('escape-time')).as('string');
+    const doc = parseJson({ session_name: 'session-server-wide', options: { 'escape-time': 7 }, windows: [{}] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.deepEqual(error.result.conflicts.map((c) => [c.kind, c.path]), [['server_option', 'options.escape-time']]);
+    assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
+    assert.equal((await tmux.server.options('server').get('escape-time')).as('string'), escapeTime);
   });
 
   it('refuses a server-wide option in global_options before creating anything', async () => {

@@ -157,6 +157,19 @@ windows:
     }
   });
 
+  it('reads a command ending in \\; as ending in ;, as tmux reads what tmuxp hands it', () => {
+    const doc = parseYaml(String.raw`session_name: s
+shell_command_before: cd /srv\;
+windows:
+  - panes:
+      - [echo a\;, {cmd: echo b\;, enter: false}, echo c;, echo d\\;, echo e\; f, echo g\;\;]
+`);
+    assert.deepEqual(
+      doc.windows[0]?.panes[0]?.commands.map((command) => command.text),
+      ['cd /srv;', 'echo a;', 'echo b;', 'echo c;', String.raw`echo d\;`, String.raw`echo e\; f`, String.raw`echo g\;;`],
+    );
+  });
+
   it('accepts profile and version only together, as drover.workspace version 1', () => {
     const doc = parseJson({ profile: WORKSPACE_PROFILE, version: 1, session_name: 's', windows: [{}] });
     assert.equal(doc.version, 1);

@@ -52,7 +52,7 @@ describe('planWorkspace', () => {
       'set-option',
       'set-option',
       'set-option',
-      'respawn-pane',
+      'replace-pane',
       'move-window',
       'set-option',
       'split-window',
@@ -99,25 +99,25 @@ describe('planWorkspace', () => {
     );
   });
 
-  it('restarts the first pane under declared shell options and moves the first window to its index', () => {
-    const [respawn] = stepsWith(plan, 'respawn-pane');
-    assert.deepEqual(respawn?.args, {
+  it('replaces the first pane under declared shell options and moves the first window to its index', () => {
+    const [replace] = stepsWith(plan, 'replace-pane');
+    assert.deepEqual(replace?.args, {
       pane: 'pane:0.0',
-      command: null,
       cwd: `${BASE}/repo`,
       env: { SHARED: 'window', ROLE: 'director', API_KEY: SECRET },
     });
+    assert.deepEqual([replace?.produces, replace?.consumes], [[], ['pane:0.0']]);
     assert.deepEqual(stepsWith(plan, 'move-window')[0]?.args, { window: 'window:0', index: 1 });
     const plain = planWorkspace(parseJson({ session_name: 's', windows: [{}] }));
     assert.deepEqual(opsOf(plain), ['new-session']);
   });
 
-  it('respawns with the declared default-command, the session value winning', () => {
-    const command = (options: Record<string, unknown>) =>
-      stepsWith(planWorkspace(parseJson({ session_name: 's', ...options, windows: [{}] })), 'respawn-pane')[0]?.args.command;
-    assert.equal(command({ global_options: { 'default-command': 'exec fish' } }), 'exec fish');
-    assert.equal(command({ options: { 'default-command': 'a' }, global_options: { 'default-command': 'b' } }), 'a');
-    assert.equal(command({ options: { 'default-shell': '/bin/sh' } }), null);
+  it('replaces the first pane for a default-command or default-shell, session or global', () => {
+    const replaced = (options: Record<string, unknown>) => stepsWith(planWorkspace(parseJson({ session_name: 's', ...options, windows: [{}] })), 'replace-pane').length;
+    assert.equal(replaced({ global_options: { 'default-command': 'exec fish' } }), 1);
+    assert.equal(replaced({ options: { 'default-command': 'a' }, global_options: { 'default-command': 'b' } }), 1);
+    assert.equal(replaced({ options: { 'default-shell': '/bin/sh' } }), 1);
+    assert.equal(replaced({ options: { 'status-position': 'top' } }), 0);
   });
 
   it('sets session and global options before creating more windows or panes', () => {

@@ -1,34 +1,48 @@
 import type { Command } from 'commander';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import {
   Application,
+  DEFAULT_REQUEST_TIMEOUT_MS,
+  DEFAULT_RESPONSE_BYTES,
+  DEFAULT_STDIO_LIMITS,
+  GROUP_NAMES,
+  MUTATION_EVIDENCE_BYTES,
+  StdioTransport,
   ToolPolicy,
-  toolCatalog,
-  tmuxTools,
+  fleetDatabaseExists,
+  fleetTools,
   libraryTools,
   paneTools,
+  tmuxTools,
+  toolCatalog,
   waitTools,
   workspaceTools,
-  fleetTools,
-  fleetDatabaseExists,
-  boundedLines,
-  DEFAULT_REQUEST_TIMEOUT_MS,
-  MAX_REQUEST_BYTES,
 } from '../../mcp/index.js';
 import type { Server } from '../../tmux/index.js';
 import { openServer, resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint.js';
-import { EXIT, UsageError, parseMilliseconds, type CliIO } from '../io.js';
+import { EXIT, UsageError, parseMilliseconds, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { packageVersion } from '../version.js';
 
 interface McpOptions extends SocketFlags {
+  allow: string[];
   enableTool: string[];
   tier?: string;
   timeoutMs?: string;
+  maxResponseBytes?: string;
 }
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+const MAX_RESPONSE_BYTES_CEILING = DEFAULT_STDIO_LIMITS.maxQueuedBytes;
+
+function parseResponseBytes(value: string): number {
+  const bytes = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(bytes) || bytes < 1024 || bytes > MAX_RESPONSE_BYTES_CEILING) {
+    throw new UsageError(`--max-response-bytes takes a whole number of bytes from 1024 to ${MAX_RESPONSE_BYTES_CEILING} (got ${JSON.stringify(value)})`);
+  }
+  return bytes;
 }
 
 /**
@@ -41,15 +55,17 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
   const missingFleet = options.enableTool.filter((name) => !fleetReady && fleetTools.some((tool) => tool.name === name));
   if (missingFleet.length > 0) throw new UsageError(`${missingFleet.join(', ')} need a fleet database, and there is none at DROVER_DB (or the default path); create a fleet first`);
   const tools = [...tmuxTools, ...libraryTools, ...waitTools, ...paneTools, ...workspaceTools, ...(fleetReady ? fleetTools : [])];
-  const policy = ToolPolicy.resolve({ tier: options.tier, enable: options.enableTool }, toolCatalog(tools));
+  const policy = ToolPolicy.resolve({ tier: options.tier, allow: options.allow, enable: options.enableTool }, toolCatalog(tools));
   let requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
   if (options.timeoutMs !== undefined) {
     requestTimeoutMs = parseMilliseconds('--timeout-ms', options.timeoutMs, 100);
     if (requestTimeoutMs > 600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 100 to 600000');
   }
+  const responseBytes = options.maxResponseBytes === undefined ? DEFAULT_RESPONSE_BYTES : parseResponseBytes(options.maxResponseBytes);
   // Checked now (-L beside -S is a usage error); the server itself is borrowed by the first
   // call that needs it, so drover mcp starts, and lists its tools, before any tmux server runs.
   resolveEndpoint(options, io);
+  const transport = new StdioTransport(io.stdin, io.stdout, { requestTimeoutMs });
   let server: Server | undefined;
   const application = new Application({
     server: async () => (server = await openServer(options, io)),
@@ -57,31 +73,39 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
     tools,
     policy,
     requestTimeoutMs,
+    responseBytes,
+    remainingMs: (id) => transport.remainingMs(id),
+    stdioLimits: transport.limits,
     env: io.env,
     version: packageVersion(),
   });
-  const transport = new StdioServerTransport(boundedLines(io.stdin, MAX_REQUEST_BYTES, (refusal) => io.stdout.write(refusal)), io.stdout);
-  const closed = new Promise<void>((resolve) => {
-    transport.onclose = resolve;
-    io.stdin.once('end', resolve);
-    io.signal.addEventListener('abort', () => resolve(), { once: true });
-  });
+  const interrupted = new Promise<void>((resolve) => io.signal.addEventListener('abort', () => resolve(), { once: true }));
   try {
     await application.mcp.connect(transport);
-    await closed;
+    await Promise.race([transport.ended, interrupted]);
   } finally {
+    await transport.close();
     await application.close().catch(() => undefined);
     await server?.close().catch(() => undefined);
   }
-  return io.signal.aborted ? EXIT.interrupted : EXIT.ok;
+  if (io.signal.aborted) return EXIT.interrupted;
+  const end = await transport.ended;
+  if (end.reason === 'failed') {
+    writeWarning(io, `the MCP session ended: ${end.message}`);
+    if (end.output === 'abandoned') io.abandonOutput?.();
+    return EXIT.failure;
+  }
+  return EXIT.ok;
 }
 
 export function registerMcpCommands(program: Command, context: CommandContext): void {
   program
     .command('mcp')
-    .description('serve drover as MCP tools over stdio (read-only unless tools are enabled)')
-    .option('--enable-tool <name>', 'enable a tool beyond the tier (repeatable)', collect, [])
-    .option('--tier <tier>', 'enable every tool up to this tier: readonly, mutating or destructive', 'readonly')
-    .option('--timeout-ms <ms>', `per-request deadline (default ${DEFAULT_REQUEST_TIMEOUT_MS})`)
+    .description('serve drover as MCP tools over stdio (capabilities and snapshot unless more is allowed)')
+    .option('--allow <groups>', `enable tool groups (repeatable, or comma-separated): ${GROUP_NAMES.filter((name) => name !== 'core').join(', ')}`, collect, [])
+    .option('--enable-tool <name>', 'enable one tool beyond the groups (repeatable)', collect, [])
+    .option('--tier <tier>', 'enable every tool up to this tier, whatever its group: readonly, mutating or destructive')
+    .option('--timeout-ms <ms>', `per-request deadline, waiting for a turn included (default ${DEFAULT_REQUEST_TIMEOUT_MS})`)
+    .option('--max-response-bytes <n>', `largest result a tool may return (default ${DEFAULT_RESPONSE_BYTES}; at least ${MUTATION_EVIDENCE_BYTES} when a tool that changes things is on)`)
     .action(context.action(mcp));
 }

@@ -1,6 +1,7 @@
 import { Option, type Command } from 'commander';
 import {
   conformance,
+  declarationJson,
   describeEndpoint,
   endpointVariable,
   MUX_CAPABILITIES,
@@ -284,26 +285,6 @@ async function probeCommand(options: MuxFlags, io: CliIO): Promise<number> {
 }
 
 // ---- capabilities ----------------------------------------------------------------------------
-
-/** A port name (`sendKeys`) as every JSON key is spelled (`send_keys`). */
-function snakeCase(name: string): string {
-  return name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-}
-
-function snakeKeys<T>(record: Readonly<Partial<Record<string, T>>>): Record<string, T> {
-  return Object.fromEntries(Object.entries(record).flatMap(([key, value]) => (value === undefined ? [] : [[snakeCase(key), value]])));
-}
-
-/** One declaration as JSON: capability names snake_case like every key; key spellings as the port spells keys. */
-function declarationJson(mux: MuxName, declaration: MuxDeclaration): Record<string, unknown> {
-  return {
-    mux,
-    supports: snakeKeys(declaration.supports),
-    unsupported_keys: [...declaration.unsupportedKeys],
-    notes: snakeKeys(declaration.notes),
-    facts: { topology_latency: { ...declaration.topologyLatency }, spaces: declaration.spaces },
-  };
-}
 
 function renderDeclaration(mux: MuxName, declaration: MuxDeclaration): string[] {
   const latency = declaration.topologyLatency.kind === 'push' ? 'pushed' : `seen within ${declaration.topologyLatency.ms} ms`;

@@ -34,6 +34,7 @@ import {
   paneReady,
   promptFilePointer,
   questionSweepJson,
+  readinessReportJson,
   renderCaptureHeader,
   renderDeliveryReceipt,
   renderExplanation,
@@ -247,7 +248,7 @@ async function ready(options: JsonFlag & SocketFlags, io: CliIO, target: string)
   const server = serverLabel(options, io);
   const { pane, report } = await onPane(options, io, target, async (bound, id) => ({ pane: id, report: await paneReady(bound, id, { signal: io.signal, cwd: io.cwd }) }));
   if (options.json) {
-    writeJson(io, { state: report.state, pane_id: pane, server, snippet: report.snippet, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft });
+    writeJson(io, { ...readinessReportJson(pane, report), server });
   } else io.stdout.write(renderReadiness(report, pane, server ?? undefined));
 }
 

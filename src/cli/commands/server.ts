@@ -241,16 +241,8 @@ async function down(options: SocketFlags & { json?: boolean; killServer?: boolea
 }
 
 async function snapshotCommand(options: SocketFlags & { json?: boolean; where?: string; clients?: boolean }, io: CliIO): Promise<void> {
-  let criteria: Criteria | undefined;
-  if (options.where !== undefined) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(options.where);
-    } catch (error) {
-      throw new UsageError(`--where is not valid JSON: ${(error as Error).message}`);
-    }
-    criteria = parsed !== null && typeof parsed === 'object' && 'version' in parsed ? Criteria.fromJSON(parsed) : Criteria.build('pane', parsed);
-  }
+  // Refusals name the place in the criteria, never a value (a value can be a secret).
+  const criteria = options.where === undefined ? undefined : Criteria.parse(options.where);
   const server = await openServer(options, io);
   try {
     const snapshot = await server.snapshot({ clients: options.clients === true, signal: io.signal });

@@ -305,7 +305,15 @@ function checkFollowUp(flags: LoadCommandFlags, io: CliIO): void {
   if (flags.switch !== undefined && (flags.switch === '' || flags.switch.startsWith('-') || CONTROL_CHARACTER.test(flags.switch))) {
     throw new UsageError('--switch needs a tmux client name such as /dev/pts/3 (see `tmux list-clients`)');
   }
-  if (flags.attach && !io.stdinIsTTY) throw new UsageError('--attach needs a terminal on standard input');
+  if (flags.attach) callerTerminal(io);
+}
+
+/** The terminal --attach attaches: standard input's, with its TERM. */
+function callerTerminal(io: CliIO): { terminal: { fd: number }; term: string } {
+  const fd = (io.stdin as Partial<{ fd: number }>).fd;
+  if (!io.stdinIsTTY || typeof fd !== 'number') throw new UsageError('--attach needs a terminal on standard input');
+  if (!io.env.TERM) throw new UsageError('--attach needs TERM set to the type of that terminal');
+  return { terminal: { fd }, term: io.env.TERM };
 }
 
 async function load(flags: LoadCommandFlags, io: CliIO, file?: string): Promise<number> {
@@ -335,7 +343,7 @@ async function load(flags: LoadCommandFlags, io: CliIO, file?: string): Promise<
   if (flags.attach) {
     let exit: TerminalResult | undefined;
     const failed = await followUp(endpoint, io, async (server) => {
-      exit = await server.attach(server.session(sessionId), { signal: io.signal });
+      exit = await server.attach(server.session(sessionId), { ...callerTerminal(io), signal: io.signal });
       if (exit.exitCode !== 0) throw new Error(`tmux attach exited with ${exit.exitCode ?? exit.signal}`);
     });
     Object.assign(document, { attached: { ok: failed === null, exit_code: exit?.exitCode ?? null, error: failed } });

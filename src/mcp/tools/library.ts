@@ -15,6 +15,7 @@ export const libraryTools: readonly ToolDefinition[] = [
     name: 'pipe_pane',
     // The command runs on this machine with the user's rights: as strong as anything drover offers.
     tier: 'destructive',
+    group: 'destroy',
     title: 'Pipe a pane to a shell command',
     description:
       "Starts a shell command (tmux runs it with the default shell, on this machine) that reads what the pane's program writes (output, the default) and/or whose own output is typed into the pane (input). shell_command null closes the pane's pipe; only_if_closed closes an open pipe and starts nothing. Reports whether a pipe is open afterwards, nothing about what the command did.",
@@ -26,7 +27,7 @@ export const libraryTools: readonly ToolDefinition[] = [
       only_if_closed: z.boolean().optional(),
       force,
     }),
-    output: z.object({ pane_id: z.string(), piping: z.boolean(), ...dispatched }),
+    output: z.strictObject({ pane_id: z.string(), piping: z.boolean(), ...dispatched }),
     async run(context, input) {
       const id = input.input === true ? await guardSelf(context, input.pane_id, 'pipe input into', input.force) : checkId('pane', input.pane_id);
       const pane = context.server.pane(id);
@@ -38,6 +39,7 @@ export const libraryTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'enter_copy_mode',
     tier: 'mutating',
+    group: 'input',
     title: 'Enter copy mode',
     description:
       "Puts a pane in copy mode (scrolling its history without touching its program). scroll_up scrolls a page up on entering; exit_on_bottom leaves copy mode when scrolling reaches the bottom; source_pane_id shows another pane's contents. Flags this tmux lacks are refused.",
@@ -49,7 +51,7 @@ export const libraryTools: readonly ToolDefinition[] = [
       hide_position: z.boolean().optional(),
       source_pane_id: paneId.optional(),
     }),
-    output: z.object({ pane_id: z.string(), in_mode: z.boolean(), ...dispatched }),
+    output: z.strictObject({ pane_id: z.string(), in_mode: z.boolean(), ...dispatched }),
     async run(context, input) {
       const pane = context.server.pane(checkId('pane', input.pane_id));
       await pane.copyMode({
@@ -66,10 +68,11 @@ export const libraryTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'exit_copy_mode',
     tier: 'mutating',
+    group: 'input',
     title: 'Leave copy mode',
     description: 'Takes a pane out of copy mode (or any other mode); a pane in no mode stays as it is.',
     input: z.object({ pane_id: paneId }),
-    output: z.object({ pane_id: z.string(), in_mode: z.boolean(), ...dispatched }),
+    output: z.strictObject({ pane_id: z.string(), in_mode: z.boolean(), ...dispatched }),
     async run(context, input) {
       const pane = context.server.pane(checkId('pane', input.pane_id));
       await pane.copyMode({ cancel: true, ...context.operation });
@@ -79,10 +82,11 @@ export const libraryTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'move_window',
     tier: 'mutating',
+    group: 'layout',
     title: 'Move a window',
     description: 'Moves a window to an explicit index of a session (the same session or another); an index in use is refused, never replaced.',
     input: z.object({ window_id: windowId, session_id: sessionId, index: z.number().int().min(0).max(1_000_000) }),
-    output: z.object({ window_id: z.string(), session_id: z.string(), index: z.number().int(), ...dispatched }),
+    output: z.strictObject({ window_id: z.string(), session_id: z.string(), index: z.number().int(), ...dispatched }),
     async run(context, input) {
       const session = context.server.session(checkId('session', input.session_id));
       await context.server.window(checkId('window', input.window_id)).move(session, input.index, context.operation);
@@ -92,11 +96,12 @@ export const libraryTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'respawn_pane',
     tier: 'destructive',
+    group: 'destroy',
     title: 'Run a new program in a pane',
     description:
       'Replaces the program of a pane whose program has exited with the command given (argv; one element runs that program directly, not through a shell). A pane whose program still runs refuses unless kill is true, which kills that program first.',
     input: z.object({ pane_id: paneId, command: argv, kill: z.boolean().optional(), cwd: z.string().min(1).max(4096).optional(), env: env.optional(), force }),
-    output: z.object({ pane_id: z.string(), ...dispatched }),
+    output: z.strictObject({ pane_id: z.string(), ...dispatched }),
     async run(context, input) {
       const pane = context.server.pane(await guardSelf(context, input.pane_id, 'respawn', input.force));
       await pane.respawn({ command: input.command, kill: input.kill, cwd: input.cwd, env: input.env, ...context.operation });

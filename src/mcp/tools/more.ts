@@ -3,20 +3,23 @@ import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { ArgumentError, TimeoutError } from '../../process/index.js';
 import { checkId, compileTextPattern, type TextTest } from '../../tmux/index.js';
-import { FleetRuntime, messageJson, resolveDatabasePath, sendAndNotify } from '../../fleet/index.js';
+import { FleetRuntime, messageJson, messageJsonSchema, resolveDatabasePath, sendAndNotify } from '../../fleet/index.js';
 import {
   DETACHED_BUILD_SIZE,
   applyPlan,
+  applyResultJsonSchema,
   captureWorkspaceSnapshot,
   checkDirectories,
   loadWorkspaceFile,
   parseWorkspace,
+  planConflictJsonSchema,
   planWorkspace,
+  workspacePlanJsonSchema,
   type WorkspaceDocument,
   type WorkspacePlan,
 } from '../../workspace/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
-import { paneId, record } from './tmux.js';
+import { LONGEST_TEXT, paneId } from './tmux.js';
 
 /** Time kept back from a clamped wait so the reply still fits the request deadline. */
 const REPLY_MARGIN_MS = 250;
@@ -25,6 +28,7 @@ export const waitTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'wait_for_text',
     tier: 'readonly',
+    group: 'observe',
     title: 'Wait for text to appear in a pane',
     description:
       'Waits, event-driven over tmux control mode, until the pane shows the text (or matches the regular expression, RE2 syntax: no backreferences or lookaround). The wait is clamped to the request deadline; the value used is reported. A timeout is a normal result (matched: false), not an error.',
@@ -34,7 +38,8 @@ export const waitTools: readonly ToolDefinition[] = [
       regex: z.string().min(1).max(1024).optional(),
       timeout_ms: z.number().int().min(1).optional(),
     }),
-    output: z.object({ pane_id: z.string(), matched: z.boolean(), timeout_ms_used: z.number().int(), elapsed_ms: z.number().int() }),
+    output: z.strictObject({ pane_id: z.string(), matched: z.boolean(), timeout_ms_used: z.number().int(), elapsed_ms: z.number().int() }),
+    screens: (input) => [checkId('pane', input.pane_id)],
     async run(context, input) {
       if ((input.text === undefined) === (input.regex === undefined)) throw new ArgumentError('give exactly one of text or regex');
       let predicate: string | TextTest;
@@ -62,7 +67,7 @@ export const waitTools: readonly ToolDefinition[] = [
 
 const workspaceSource = {
   path: z.string().min(1).max(4096).optional().describe('an absolute path to a .yaml, .yml or .json workspace file'),
-  content: z.string().min(1).max(1024 * 1024).optional().describe('the workspace itself, instead of a path'),
+  content: z.string().min(1).max(LONGEST_TEXT).optional().describe('the workspace itself, instead of a path'),
   format: z.enum(['yaml', 'json']).optional().describe('with content: its format (default yaml)'),
   base_dir: z.string().min(1).max(4096).optional().describe('with content: the absolute directory relative paths resolve against'),
   expand_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/)).max(256).optional().describe('environment variables ${NAME} may expand (off by default)'),
@@ -102,24 +107,27 @@ export const workspaceTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'workspace_plan',
     tier: 'readonly',
+    group: 'workspace',
     title: 'Plan a workspace file',
     description:
       'Validates a tmuxp-style workspace (YAML or JSON) and returns the ordered steps loading it would take, with conflicts against the live server (e.g. the session name is taken). Runs nothing.',
     input: z.object(workspaceSource),
-    output: z.object({ plan: record, conflicts: z.array(z.unknown()) }),
+    output: z.strictObject({ plan: workspacePlanJsonSchema, conflicts: z.array(planConflictJsonSchema) }),
     async run(context, input) {
       const plan = await planBuild(context, input);
-      return { plan: plan.toJSON(), conflicts: [...plan.conflicts] };
+      const json = plan.toJSON();
+      return { plan: json, conflicts: json.conflicts };
     },
   }),
   defineTool({
     name: 'workspace_load',
     tier: 'mutating',
+    group: 'workspace',
     title: 'Load a workspace file',
     description:
       'Builds the workspace on the tmux server: session, windows, panes, layouts, options, environment, then types its shell commands (dispatch only). Reports every created id; with compensate, a failed load removes only what it created.',
     input: z.object({ ...workspaceSource, compensate: z.boolean().optional() }),
-    output: z.object({ result: record }),
+    output: z.strictObject({ result: applyResultJsonSchema }),
     async run(context, input) {
       const result = await applyPlan(await planBuild(context, input), context.server, {
         timeoutMs: context.deadlineMs,
@@ -130,20 +138,6 @@ export const workspaceTools: readonly ToolDefinition[] = [
     },
   }),
 ];
-
-const message = z.object({
-  message_id: z.number().int(),
-  owner_member_id: z.number().int(),
-  from_member_id: z.number().int(),
-  to_member_id: z.number().int().nullable(),
-  type: z.string(),
-  created_at: z.string(),
-  status_state: z.string(),
-  status_timestamp: z.string(),
-  origin_message_id: z.number().int().nullable(),
-  text: z.string(),
-  notified_at: z.string().nullable(),
-});
 
 /** Opens the fleet for one call; a call that only reads opens the database read-only (it must exist). */
 async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
@@ -161,39 +155,42 @@ export const fleetTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'message_send',
     tier: 'mutating',
+    group: 'fleet',
     title: 'Send a fleet message',
     description:
       "Stores a message from one fleet member to another and pushes it into the recipient's pane (at least once; the recipient acknowledges it by id). notification_sent says whether this call typed it.",
-    input: z.object({ from: memberId, to: memberId, text: z.string().min(1).max(1024 * 1024) }),
-    output: z.object({ message, notification_sent: z.boolean(), diagnostic: z.string().nullable() }),
+    input: z.object({ from: memberId, to: memberId, text: z.string().min(1).max(LONGEST_TEXT) }),
+    output: z.strictObject({ message: messageJsonSchema, notification_sent: z.boolean(), diagnostic: z.string().nullable() }),
     async run(context, input) {
       return withFleet(context, async (runtime) => {
         const result = await sendAndNotify({ ...runtime.notify, from: input.from, to: input.to, text: input.text });
         const diagnostic = [result.diagnostic, result.failure?.diagnostic].filter((d): d is string => typeof d === 'string').join('\n') || null;
-        return { message: messageJson(result.message) as z.infer<typeof message>, notification_sent: result.notificationSent, diagnostic };
+        return { message: messageJson(result.message), notification_sent: result.notificationSent, diagnostic };
       });
     },
   }),
   defineTool({
     name: 'message_poll',
     tier: 'readonly',
+    group: 'fleet',
     title: "Read a member's unacknowledged messages",
     description: 'Returns the messages addressed to a member that it has not acknowledged yet.',
     input: z.object({ member: memberId }),
-    output: z.object({ messages: z.array(message) }),
+    output: z.strictObject({ messages: z.array(messageJsonSchema) }),
     async run(context, input) {
-      return withFleet(context, async (runtime) => ({ messages: runtime.broker.pollMessages(input.member).map((m) => messageJson(m) as z.infer<typeof message>) }), 'read');
+      return withFleet(context, async (runtime) => ({ messages: runtime.broker.pollMessages(input.member).map(messageJson) }), 'read');
     },
   }),
   defineTool({
     name: 'message_ack',
     tier: 'mutating',
+    group: 'fleet',
     title: 'Acknowledge a fleet message',
     description: 'Marks a message as handled; only its recipient can.',
     input: z.object({ member: memberId, message_id: z.number().int().min(1) }),
-    output: z.object({ message }),
+    output: z.strictObject({ message: messageJsonSchema }),
     async run(context, input) {
-      return withFleet(context, async (runtime) => ({ message: messageJson(runtime.broker.ackMessage(input.member, input.message_id)) as z.infer<typeof message> }));
+      return withFleet(context, async (runtime) => ({ message: messageJson(runtime.broker.ackMessage(input.member, input.message_id)) }));
     },
   }),
 ];

@@ -1,5 +1,21 @@
 import { z } from 'zod';
-import { READINESS_STATES, deliveryReceiptJson, mapRowJson, paneDeliver, paneMap, paneQuestions, paneReady, questionSweepJson, type QuestionScope, type SessionScope } from '../../panes/index.js';
+import {
+  deliveryReceiptJson,
+  deliveryReceiptJsonSchema,
+  mapRowJson,
+  mapRowJsonSchema,
+  paneDeliver,
+  paneMap,
+  paneQuestions,
+  paneReady,
+  questionSweepJson,
+  questionSweepJsonSchema,
+  readinessReportJson,
+  readinessReportJsonSchema,
+  type QuestionScope,
+  type SessionScope,
+} from '../../panes/index.js';
+import { checkId } from '../../tmux/index.js';
 import { defineTool, type ToolDefinition } from '../tool.js';
 import { force, guardSelf, paneId } from './tmux.js';
 
@@ -11,29 +27,13 @@ export const paneTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'pane_map',
     tier: 'readonly',
+    group: 'observe',
     title: 'Map agent panes',
     description: 'Every pane with its session, window, git worktree and repo, fab change/stage when present, agent state (active, waiting, idle, unknown) and idle duration.',
     input: z.object(scope),
-    output: z.object({
-      panes: z.array(
-        z.object({
-          session: z.string(),
-          window_index: z.number(),
-          window_id: z.string().nullable(),
-          pane_id: z.string(),
-          tab: z.string(),
-          worktree: z.string(),
-          repo: z.string().nullable(),
-          change: z.string().nullable(),
-          stage: z.string().nullable(),
-          display_state: z.string().nullable(),
-          agent_state: z.string().nullable(),
-          agent_idle_duration: z.string().nullable(),
-          pr_url: z.string().nullable(),
-          pr_number: z.number().nullable(),
-        }),
-      ),
-    }),
+    output: z.strictObject({ panes: z.array(mapRowJsonSchema) }),
+    // The map reads the screen of an agent whose hooks do not say its state.
+    screens: () => 'all',
     async run(context, input) {
       const sessionScope: SessionScope = input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
       const rows = await paneMap(context.server, sessionScope, { env: context.env });
@@ -43,13 +43,12 @@ export const paneTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'questions',
     tier: 'readonly',
+    group: 'observe',
     title: 'Find agents waiting on a question',
     description: 'Sweeps waiting and idle agent panes (or the named panes) for a pending question or prompt in their last 20 lines, and says why each other pane was skipped.',
     input: z.object({ ...scope, panes: z.array(paneId).min(1).max(1024).optional() }),
-    output: z.object({
-      matches: z.array(z.object({ pane_id: z.string(), agent_state: z.string(), indicator: z.string(), snippet: z.string() })),
-      skipped: z.array(z.object({ pane_id: z.string(), reason: z.string() })),
-    }),
+    output: questionSweepJsonSchema,
+    screens: (input) => input.panes?.map((pane) => checkId('pane', pane)) ?? 'all',
     async run(context, input) {
       const questionScope: QuestionScope = input.panes ? { kind: 'panes', panes: input.panes } : input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
       const sweep = await paneQuestions(context.server, questionScope, { env: context.env });
@@ -59,47 +58,29 @@ export const paneTools: readonly ToolDefinition[] = [
   defineTool({
     name: 'ready',
     tier: 'mutating',
+    group: 'input',
     title: 'Classify an agent pane: ready, busy, booting, parked, shell or exited',
     description:
       'For claude, codex, gemini and opencode the screen decides and nothing is typed; any other program gets a probe word typed into its input (never submitted) and erased again, so the tool counts as mutating. parked means a dialog or question holds the input.',
     input: z.object({ pane_id: paneId, force }),
-    output: z.object({
-      pane_id: z.string(),
-      state: z.enum(READINESS_STATES),
-      reason: z.string(),
-      agent: z.string().nullable(),
-      rule: z.string().nullable(),
-      detail: z.string(),
-      draft: z.string().nullable(),
-      snippet: z.string(),
-    }),
+    output: readinessReportJsonSchema,
+    screens: (input) => [checkId('pane', input.pane_id)],
     async run(context, input) {
       const pane = await guardSelf(context, input.pane_id, 'probe', input.force);
       const report = await paneReady(context.server, pane, { signal: context.signal });
-      return { pane_id: pane, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
+      return readinessReportJson(pane, report);
     },
   }),
   defineTool({
     name: 'deliver',
     tier: 'mutating',
+    group: 'input',
     title: 'Deliver a prompt to an agent and report whether it was submitted',
     description:
       'Pastes the text (line breaks kept) into an agent that is at its composer, checks the composer shows it, closes completion menus, presses Enter and reports submitted only on evidence (the agent turned busy, asks permission, or the composer emptied); otherwise failed or staged_unconfirmed with the reason and the screen. Never types into dialogs, questions or busy turns.',
     input: z.object({ pane_id: paneId, text: z.string().min(1).max(256 * 1024), force }),
-    output: z.object({
-      pane_id: z.string(),
-      status: z.enum(['submitted', 'staged_unconfirmed', 'failed']),
-      reason: z.string(),
-      evidence: z.string().nullable(),
-      agent: z.string().nullable(),
-      method: z.enum(['paste', 'keys']),
-      attempts: z.number().int(),
-      chars: z.number().int(),
-      draft_cleared: z.string().nullable(),
-      typed: z.boolean(),
-      snippet: z.string(),
-      warnings: z.array(z.string()),
-    }),
+    output: deliveryReceiptJsonSchema.extend({ warnings: z.array(z.string()).describe('a failed first attempt, said before the retry') }),
+    screens: (input) => [checkId('pane', input.pane_id)],
     async run(context, input) {
       const pane = await guardSelf(context, input.pane_id, 'deliver to', input.force);
       const warnings: string[] = [];
