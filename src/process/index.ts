@@ -3,3 +3,4 @@ export * from './run.js';
 export * from './shell.js';
 export * from './executable.js';
 export * from './signals.js';
+export * from './frames.js';
