@@ -1,1 +1,3 @@
 export * from './protocol.js';
+export * from './serve.js';
+export * from './client.js';
