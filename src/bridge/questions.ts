@@ -99,7 +99,7 @@ export function readAgentScreen(screen: AgentScreen, rules: AgentScreenRules): S
  * asks nothing).
  */
 export function scanProgramScreen(paneId: string, screen: AgentScreen, state: AgentState | null): ScreenVerdict {
-  const judged = judgePane(paneId, { pane: paneId, agentState: state }, `${screen.lines.join('\n')}\n`);
+  const judged = judgePane(paneId, { pane: paneId, agentState: state }, screen);
   if ('reason' in judged) return { phase: null, rule: null, question: null };
   const below = menuOptions(screen.lines, rowOf(screen.lines, judged.snippet) + 1);
   const options =

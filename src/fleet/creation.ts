@@ -84,7 +84,7 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
   requireAgentProgram(agent, env);
   // The member's pane is split off the Director's: never off a pane of a server that replaced the Director's.
   const backend = await runtime.backendFor(directorPlacement);
-  const server = await backend.serverIdentity(COMPENSATION_BUDGET_MS);
+  const server = await backend.serverIncarnation(clock.now() + COMPENSATION_BUDGET_MS);
 
   const member = broker.registerMember({
     fleetId: fleet.fleetId,
@@ -111,7 +111,6 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
         cwd: request.cwd,
         env: { DROVER_DB: runtime.store.path },
         deadline: clock.now() + SPAWN_DEADLINE_MS,
-        clock,
       });
     } catch (error) {
       throw await compensate(runtime, backend, member.memberId, error, null);
@@ -142,27 +141,25 @@ async function sendSpawnPrompt(runtime: FleetRuntime, directorId: number, member
 
 /**
  * Undoes what a failed creation left, within its own five-second budget: closes `ownedPane`
- * (a pane the spawn returned) unless the backend already dealt with its pane, then
- * deregisters the member. A member someone else deregistered meanwhile needs nothing more.
+ * (a pane the spawn returned; a failed spawn left none for it to close), then deregisters the
+ * member. A member someone else deregistered meanwhile needs nothing more.
  */
 async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId: number, error: unknown, ownedPane: string | null): Promise<MemberCreationError> {
   const { broker, clock } = runtime;
   const deadline = clock.now() + COMPENSATION_BUDGET_MS;
-  const remaining = (): number => Math.max(1, Math.floor(deadline - clock.now()));
   const diagnostics: string[] = [];
   if (ownedPane !== null) {
     try {
-      await backend.closePane(ownedPane, remaining());
+      await backend.closePane(ownedPane, deadline);
     } catch (closeError) {
       diagnostics.push(`cleanup failed for pane ${ownedPane}: ${errorMessage(closeError)}`);
     }
   } else {
     const cleanup = error instanceof PaneSpawnError ? error.cleanup : { kind: 'unknown' as const, detail: errorMessage(error) };
-    if (cleanup.kind === 'attempted' && cleanup.error !== null) diagnostics.push(`cleanup failed for pane ${cleanup.pane}: ${cleanup.error}`);
     if (cleanup.kind === 'unknown') diagnostics.push(`pane compensation is unconfirmed for member ${memberId}: ${cleanup.detail}; no pane was closed`);
   }
   try {
-    broker.store.withBusyTimeout(remaining(), () => broker.deregisterMember(memberId));
+    broker.store.withBusyTimeout(Math.max(1, Math.floor(deadline - clock.now())), () => broker.deregisterMember(memberId));
   } catch (deregisterError) {
     if (!(deregisterError instanceof RegistryNotFoundError)) diagnostics.push(`cleanup failed for member ${memberId}: ${errorMessage(deregisterError)}`);
   }

@@ -11,9 +11,9 @@ import {
   submitAgentLine,
   submitLine,
   type Lead,
-  type PaneInputPort,
+  type PaneInput,
 } from './dispatch.js';
-import { errorMessage, isDatabaseBusy, PaneGoneError, PaneLockError, PlacementStaleError } from './errors.js';
+import { errorMessage, isDatabaseBusy, isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
@@ -22,8 +22,11 @@ import { formatNotificationLine } from './notification.js';
 export const FINALIZATION_GRACE_MS = 1000;
 export const LOCK_BUSY_REASON = 'pane input remained busy';
 
-/** Opens the input port of the placement's multiplexer and checks that it is available. */
-export type PortOpener = (placement: ConcretePlacement) => Promise<PaneInputPort>;
+/**
+ * Opens a placement's pane for input through its multiplexer's port, once that multiplexer is
+ * proven to be the server the pane was placed on, asking it by `deadline` (clock.now() units).
+ */
+export type PortOpener = (placement: ConcretePlacement, deadline: number) => Promise<PaneInput>;
 
 export interface DeliveryOptions {
   broker: Broker;
@@ -74,12 +77,6 @@ export interface DeliveryAttempt {
 /** The screen rules drover has for a coding agent; undefined for a plain shell. */
 export function codingAgentRules(agent: CodingAgent): AgentScreenRules | undefined {
   return isAgentKind(agent) ? rulesFor(agent) : undefined;
-}
-
-/** Whether a failure comes from the pane being gone (through any wrapping). */
-function paneWasGone(error: unknown): boolean {
-  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) if (cause instanceof PaneGoneError) return true;
-  return false;
 }
 
 export function paneGoneReason(pane: string): string {
@@ -143,7 +140,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
   if (initial.next === null) return result;
   if (initial.eligibility === 'pending_placement') return hold('pending_placement');
   if (initial.eligibility === 'pane_gone') return fail(initial.next, paneGoneReason(initial.placement!.pane));
-  if (initial.eligibility === 'server_replaced') return fail(initial.next, new PlacementStaleError(recipientId, initial.placement!.pane).message);
+  if (initial.eligibility === 'server_replaced') return fail(initial.next, new PlacementStaleError(recipientId, initial.placement!.pane, initial.placement!.backend).message);
   if (initial.eligibility !== 'eligible') return result;
   const placement = initial.placement!;
 
@@ -169,9 +166,9 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
     const verdict = placementVerdict(revalidated.value, placement);
     if (verdict === 'gone' || revalidated.value.next === null) return result;
     if (verdict === 'changed') return hold('placement_changed');
-    let port: PaneInputPort;
+    let input: PaneInput;
     try {
-      port = await options.openPort(placement);
+      input = await options.openPort(placement, deadline);
     } catch (error) {
       return fail(revalidated.value.next, errorMessage(error));
     }
@@ -197,9 +194,9 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       // 6. Submit its line: to a coding agent on its screen's evidence, to a shell as keystrokes.
       try {
         if (rules === undefined) {
-          await submitLine({ port, pane: placement.pane, line: formatNotificationLine(message), lead, deadline, clock });
+          await submitLine({ input, line: formatNotificationLine(message), lead, deadline, clock });
         } else {
-          const outcome = await submitAgentLine({ port, pane: placement.pane, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
+          const outcome = await submitAgentLine({ input, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
           if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
           if (outcome.status !== 'submitted') {
             const failed = fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
@@ -210,9 +207,13 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
           }
         }
       } catch (error) {
-        if (paneWasGone(error)) {
+        if (isPaneGone(error)) {
           broker.markPaneGone(recipientId, placement.pane);
           return fail(message, paneGoneReason(placement.pane));
+        }
+        if (isServerReplaced(error)) {
+          broker.markServerReplaced(recipientId, placement.pane);
+          return fail(message, new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
         }
         return fail(message, errorMessage(error));
       }

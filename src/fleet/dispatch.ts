@@ -1,4 +1,5 @@
-import { submitToAgent, type AgentScreen, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
+import { SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
+import type { PaneChannel } from '../mux/index.js';
 import { DroverError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { errorMessage, PaneInputError } from './errors.js';
@@ -19,22 +20,22 @@ export const LOCK_WAIT_MS = TRANSPORT_BUDGET_MS - INPUT_RESERVATION_MS;
 
 export const INSUFFICIENT_BUDGET_MESSAGE = 'insufficient pane input budget for literal input, settle and Enter';
 
+/** What a submission does to a pane: read its screen, type, paste, press keys (neutral spellings). */
+export type InputChannel = Pick<PaneChannel, 'read' | 'type' | 'paste' | 'keys'>;
+
 /**
- * Keystrokes into one multiplexer's panes. Each call finishes within `timeoutMs` or rejects.
- * A rejection whose error is a DroverError with `delivery: 'not_sent'` means the input
- * provably did not start (the client could not be launched, the pane is recognisably gone);
- * any other rejection means the input may have reached the pane.
+ * A member's pane as a submission reaches it, through the mux port. `channel(deadline)` is the
+ * pane's channel for calls that must end by `deadline` (clock.now() units): a submission asks
+ * for each step with that step's deadline, never later than its own, so every multiplexer
+ * command of a submission runs under the submission's one deadline. A call's rejection with
+ * `delivery: 'not_sent'` (the pane is gone, the multiplexer refused, the budget was spent
+ * before it was asked) means nothing reached the pane; any other may have.
  */
-export interface PaneInputPort {
-  sendEscape(pane: string, timeoutMs: number): Promise<void>;
-  sendLiteral(pane: string, text: string, timeoutMs: number): Promise<void>;
-  sendEnter(pane: string, timeoutMs: number): Promise<void>;
-  /** The pane's visible screen; a pane that no longer exists is a PaneGoneError. */
-  readScreen(pane: string, timeoutMs: number): Promise<AgentScreen>;
-  /** The text into the pane's input as one paste (bracketed where the multiplexer can). */
-  paste(pane: string, text: string, timeoutMs: number): Promise<void>;
-  /** Keys in the neutral spelling (`ctrl+u`, `Escape`, `Enter`, `Backspace`…). */
-  sendKeys(pane: string, keys: readonly string[], timeoutMs: number): Promise<void>;
+export interface PaneInput {
+  readonly pane: string;
+  /** The multiplexer takes a bracketed paste; where it cannot, a line (which has no line breaks) is typed. */
+  readonly pastes: boolean;
+  channel(deadline: number): InputChannel;
 }
 
 /** Escape first (to interrupt a turn or close a prompt), or the line directly. */
@@ -46,8 +47,7 @@ export function leadReservation(lead: Lead): number {
 }
 
 export interface SubmitOptions {
-  port: PaneInputPort;
-  pane: string;
+  input: PaneInput;
   line: string;
   lead: Lead;
   /** Monotonic deadline (clock.now() units) of this submission's transport budget. */
@@ -65,7 +65,8 @@ function provablyNotStarted(error: unknown): boolean {
  * only; failures are PaneInputErrors that say whether anything may have been typed.
  */
 export async function submitLine(options: SubmitOptions): Promise<void> {
-  const { port, pane, line, lead, deadline } = options;
+  const { input, line, lead, deadline } = options;
+  const { pane } = input;
   const clock = options.clock ?? systemClock;
   validateLiteralLine(line, 'the pane input line');
   const reservation = leadReservation(lead);
@@ -74,17 +75,18 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
 
   if (lead === 'escape') {
     try {
-      await port.sendEscape(pane, Math.min(ESCAPE_MAX_MS, slack));
+      await input.channel(clock.now() + Math.min(ESCAPE_MAX_MS, slack)).keys(['Escape']);
     } catch (cause) {
       throw new PaneInputError(`Escape could not be sent to pane ${pane}; no text was typed: ${errorMessage(cause)}`, 'escape', { delivery: 'not_sent', cause });
     }
     await clock.sleep(ESCAPE_SETTLE_MS);
   }
 
-  const literalBudget = deadline - clock.now() - SUBMIT_SETTLE_MS - ENTER_MS;
-  if (literalBudget <= 0) throw new PaneInputError(INSUFFICIENT_BUDGET_MESSAGE, 'budget', { delivery: 'not_sent' });
+  // The settle and Enter keep their reservation: the line is typed by then.
+  const literalDeadline = deadline - SUBMIT_SETTLE_MS - ENTER_MS;
+  if (literalDeadline <= clock.now()) throw new PaneInputError(INSUFFICIENT_BUDGET_MESSAGE, 'budget', { delivery: 'not_sent' });
   try {
-    await port.sendLiteral(pane, line, literalBudget);
+    await input.channel(literalDeadline).type(line);
   } catch (cause) {
     if (provablyNotStarted(cause)) {
       throw new PaneInputError(`the line could not be typed into pane ${pane}; nothing was dispatched: ${errorMessage(cause)}`, 'literal', { delivery: 'not_sent', cause });
@@ -97,7 +99,7 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
 
   await clock.sleep(SUBMIT_SETTLE_MS);
   try {
-    await port.sendEnter(pane, Math.max(1, deadline - clock.now()));
+    await input.channel(deadline).keys(['Enter']);
   } catch (cause) {
     throw new PaneInputError(`the line was typed into pane ${pane} but Enter failed; it may have been submitted, inspect the pane before retrying: ${errorMessage(cause)}`, 'enter', {
       delivery: 'possibly_sent',
@@ -110,8 +112,7 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
 export const AGENT_INPUT_RESERVE_MS = 2000;
 
 export interface AgentLineOptions {
-  port: PaneInputPort;
-  pane: string;
+  input: PaneInput;
   line: string;
   rules: AgentScreenRules;
   /** Monotonic deadline of the transport budget: waiting for the composer, clearing and the paste end by then. */
@@ -122,22 +123,28 @@ export interface AgentLineOptions {
 /**
  * Submits one line to a coding agent on the screen's evidence (see submitToAgent): it waits
  * within the budget for a busy or starting agent to reach its composer and never types into
- * a dialog or question; after Enter it may watch past the budget for the evidence, because
- * stamping without it, or retyping a prompt the agent took, would both break the contract.
+ * a dialog or question. Every command up to and including Enter runs under the transport
+ * deadline, its last ENTER_MS kept for the look before Enter and Enter itself; after Enter the
+ * watch for the evidence has its own window past the budget, because stamping without it, or
+ * retyping a prompt the agent took, would both break the contract.
  */
 export async function submitAgentLine(options: AgentLineOptions): Promise<SubmitOutcome> {
-  const { port, pane, deadline } = options;
+  const { input, deadline } = options;
   const clock = options.clock ?? systemClock;
   validateLiteralLine(options.line, 'the pane input line');
-  // Each call gets what is left of the budget, and at least the post-Enter watch's share.
-  const timeout = (): number => Math.max(ENTER_MS, deadline - clock.now());
+  let until = deadline;
+  const step = (): InputChannel => input.channel(until);
   return submitToAgent(
     {
-      read: () => port.readScreen(pane, timeout()),
-      paste: (text) => port.paste(pane, text, timeout()),
-      keys: (keys) => port.sendKeys(pane, keys, timeout()),
+      read: () => step().read(),
+      paste: (text) => (input.pastes ? step().paste(text) : step().type(text)),
+      keys: async (keys) => {
+        await step().keys(keys);
+        // The watch after Enter, and one more read's share for the look that ends it.
+        if (keys.includes('Enter')) until = clock.now() + SUBMIT_TIMEOUT_MS + ENTER_MS;
+      },
     },
     options.line,
-    { rules: options.rules, deadline, clock, composerWaitMs: Math.max(0, deadline - clock.now() - AGENT_INPUT_RESERVE_MS) },
+    { rules: options.rules, deadline: deadline - ENTER_MS, clock, composerWaitMs: Math.max(0, deadline - clock.now() - AGENT_INPUT_RESERVE_MS) },
   );
 }

@@ -1,7 +1,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import Database from 'better-sqlite3';
-import { selectMux } from '../mux/index.js';
+import { MUX_DECLARATIONS, selectMux } from '../mux/index.js';
 import { run } from '../process/index.js';
+import { fleetUnsupported } from './backend.js';
 import { errorMessage } from './errors.js';
 import { LATEST_SCHEMA_VERSION } from './migrations.js';
 import { paneLockDirectory, resolveDatabasePath } from './store.js';
@@ -79,7 +80,8 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
   try {
     const selection = selectMux({ env });
     section.backend = { resolved: selection.mux, summary: selection.summary };
-    if (selection.mux === 'zellij') problems.push('drover fleets run on tmux or herdr; DROVER_MUX selects zellij');
+    const unsupported = fleetUnsupported(selection.mux, MUX_DECLARATIONS[selection.mux]);
+    if (unsupported !== undefined) problems.push(unsupported);
   } catch (error) {
     problems.push(errorMessage(error));
   }

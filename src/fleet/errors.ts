@@ -1,3 +1,4 @@
+import { MuxError } from '../mux/index.js';
 import { DroverError, type ErrorContext } from '../process/index.js';
 
 /** A fleet, member or message that does not exist, is not active, or lies outside the caller's fleet. */
@@ -93,12 +94,29 @@ export class PaneGoneError extends DroverError {
 export class PlacementStaleError extends DroverError {
   readonly memberId: number;
   readonly pane: string;
-  constructor(memberId: number, pane: string) {
+  constructor(memberId: number, pane: string, mux: string) {
     super(
-      `member ${memberId}'s pane ${pane} lived on a tmux server that is gone (another server now answers at its socket and may have a pane ${pane} of its own); the member is marked stale and drover will not act on ${pane}`,
+      `member ${memberId}'s pane ${pane} lived on a ${mux} server that is gone (another server now answers at its socket and may have a pane ${pane} of its own); the member is marked stale and drover will not act on ${pane}`,
       { phase: 'placement', delivery: 'not_sent' },
     );
     this.memberId = memberId;
     this.pane = pane;
   }
+}
+
+/** The failures a cause chain carries, outermost first. */
+function causes(error: unknown): Error[] {
+  const chain: Error[] = [];
+  for (let cause: unknown = error; cause instanceof Error; cause = cause.cause) chain.push(cause);
+  return chain;
+}
+
+/** Whether a failure (through any wrapping) says the pane no longer exists in its multiplexer. */
+export function isPaneGone(error: unknown): boolean {
+  return causes(error).some((cause) => cause instanceof PaneGoneError || (cause instanceof MuxError && cause.reason === 'gone'));
+}
+
+/** Whether a failure (through any wrapping) says the multiplexer server was replaced by another run. */
+export function isServerReplaced(error: unknown): boolean {
+  return causes(error).some((cause) => cause instanceof MuxError && cause.replaced);
 }

@@ -7,7 +7,6 @@ export * from './delivery.js';
 export * from './dispatch.js';
 export * from './doctor.js';
 export * from './errors.js';
-export * from './herdr-backend.js';
 export * from './layout.js';
 export * from './lifecycle.js';
 export * from './lock.js';
@@ -21,4 +20,3 @@ export * from './runtime.js';
 // Termination spans live with the process runner; fleets are their main user.
 export { DEFERRED_SIGNALS, TerminationSpans, terminationSpans, type SignalHost } from '../process/index.js';
 export * from './store.js';
-export * from './tmux-backend.js';

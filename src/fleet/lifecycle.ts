@@ -14,8 +14,8 @@ export interface LifecycleOptions {
 }
 
 /**
- * Tidies the layout once the registry is final (herdr's rebalance). It gets the operation's
- * deadline; a failure is reported as a diagnostic and never undoes the deletion.
+ * Tidies the layout once the registry is final (the member column re-equalized). It gets the
+ * operation's deadline; a failure is reported as a diagnostic and never undoes the deletion.
  */
 export type LayoutTidy = (deadline: number) => Promise<void>;
 

@@ -3,7 +3,7 @@ import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, submitAgentLine, submitLine } from './dispatch.js';
 import { codingAgentRules, paneGoneReason, type PortOpener } from './delivery.js';
-import { PaneGoneError, PaneInputBusyError, PaneInputError, PlacementError } from './errors.js';
+import { isPaneGone, isServerReplaced, PaneGoneError, PaneInputBusyError, PaneInputError, PlacementError, PlacementStaleError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement } from './model.js';
 import { validateLiteralLine } from './notification.js';
@@ -69,26 +69,30 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
     }
     if (placement.goneAt !== null) throw new PaneGoneError(placement.pane, { cause: new Error(paneGoneReason(placement.pane)) });
     // openPort refuses a stale placement, or one whose server turns out replaced now.
-    const port = await options.openPort(placement);
+    const input = await options.openPort(placement, deadline);
     try {
       if (rules === undefined) {
-        await submitLine({ port, pane: placement.pane, line, lead: 'escape', deadline, clock });
+        await submitLine({ input, line, lead: 'escape', deadline, clock });
       } else if (what === 'prompt') {
-        const outcome = await submitAgentLine({ port, pane: placement.pane, line, rules, deadline, clock });
+        const outcome = await submitAgentLine({ input, line, rules, deadline, clock });
         if (outcome.status !== 'submitted') {
           throw new PaneInputError(`the ${what} to member ${memberId} was ${outcome.status.replace('_', ' ')}: ${outcome.reason}`, 'enter', {
             delivery: outcome.stage === 'not_typed' ? 'not_sent' : 'possibly_sent',
           });
         }
       } else {
-        const reading = rules.read(await port.readScreen(placement.pane, Math.max(1, deadline - clock.now())));
+        const reading = rules.read(await input.channel(deadline).read());
         if (reading.phase !== 'composer' || reading.composer?.text !== '') {
           throw new PaneInputError(`member ${memberId}'s agent is not at an empty composer (${reading.detail}); the ${what} was not typed`, 'literal', { delivery: 'not_sent' });
         }
-        await submitLine({ port, pane: placement.pane, line, lead: 'direct', deadline, clock });
+        await submitLine({ input, line, lead: 'direct', deadline, clock });
       }
     } catch (error) {
-      if (error instanceof PaneGoneError) broker.markPaneGone(memberId, placement.pane);
+      if (isPaneGone(error)) broker.markPaneGone(memberId, placement.pane);
+      if (isServerReplaced(error)) {
+        broker.markServerReplaced(memberId, placement.pane);
+        throw new PlacementStaleError(memberId, placement.pane, placement.backend);
+      }
       throw error;
     }
     return { memberId, placement, line };

@@ -1,12 +1,13 @@
 /** The records the broker returns. Library fields are camelCase; the CLI renders snake_case JSON. */
 import { z } from 'zod';
+import { formatPaneKey, LOCAL_HOST, MUX_NAMES, type MuxName } from '../mux/index.js';
 
 export const CODING_AGENTS = Object.freeze(['claude', 'codex', 'gemini', 'opencode', 'shell'] as const);
 export type CodingAgent = (typeof CODING_AGENTS)[number];
 
-/** The multiplexers a placement can name. */
-export const PLACEMENT_BACKENDS = Object.freeze(['tmux', 'herdr'] as const);
-export type PlacementBackend = (typeof PLACEMENT_BACKENDS)[number];
+/** The multiplexers a placement can name: any the mux port drives (a fleet refuses one that lacks what it needs). */
+export const PLACEMENT_BACKENDS: readonly MuxName[] = MUX_NAMES;
+export type PlacementBackend = MuxName;
 
 export const DIRECTOR_NAME = 'Director';
 export const DIRECTOR_DESCRIPTION = 'Root Director for this fleet';
@@ -36,8 +37,9 @@ export interface Placement {
   /** When delivery found the pane gone from its multiplexer; null while it exists (or was never checked). */
   goneAt: string | null;
   /**
-   * The multiplexer server the pane lives on (a tmux server's pid and start time); null where
-   * the multiplexer has no such identity (herdr) or for placements recorded before drover kept it.
+   * The run of the multiplexer the pane lives on, its incarnation as the mux port reports it
+   * (a tmux server's pid and start time, a herdr session); null for placements recorded before
+   * drover kept it.
    */
   server: string | null;
   /**
@@ -123,6 +125,16 @@ export function samePlacement(a: Placement | null, b: Placement | null): boolean
 
 export function isConcrete(placement: Placement | null): placement is ConcretePlacement {
   return placement !== null && placement.pane !== null;
+}
+
+/**
+ * The pane key of a placement's pane (this host, its multiplexer, the run it lives on, the pane
+ * id), which names that pane and no other; null while the pane is pending, or when the
+ * placement predates drover recording its server.
+ */
+export function placementPaneKey(placement: Placement | null): string | null {
+  if (placement === null || placement.pane === null || placement.server === null) return null;
+  return formatPaneKey({ host: LOCAL_HOST, mux: placement.backend, incarnation: placement.server, paneId: placement.pane });
 }
 
 /** A message as drover prints it in JSON (CLI and MCP alike): snake_case, text exactly as stored. */

@@ -4,8 +4,8 @@ import type { ClosedPane, FleetBackend } from './backend.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PlacementError, PlacementStaleError, errorMessage } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
-import { CODING_AGENTS, isConcrete, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
-import { INVOKING_PANE_VARIABLE, type FleetRuntime } from './runtime.js';
+import { CODING_AGENTS, isConcrete, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
+import { INVOKING_PANE_VARIABLE, invokingPane, type FleetRuntime } from './runtime.js';
 
 /** Default `--lines` of a capture. */
 export const DEFAULT_MEMBER_CAPTURE_LINES = 20;
@@ -13,19 +13,22 @@ const CAPTURE_TIMEOUT_MS = 5000;
 
 /**
  * `fleet create`: a fleet whose root Director is the pane this process runs in ($TMUX_PANE
- * on tmux, $HERDR_PANE_ID on herdr).
+ * on tmux, $HERDR_PANE_ID on herdr), on a multiplexer that has what a fleet needs.
  */
 export async function createFleetHere(runtime: FleetRuntime, request: { name: string; agent: CodingAgent }): Promise<{ fleet: Fleet; director: Member }> {
   if (typeof request.name !== 'string' || request.name.trim() === '') throw new ArgumentError('fleet name may not be empty.');
   if (!(CODING_AGENTS as readonly string[]).includes(request.agent)) throw new ArgumentError(`coding agent must be one of ${CODING_AGENTS.join(', ')} (got '${request.agent}')`);
   const backendName = runtime.invokingBackend();
-  const variable = INVOKING_PANE_VARIABLE[backendName];
-  const pane = runtime.env[variable];
-  if (!pane) throw new DroverError(`drover fleet create must be run inside a tmux or herdr session (${variable} is not set)`, { phase: 'select', delivery: 'not_sent' });
-  const backend = await runtime.openBackend(backendName);
-  const location = await backend.locate(pane, TRANSPORT_BUDGET_MS);
-  const server = await backend.serverIdentity(TRANSPORT_BUDGET_MS);
-  return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server } });
+  // Refuses a multiplexer that lacks what a fleet needs, naming it, before anything is asked of it.
+  await runtime.openBackend(backendName);
+  const pane = invokingPane(backendName, runtime.env);
+  if (pane === undefined) {
+    throw new DroverError(`drover fleet create must be run inside a tmux or herdr session (${INVOKING_PANE_VARIABLE[backendName]} is not set)`, { phase: 'select', delivery: 'not_sent' });
+  }
+  const deadline = runtime.clock.now() + TRANSPORT_BUDGET_MS;
+  const { backend, incarnation } = await runtime.current(backendName, deadline);
+  const location = await backend.locate(pane, deadline);
+  return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server: incarnation } });
 }
 
 /** How long a roster waits for each multiplexer's pane list. */
@@ -47,11 +50,11 @@ export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, 
   const found = new Map<number, { pane: string; finding: 'goneAt' | 'staleAt' }>();
   for (const name of new Set(members.flatMap((m) => (checkable(m) ? [m.placement.backend] : [])))) {
     let live: Set<string>;
-    let server: string | null;
+    let current: Awaited<ReturnType<FleetRuntime['current']>>;
     try {
-      const backend = await runtime.openBackend(name);
-      server = await backend.serverIdentity(LIVENESS_TIMEOUT_MS);
-      live = await backend.livePanes(LIVENESS_TIMEOUT_MS);
+      const deadline = runtime.clock.now() + LIVENESS_TIMEOUT_MS;
+      current = await runtime.current(name, deadline);
+      live = await current.backend.livePanes(deadline);
     } catch {
       continue;
     }
@@ -59,7 +62,7 @@ export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, 
       if (!checkable(member) || member.placement.backend !== name) continue;
       const { pane, server: placedOn } = member.placement;
       // Pane ids of a replaced server name other panes: such a pane is stale, never looked up.
-      if (placedOn !== null && server !== null && placedOn !== server) found.set(member.memberId, { pane, finding: 'staleAt' });
+      if (placedOn !== null && !current.backend.port.sameIncarnation(placedOn, current.incarnation)) found.set(member.memberId, { pane, finding: 'staleAt' });
       else if (!live.has(pane)) found.set(member.memberId, { pane, finding: 'goneAt' });
     }
   }
@@ -83,13 +86,6 @@ function leftAlone(error: PlacementStaleError): string {
   return `${error.message}; the pane was not closed`;
 }
 
-function remainingUntil(runtime: FleetRuntime, deadline: number): number {
-  const left = deadline - runtime.clock.now();
-  if (left <= 0) throw new DroverError('the operation deadline passed before the layout could be restored', { phase: 'layout' });
-  // Whole milliseconds: a budget is quoted in messages ("within N ms").
-  return Math.max(1, Math.floor(left));
-}
-
 /** The Director's pane when it lives on `backend`, for the layout tidy. */
 function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: PlacementBackend): string | null {
   const fleet = runtime.broker.getFleet(fleetId);
@@ -97,14 +93,14 @@ function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: Placeme
   return isConcrete(director) && director.backend === backend ? director.pane : null;
 }
 
-function tidyAfterClosing(runtime: FleetRuntime, closed: readonly { backend: FleetBackend; pane: ClosedPane }[], directorPane: string | null): LayoutTidy {
+function tidyAfterClosing(closed: readonly { backend: FleetBackend; pane: ClosedPane }[], directorPane: string | null): LayoutTidy {
   return async (deadline) => {
     if (directorPane === null) return;
     const seenTabs = new Set<string | null>();
     for (const { backend, pane } of closed) {
       if (seenTabs.has(pane.tab)) continue;
       seenTabs.add(pane.tab);
-      await backend.rebalance(pane, directorPane, remainingUntil(runtime, deadline));
+      await backend.rebalance(pane, directorPane, deadline);
     }
   };
 }
@@ -130,14 +126,14 @@ export async function deleteMember(runtime: FleetRuntime, memberId: number): Pro
       const directorPane = directorPaneOn(runtime, runtime.broker.getMember(placement.memberId).fleetId, placement.backend);
       let backend: FleetBackend;
       try {
-        backend = await runtime.backendFor(placement);
+        backend = await runtime.backendFor(placement, deadline);
       } catch (error) {
         if (!(error instanceof PlacementStaleError)) throw error;
         paneLeft = leftAlone(error);
         return;
       }
-      const pane = await backend.closePane(placement.pane, remainingUntil(runtime, deadline));
-      return tidyAfterClosing(runtime, [{ backend, pane }], directorPane);
+      const pane = await backend.closePane(placement.pane, deadline);
+      return tidyAfterClosing([{ backend, pane }], directorPane);
     },
   });
   return { ...deleted, paneLeft, diagnostics: paneLeft === null ? deleted.diagnostics : [paneLeft, ...deleted.diagnostics] };
@@ -163,16 +159,16 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
         if (memberId === fleet.directorMemberId) continue;
         let backend: FleetBackend;
         try {
-          backend = await runtime.backendFor(placement);
+          backend = await runtime.backendFor(placement, deadline);
         } catch (error) {
           if (!(error instanceof PlacementStaleError)) throw error;
           panesLeft.push(leftAlone(error));
           continue;
         }
-        closed.push({ backend, pane: await backend.closePane(placement.pane, remainingUntil(runtime, deadline)) });
+        closed.push({ backend, pane: await backend.closePane(placement.pane, deadline) });
       }
       const onDirectorBackend = closed.filter((entry) => entry.backend.name === directorEntry?.placement.backend);
-      return tidyAfterClosing(runtime, onDirectorBackend, directorEntry?.placement.pane ?? null);
+      return tidyAfterClosing(onDirectorBackend, directorEntry?.placement.pane ?? null);
     },
   });
   return { ...deleted, diagnostics: [...panesLeft, ...deleted.diagnostics] };
@@ -204,6 +200,8 @@ export interface CaptureOptions {
 export interface MemberCapture {
   memberId: number;
   paneId: string;
+  /** The pane's key (placementPaneKey); null for a placement recorded before drover kept its server. */
+  paneKey: string | null;
   lines: number;
   content: string;
   capturedAt: string;
@@ -217,12 +215,14 @@ function captureLines(options: CaptureOptions): number {
 }
 
 async function capturePlacement(runtime: FleetRuntime, memberId: number, placement: ConcretePlacement, lines: number, ansi: boolean): Promise<MemberCapture> {
-  const backend = await runtime.backendFor(placement);
-  const raw = await backend.capture(placement.pane, { lines, timeoutMs: CAPTURE_TIMEOUT_MS });
+  const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
+  const backend = await runtime.backendFor(placement, deadline);
+  const raw = await backend.capture(placement.pane, { lines, deadline });
   const content = ansi ? raw : plainCapture(raw);
   return {
     memberId,
     paneId: placement.pane,
+    paneKey: placementPaneKey(placement),
     lines,
     content,
     capturedAt: runtime.store.timestamp(),
@@ -253,6 +253,8 @@ export interface FleetCapture {
   members: FleetCaptureEntry[];
   /** Panes beside the Director that no active member of the fleet is placed in (e.g. left by a killed `member create`). */
   unregisteredPanes: string[];
+  /** Their pane keys, in the same order, on the server the Director's pane lives on. */
+  unregisteredPaneKeys: string[];
 }
 
 /** `fleet capture`: every active member's pane, read-only, plus the unregistered panes beside the Director. */
@@ -275,14 +277,20 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
   }
   const director = roster.find((member) => member.kind === 'director')?.placement ?? null;
   let unregisteredPanes: string[] = [];
+  let unregisteredPaneKeys: string[] = [];
   if (isConcrete(director)) {
     const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
-    const backend = await runtime.backendFor(director).catch((error: unknown) => {
+    const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
+    const backend = await runtime.backendFor(director, deadline).catch((error: unknown) => {
       // A stale Director's pane id names another server's pane: its neighbours are not the fleet's.
       if (error instanceof PlacementStaleError) return undefined;
       throw error;
     });
-    if (backend !== undefined) unregisteredPanes = (await backend.neighbours(director.pane, CAPTURE_TIMEOUT_MS)).filter((pane) => !registered.has(pane));
+    if (backend !== undefined) {
+      unregisteredPanes = (await backend.neighbours(director.pane, deadline)).filter((pane) => !registered.has(pane));
+      const server = await backend.serverIncarnation(deadline);
+      unregisteredPaneKeys = unregisteredPanes.map((pane) => placementPaneKey({ ...director, pane, server })!);
+    }
   }
-  return { fleetId: fleet.fleetId, capturedAt: runtime.store.timestamp(), members, unregisteredPanes };
+  return { fleetId: fleet.fleetId, capturedAt: runtime.store.timestamp(), members, unregisteredPanes, unregisteredPaneKeys };
 }

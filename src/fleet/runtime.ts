@@ -1,44 +1,49 @@
-import { resolveEndpoint as resolveMuxEndpoint, selectMux, tmuxEndpointOf } from '../mux/index.js';
-import { DroverError, terminationSpans, type TerminationSpans } from '../process/index.js';
-import { Server, type Endpoint } from '../tmux/index.js';
-import type { FleetBackend } from './backend.js';
+import { MUX_DECLARATIONS, MuxError, openMux, resolveEndpoint, selectMux, zellijIds, type MuxName } from '../mux/index.js';
+import { terminationSpans, type TerminationSpans } from '../process/index.js';
+import type { OpenMuxOptions } from '../mux/index.js';
+import { FleetBackend, requireFleetSupport } from './backend.js';
 import { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import type { NotifyOptions, PortOpener } from './delivery.js';
-import { HerdrFleetBackend, type HerdrConnector } from './herdr-backend.js';
 import { PaneLocks } from './lock.js';
 import { PlacementStaleError } from './errors.js';
 import type { ConcretePlacement, PlacementBackend } from './model.js';
 import { FleetStore } from './store.js';
-import { TmuxFleetBackend } from './tmux-backend.js';
 
 /** How long asking a multiplexer which server it is may take. */
 const SERVER_CHECK_TIMEOUT_MS = 2000;
 
-/** The variable that names the invoking pane on each backend. */
-export const INVOKING_PANE_VARIABLE: Readonly<Record<PlacementBackend, string>> = Object.freeze({ tmux: 'TMUX_PANE', herdr: 'HERDR_PANE_ID' });
+/** The variable that names the invoking pane on each multiplexer. */
+export const INVOKING_PANE_VARIABLE: Readonly<Record<MuxName, string>> = Object.freeze({ tmux: 'TMUX_PANE', herdr: 'HERDR_PANE_ID', zellij: 'ZELLIJ_PANE_ID' });
+
+/** The port's id of the pane this process runs in, from that variable; undefined when it is unset. */
+export function invokingPane(mux: MuxName, env: NodeJS.ProcessEnv): string | undefined {
+  const value = env[INVOKING_PANE_VARIABLE[mux]];
+  if (value === undefined || value === '') return undefined;
+  // zellij names its pane by number; the port by its own id.
+  return mux === 'zellij' && /^\d+$/.test(value) ? zellijIds.pane(Number(value)) : value;
+}
 
 export interface FleetRuntimeOptions {
   env?: NodeJS.ProcessEnv;
   /** An explicit tmux server (the CLI's -L/-S). Otherwise DROVER_MUX_ENDPOINT_TMUX, else $TMUX, else tmux's default. */
-  tmuxEndpoint?: Endpoint;
+  tmuxEndpoint?: OpenMuxOptions['tmuxEndpoint'];
   /** An open store; by default DROVER_DB is opened (and closed with the runtime). */
   store?: FleetStore;
   /** Open DROVER_DB only to read: it must exist, nothing is created, no write lock is taken. */
   readOnly?: boolean;
   /** A broker over `store` (tests inject failing ones). */
   broker?: Broker;
-  /** Ready backends by name, used instead of opening one (tests). */
+  /** Ready backends by multiplexer, used instead of opening one (tests); the caller closes them. */
   backends?: Partial<Record<PlacementBackend, FleetBackend>>;
-  herdrConnector?: HerdrConnector;
   clock?: Clock;
   spans?: TerminationSpans;
 }
 
 /**
- * What every fleet command works with: the database, the pane input locks, and the
- * multiplexer backends its placements name, each opened on first use and closed with the
- * runtime.
+ * What every fleet command works with: the database, the pane input locks, and one backend
+ * per multiplexer its placements name, each a mux port opened on first use and closed with
+ * the runtime.
  */
 export class FleetRuntime {
   readonly env: NodeJS.ProcessEnv;
@@ -68,60 +73,74 @@ export class FleetRuntime {
     return new FleetRuntime(options, FleetStore.open({ env: options.env ?? process.env, readOnly: options.readOnly }), true);
   }
 
-  /** The backend this process runs in: tmux when a tmux server was named explicitly, else the mux selection. */
+  /** The multiplexer this process runs in: tmux when a tmux server was named explicitly, else the mux selection. */
   invokingBackend(): PlacementBackend {
     if (this.options.tmuxEndpoint) return 'tmux';
-    const selection = selectMux({ env: this.env });
-    if (selection.mux === 'zellij') throw new DroverError('drover fleets run on tmux or herdr; DROVER_MUX selects zellij', { phase: 'select', delivery: 'not_sent' });
-    return selection.mux;
+    return selectMux({ env: this.env }).mux;
   }
 
-  /** Opens (once) the backend a placement names; a failed open is retried on the next call. */
+  private injected(name: PlacementBackend): boolean {
+    return this.options.backends?.[name] !== undefined;
+  }
+
+  /**
+   * Opens (once) the backend of a multiplexer; a failed open is retried on the next call. One
+   * that lacks what a fleet needs is refused, naming what it lacks, before anything is asked of it.
+   */
   openBackend(name: PlacementBackend): Promise<FleetBackend> {
     let opening = this.backends.get(name);
     if (!opening) {
-      opening = name === 'tmux' ? this.openTmux() : Promise.resolve(new HerdrFleetBackend(this.herdrSocket(), this.options.herdrConnector));
+      opening = this.openOver(name);
       this.backends.set(name, opening);
       opening.catch(() => this.backends.delete(name));
     }
     return opening;
   }
 
-  private async openTmux(): Promise<FleetBackend> {
-    return new TmuxFleetBackend(await Server.open(this.tmuxEndpoint(), { env: this.env }));
-  }
-
-  private tmuxEndpoint(): Endpoint {
-    if (this.options.tmuxEndpoint) return this.options.tmuxEndpoint;
-    const spec = resolveMuxEndpoint('tmux', this.env);
-    if (spec.mux !== 'tmux') throw new Error('unreachable: the tmux endpoint resolved to another multiplexer');
-    return tmuxEndpointOf(spec, this.env);
-  }
-
-  private herdrSocket(): string {
-    const spec = resolveMuxEndpoint('herdr', this.env);
-    if (spec.mux !== 'herdr') throw new Error('unreachable: the herdr endpoint resolved to another multiplexer');
-    return spec.socketPath;
+  /** A backend over a new mux port on the multiplexer's endpoint, as this runtime's environment names it. */
+  private async openOver(name: PlacementBackend): Promise<FleetBackend> {
+    // Before its endpoint is even resolved: a multiplexer that cannot hold a fleet is asked nothing.
+    requireFleetSupport(name, MUX_DECLARATIONS[name]);
+    const port = openMux({ endpoint: resolveEndpoint(name, this.env) }, { env: this.env, tmuxEndpoint: name === 'tmux' ? this.options.tmuxEndpoint : undefined });
+    return new FleetBackend(port, this.clock);
   }
 
   /**
-   * The backend of a placement's multiplexer, once it is proven to be the server the pane
-   * was placed on. A placement whose server was replaced (a tmux server restarted at the
-   * same socket reuses pane ids for unrelated panes) is refused with PlacementStaleError
-   * before anything reaches a pane, and the member is marked stale.
+   * A backend and the run of its multiplexer answering now, asked by `deadline`. A port that
+   * met another run is void for good, so it is dropped and a port on the run answering now is
+   * opened (an injected backend is the caller's, and its failure is theirs to see).
    */
-  async backendFor(placement: ConcretePlacement): Promise<FleetBackend> {
-    if (placement.staleAt !== null) throw new PlacementStaleError(placement.memberId, placement.pane);
-    const backend = await this.openBackend(placement.backend);
-    if (placement.server === null) return backend;
-    const now = await backend.serverIdentity(SERVER_CHECK_TIMEOUT_MS);
-    if (now === null || now === placement.server) return backend;
-    if (!this.store.readOnly) this.broker.markServerReplaced(placement.memberId, placement.pane);
-    throw new PlacementStaleError(placement.memberId, placement.pane);
+  async current(name: PlacementBackend, deadline: number): Promise<{ backend: FleetBackend; incarnation: string }> {
+    const backend = await this.openBackend(name);
+    try {
+      return { backend, incarnation: await backend.serverIncarnation(deadline) };
+    } catch (error) {
+      if (!(error instanceof MuxError && error.replaced) || this.injected(name)) throw error;
+      this.backends.delete(name);
+      await backend.close();
+      const reopened = await this.openBackend(name);
+      return { backend: reopened, incarnation: await reopened.serverIncarnation(deadline) };
+    }
   }
 
-  /** The input port of a placement's multiplexer, opened (and its server checked) on demand. */
-  readonly openPort: PortOpener = async (placement) => (await this.backendFor(placement)).input;
+  /**
+   * The backend of a placement's multiplexer, once it is proven to be the run the pane was
+   * placed on, asked by `deadline` (at most SERVER_CHECK_TIMEOUT_MS from now). A placement whose
+   * server was replaced (a tmux server restarted at the same socket reuses pane ids for
+   * unrelated panes) is refused with PlacementStaleError before anything reaches a pane, and
+   * the member is marked stale.
+   */
+  async backendFor(placement: ConcretePlacement, deadline: number = this.clock.now() + SERVER_CHECK_TIMEOUT_MS): Promise<FleetBackend> {
+    if (placement.staleAt !== null) throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
+    if (placement.server === null) return this.openBackend(placement.backend);
+    const { backend, incarnation } = await this.current(placement.backend, Math.min(deadline, this.clock.now() + SERVER_CHECK_TIMEOUT_MS));
+    if (backend.port.sameIncarnation(incarnation, placement.server)) return backend;
+    if (!this.store.readOnly) this.broker.markServerReplaced(placement.memberId, placement.pane);
+    throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
+  }
+
+  /** A placement's pane for input, its multiplexer opened (and its server checked) on demand. */
+  readonly openPort: PortOpener = async (placement, deadline) => (await this.backendFor(placement, deadline)).input(placement.pane);
 
   /** What message delivery needs. */
   get notify(): NotifyOptions {
@@ -130,7 +149,7 @@ export class FleetRuntime {
 
   /** Closes the backends this runtime opened (not injected ones) and the store it opened. */
   async close(): Promise<void> {
-    const opened = [...this.backends].filter(([name]) => this.options.backends?.[name] === undefined).map(([, opening]) => opening);
+    const opened = [...this.backends].filter(([name]) => !this.injected(name)).map(([, opening]) => opening);
     this.backends.clear();
     for (const opening of opened) {
       const backend = await opening.catch(() => undefined);

@@ -35,7 +35,8 @@ export function tmuxEndpointOf(spec: TmuxEndpointSpec, env: NodeJS.ProcessEnv = 
   }
 }
 
-export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): MuxPort {
+/** A port on the selection's endpoint (only the endpoint is read: a caller may name one backend's endpoint directly). */
+export function openMux(selection: Pick<MuxSelection, 'endpoint'>, options: OpenMuxOptions = {}): MuxPort {
   const endpoint = selection.endpoint;
   switch (endpoint.mux) {
     case 'herdr':
@@ -45,7 +46,7 @@ export function openMux(selection: MuxSelection, options: OpenMuxOptions = {}): 
     case 'tmux': {
       if (options.tmuxServer !== undefined) return createMuxPort(new TmuxAdapter({ server: options.tmuxServer, timeoutMs: options.timeoutMs }));
       const tmux = options.tmuxEndpoint ?? tmuxEndpointOf(endpoint, options.env ?? process.env);
-      return createMuxPort(new TmuxAdapter({ endpoint: tmux, timeoutMs: options.timeoutMs }));
+      return createMuxPort(new TmuxAdapter({ endpoint: tmux, env: options.env, timeoutMs: options.timeoutMs }));
     }
   }
 }

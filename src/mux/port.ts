@@ -31,6 +31,7 @@ import type {
   MuxCallOptions,
   MuxOutcome,
   MuxPaneProcess,
+  MuxPaneSize,
   MuxPort,
   MuxScreen,
   MuxSession,
@@ -88,6 +89,18 @@ function badCallOptions(options: MuxCallOptions | undefined): string | undefined
   if (options === null || typeof options !== 'object') return 'call options are an object';
   const { timeoutMs } = options;
   return timeoutMs === undefined || (Number.isFinite(timeoutMs) && timeoutMs > 0) ? undefined : `timeoutMs ${JSON.stringify(timeoutMs)} is not a positive number of ms`;
+}
+
+/** Larger than any terminal: a size beyond it is a mistake, not a wish. */
+const MAX_CELLS = 10_000;
+
+function badSize(size: MuxPaneSize): string | undefined {
+  if (size === null || typeof size !== 'object') return 'a pane size is an object';
+  if (size.width === undefined && size.height === undefined) return 'a pane size needs a width or a height';
+  for (const [axis, cells] of [['width', size.width], ['height', size.height]] as const) {
+    if (cells !== undefined && !(Number.isInteger(cells) && cells >= 1 && cells <= MAX_CELLS)) return `${axis} ${JSON.stringify(cells)} is not a whole number of cells from 1 to ${MAX_CELLS}`;
+  }
+  return undefined;
 }
 
 function badSplit(request: MuxSplitRequest): string | undefined {
@@ -191,9 +204,11 @@ class GatedMuxPort implements MuxPort {
     });
   }
 
-  snapshot(): Promise<MuxSnapshot> {
+  snapshot(options: MuxCallOptions = {}): Promise<MuxSnapshot> {
+    const problem = badCallOptions(options);
+    if (problem !== undefined) return Promise.reject(new MuxError(this.mux, `snapshot: ${problem}`, { reason: 'refused', phase: 'validate', delivery: 'not_sent' }));
     return this.floor(async () => {
-      const snapshot = await this.adapter.snapshot();
+      const snapshot = await this.adapter.snapshot(options);
       this.bind(snapshot.incarnation);
       return snapshot;
     });
@@ -351,6 +366,10 @@ class GatedMuxPort implements MuxPort {
 
   closePane(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
     return this.gated('closePane', firstProblem(badId('pane', paneId), badCallOptions(options)), (rest) => this.adapter.closePane?.(paneId, rest), options);
+  }
+
+  resizePane(paneId: string, size: MuxPaneSize, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
+    return this.gated('resizePane', firstProblem(badId('pane', paneId), badSize(size), badCallOptions(options)), (rest) => this.adapter.resizePane?.(paneId, size, rest), options);
   }
 
   setFocus(paneId: string): Promise<MuxOutcome<void>> {

@@ -46,6 +46,20 @@ export interface MuxTab {
   readonly paneCount: number;
   /** The multiplexer's own number for the tab where it keeps one (tmux's window index, base-index applied). */
   readonly nativeIndex?: number;
+  /** The area the tab's panes share, in cells; only when paneGeometry is declared. */
+  readonly size?: MuxSize;
+}
+
+/** A size in terminal cells. */
+export interface MuxSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+/** Where a pane sits in its tab, in cells from the tab's top-left corner. */
+export interface MuxRect extends MuxSize {
+  readonly x: number;
+  readonly y: number;
 }
 
 /** A reference to the agent's own session log, when the multiplexer knows it (agentSessionRef). */
@@ -91,6 +105,8 @@ export interface MuxPane {
    * the multiplexer stores such per-pane values (tmux pane options); absent when none was recorded.
    */
   readonly hookState?: string;
+  /** Where the pane sits in its tab; only when paneGeometry is declared, and absent where the multiplexer did not say. */
+  readonly geometry?: MuxRect;
 }
 
 export interface MuxSnapshot {
@@ -185,6 +201,12 @@ export interface MuxSplitRequest {
   readonly keepOnExit?: boolean;
 }
 
+/** The size a pane is to take, in cells; at least one of the two. */
+export interface MuxPaneSize {
+  readonly width?: number;
+  readonly height?: number;
+}
+
 /**
  * A budget for one call. Every verb finishes (or fails) within `timeoutMs`, however many
  * multiplexer commands it needs; an operation made of several calls passes each what is left
@@ -277,7 +299,8 @@ export interface MuxPort extends MuxDescription {
    * through a process). This is how a pane key from another process is checked. No I/O.
    */
   sameIncarnation(a: string, b: string): boolean;
-  snapshot(): Promise<MuxSnapshot>;
+  /** Every space, tab and pane; a budget, when given, bounds the whole read. */
+  snapshot(options?: MuxCallOptions): Promise<MuxSnapshot>;
   /** "Look now": the next snapshot is current and a census drops to its floor. Writes nothing. */
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
@@ -308,6 +331,12 @@ export interface MuxPort extends MuxDescription {
   splitPane(request: MuxSplitRequest, options?: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
   /** A pane already gone answers `gone`. */
   closePane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
+  /**
+   * Gives the pane this width and/or height, in cells, its neighbours in the tab giving or taking
+   * the difference (resizePane capability). The multiplexer keeps a pane within what its tab
+   * can hold, so read the snapshot's geometry for the size it took.
+   */
+  resizePane(paneId: string, size: MuxPaneSize, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus(paneId: string): Promise<MuxOutcome<void>>;
   createTab(request: MuxCreateTabRequest): Promise<MuxOutcome<MuxCreatedPane>>;
   renameTab(tabId: string, label: string): Promise<MuxOutcome<void>>;
@@ -335,7 +364,7 @@ export interface MuxAdapter extends MuxDescription {
   serverIncarnation(options: MuxCallOptions): Promise<string>;
   /** Absent: incarnations are the same run exactly when they are equal. */
   sameIncarnation?(a: string, b: string): boolean;
-  snapshot(): Promise<MuxSnapshot>;
+  snapshot(options: MuxCallOptions): Promise<MuxSnapshot>;
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
   /** Pure: this multiplexer's spelling of one parsed key, with no I/O. */
@@ -352,6 +381,7 @@ export interface MuxAdapter extends MuxDescription {
   /** `cwd` already passed through requestedCwd. */
   splitPane?(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
   closePane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
+  resizePane?(paneId: string, size: MuxPaneSize, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus?(paneId: string): Promise<MuxOutcome<void>>;
   /** `cwd` already passed through requestedCwd: undefined means none asked for. */
   createTab?(request: { spaceId: string; label?: string; cwd?: string }): Promise<MuxOutcome<MuxCreatedPane>>;

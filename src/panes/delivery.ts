@@ -1,6 +1,7 @@
 import { SUBMIT_TIMEOUT_MS, rulesFor, submissionBudgetMs, submitToAgent, type AgentScreen, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from '../agents/index.js';
 import { ArgumentError } from '../process/index.js';
 import { newlyEchoed, squeeze } from './echo.js';
+import { keyedSubmitVerdict, type KeyedSubmitVerdict } from './input-line.js';
 import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, agentInputPort, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
 import { captureScreen, probeReadiness, type ChoreographyOptions } from './readiness.js';
 import { snippet } from './tail.js';
@@ -117,17 +118,11 @@ export async function deliverText(io: PaneIO, text: string, options: DeliveryOpt
   }
 }
 
-/** The last characters of the text, squeezed: what the line holding the cursor shows after typing. */
-function tailNeedle(text: string): string {
-  return Array.from(squeeze(text)).slice(-8).join('');
-}
-
-/** Whether the cursor's row (and the row above, for a tail split by wrapping) ends the typed text. */
-function cursorRowHolds(screen: AgentScreen, needle: string): boolean | undefined {
-  if (screen.cursor === null) return undefined;
-  const rows = screen.lines.slice(Math.max(0, screen.cursor.y - 1), screen.cursor.y + 1);
-  return squeeze(rows.join('')).includes(needle);
-}
+const UNSUBMITTED_REASONS: Readonly<Record<Exclude<KeyedSubmitVerdict, 'submitted'>, string>> = {
+  unchanged: 'the pane did not react to Enter; the text may not have been submitted',
+  still_typed: 'the screen changed after Enter but the text is still on the input line',
+  unwatched: 'the screen changed after Enter, but the cursor did not stand after the typed text to tell whether it left its input line',
+};
 
 async function deliverByKeys(io: PaneIO, text: string, facts: PaneFacts, pacing: Pacing, options: DeliveryOptions): Promise<DeliveryReceipt> {
   if (text.includes('\n')) {
@@ -160,28 +155,20 @@ async function deliverByKeys(io: PaneIO, text: string, facts: PaneFacts, pacing:
       }
       return { ...base, status: 'failed', reason: 'the text did not echo in the pane; it was cleared', evidence: null, attempts: attempt, typed: true, snippet: snippet(echoed) };
     }
-    const needle = tailNeedle(text);
     const typedScreen = await io.screen();
     await sendKeysGuarded(io, [KEY_ENTER]);
-    // The evidence a program of unknown shape gives: the typed text leaves the line that
-    // holds the cursor (its input line) once Enter took it.
-    const watched = cursorRowHolds(typedScreen, needle) === true;
+    // The evidence a program of unknown shape gives: the cursor no longer stands right after
+    // the typed text once Enter took the line (keyedSubmitVerdict).
     const by = pacing.now() + SUBMIT_TIMEOUT_MS;
-    let last = typedScreen;
     for (;;) {
       await pacing.sleep(pacing.pollMs, options.signal);
-      last = await io.screen();
-      const changed = last.lines.join('\n') !== typedScreen.lines.join('\n');
-      if (watched && changed && cursorRowHolds(last, needle) === false) {
+      const last = await io.screen();
+      const verdict = keyedSubmitVerdict(typedScreen, last, text);
+      if (verdict === 'submitted') {
         return { ...base, status: 'submitted', reason: 'the text left the input line after Enter', evidence: 'composer_cleared', attempts: attempt, typed: true, snippet: '' };
       }
       if (pacing.now() >= by) {
-        const reason = !changed
-          ? 'the pane did not react to Enter; the text may not have been submitted'
-          : watched
-            ? 'the screen changed after Enter but the text is still on the input line'
-            : 'the screen changed after Enter, but the pane shows no cursor to tell whether the text left its input line';
-        return { ...base, status: changed ? 'staged_unconfirmed' : 'failed', reason, evidence: null, attempts: attempt, typed: true, snippet: screenText(last) };
+        return { ...base, status: verdict === 'unchanged' ? 'failed' : 'staged_unconfirmed', reason: UNSUBMITTED_REASONS[verdict], evidence: null, attempts: attempt, typed: true, snippet: screenText(last) };
       }
     }
   }

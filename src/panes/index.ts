@@ -4,6 +4,7 @@ export * from './echo.js';
 export * from './errors.js';
 export * from './fab-status.js';
 export * from './failure.js';
+export * from './input-line.js';
 export * from './listing.js';
 export * from './map-rows.js';
 export * from './pane-actions.js';

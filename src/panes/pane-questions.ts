@@ -1,7 +1,7 @@
-import { captureAgentScreen, defaultAgentStatusContext, rulesFor, systemProcessLookup, type AgentStatusContext } from '../agents/index.js';
+import { captureAgentScreen, defaultAgentStatusContext, systemProcessLookup, type AgentStatusContext } from '../agents/index.js';
 import type { Server } from '../tmux/index.js';
 import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
-import { QUESTION_CAPTURE_LINES, discoverCandidates, sweepQuestions, type QuestionCandidate, type QuestionSweep } from './questions.js';
+import { discoverCandidates, sweepQuestions, type QuestionCandidate, type QuestionSweep } from './questions.js';
 import { agentNamerFor } from './tmux-pane.js';
 
 /** Discovery (waiting and idle panes of a session or of all sessions), or panes named by id. */
@@ -9,9 +9,10 @@ export type QuestionScope = SessionScope | { kind: 'panes'; panes: readonly stri
 
 /**
  * `drover pane questions`: one enumeration for the agent states, the agents from each
- * pane's process tree, then one look per candidate: the screen rules for an agent drover
- * knows (with or without hooks), the last 20 lines for any other program whose hooks
- * reported waiting or idle. A failed capture is a skipped pane, never an error of the sweep.
+ * pane's process tree, then one read of each candidate's screen with its cursor, judged by
+ * the screen rules for an agent drover knows (with or without hooks), by the line scan for
+ * any other program whose hooks reported waiting or idle. A failed read is a skipped pane,
+ * never an error of the sweep.
  */
 export async function paneQuestions(
   server: Server,
@@ -25,10 +26,5 @@ export async function paneQuestions(
   );
   const ids = scope.kind === 'panes' ? scope.panes : discoverCandidates(candidates);
   const snapshot = new Map(candidates.map((candidate) => [candidate.pane, candidate]));
-  return sweepQuestions(ids, snapshot, async (candidate) => {
-    const rules = candidate.agentKind == null ? undefined : rulesFor(candidate.agentKind);
-    const pane = server.pane(candidate.pane);
-    if (rules !== undefined) return { reading: rules.read((await captureAgentScreen(pane)).screen) };
-    return { capture: (await pane.capture({ start: -QUESTION_CAPTURE_LINES })).toString('utf8') };
-  });
+  return sweepQuestions(ids, snapshot, async (candidate) => (await captureAgentScreen(server.pane(candidate.pane))).screen);
 }

@@ -5,13 +5,21 @@ import type { AgentKind } from '../../src/agents/screens/types.js';
 import { SCREEN_FIXTURES } from './screens/fixtures.js';
 
 /**
- * Records a pane's screen as a fixture (see test/agents/screens/fixtures.ts for the layout).
- * Used while building the bed, not by the suite: fixtures are reviewed and committed.
+ * Writes a pane's visible screen as `<dir>/<name>.ansi` (capture-pane -p -e) and
+ * `<dir>/<name>.json` (its width, height and cursor, then `meta`), and returns the capture.
  */
-export async function recordScreenFixture(pane: Pane, agent: AgentKind, version: string, name: string, meta: { phase: string; note: string }): Promise<void> {
+export async function writeScreenFixture(pane: Pane, dir: string, name: string, meta: Readonly<Record<string, unknown>>): Promise<string> {
   const { capture, screen } = await captureAgentScreen(pane);
-  const dir = `${SCREEN_FIXTURES}${agent}/${version}`;
   mkdirSync(dir, { recursive: true });
   writeFileSync(`${dir}/${name}.ansi`, capture);
   writeFileSync(`${dir}/${name}.json`, `${JSON.stringify({ width: screen.width, height: screen.height, cursor: screen.cursor, ...meta }, null, 2)}\n`);
+  return capture;
+}
+
+/**
+ * Records a pane's screen as an agent fixture (see test/agents/screens/fixtures.ts for the
+ * layout). Used while building the bed, not by the suite: fixtures are reviewed and committed.
+ */
+export async function recordScreenFixture(pane: Pane, agent: AgentKind, version: string, name: string, meta: { phase: string; note: string }): Promise<void> {
+  await writeScreenFixture(pane, `${SCREEN_FIXTURES}${agent}/${version}`, name, meta);
 }

@@ -10,7 +10,7 @@ import { HerdrClient } from '../../src/mux/index.js';
 import { FleetStore, PaneLocks, paneLockDirectory, paneLockKey } from '../../src/fleet/index.js';
 import { openPaths } from '../support/proc.js';
 import { eventually } from '../support/wait.js';
-import type { Server } from '../../src/tmux/index.js';
+import { incarnationKey, type Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { startTestServer } from '../support/tmux.js';
 import { FakeHerdrServer } from '../fixtures/herdr/server.js';
@@ -76,17 +76,22 @@ describe('drover fleet / member / message on tmux', () => {
   after(() => server.close());
 
   it('runs a fleet from the Director pane: create, members, messages, capture, delete', async () => {
-    const created = json<{ fleet: { fleet_id: number; name: string; director_member_id: number }; director: { member_id: number; kind: string; placement: { backend: string; pane_id: string } } }>(
-      await drover(['fleet', 'create', 'team', '--agent', 'shell', '--json']),
-    );
+    const created = json<{
+      fleet: { fleet_id: number; name: string; director_member_id: number };
+      director: { member_id: number; kind: string; placement: { backend: string; pane_id: string; pane_key: string; server: string } };
+    }>(await drover(['fleet', 'create', 'team', '--agent', 'shell', '--json']));
     assert.equal(created.fleet.name, 'team');
     assert.equal(created.director.kind, 'director');
     assert.deepEqual([created.director.placement.backend, created.director.placement.pane_id], ['tmux', env.TMUX_PANE]);
+    const incarnation = incarnationKey(await server.incarnation());
+    assert.equal(created.director.placement.server, incarnation, "the placement names the server's run");
+    assert.equal(created.director.placement.pane_key, `local::tmux::${incarnation}::${env.TMUX_PANE}`, 'a pane id comes with its pane key');
     const fleet = String(created.fleet.fleet_id);
     const director = String(created.director.member_id);
 
     assert.match(ok(await drover(['member', 'create', '--fleet', fleet, '--name', 'alice', '--description', 'writes the code'])), /^\d+ alice agent=shell pane=%\d+\n$/);
-    const bob = json<{ member: { member_id: number; placement: { pane_id: string } } }>(await drover(['member', 'create', '--fleet', fleet, '--name', 'bob', '--json'])).member;
+    const bob = json<{ member: { member_id: number; placement: { pane_id: string; pane_key: string } } }>(await drover(['member', 'create', '--fleet', fleet, '--name', 'bob', '--json'])).member;
+    assert.equal(bob.placement.pane_key, `local::tmux::${incarnation}::${bob.placement.pane_id}`);
     const bobId = String(bob.member_id);
 
     const roster = ok(await drover(['member', 'list', '--fleet', fleet]));
@@ -124,14 +129,17 @@ describe('drover fleet / member / message on tmux', () => {
     assert.deepEqual([waited.timed_out, waited.messages.map((m) => m.text)], [false, ['parser looks fine']], "returns at once with the Director's unacknowledged message");
 
     assert.match(ok(await drover(['member', 'prompt', bobId, 'rerun the tests'])), /^Prompted member \d+ \(pane %\d+\)\.\n$/);
-    assert.equal(json<{ line: string }>(await drover(['member', 'exec', bobId, 'make check', '--json'])).line, '! make check');
-    const capture = json<{ member_id: number; pane_id: string; lines: number; content: string; content_sha256: string }>(await drover(['member', 'capture', bobId, '-l', '40', '--json']));
-    assert.deepEqual([capture.member_id, capture.pane_id, capture.lines], [bob.member_id, bob.placement.pane_id, 40]);
+    const executed = json<{ line: string; pane_key: string }>(await drover(['member', 'exec', bobId, 'make check', '--json']));
+    assert.deepEqual([executed.line, executed.pane_key], ['! make check', bob.placement.pane_key]);
+    const capture = json<{ member_id: number; pane_id: string; pane_key: string; lines: number; content: string; content_sha256: string }>(await drover(['member', 'capture', bobId, '-l', '40', '--json']));
+    assert.deepEqual([capture.member_id, capture.pane_id, capture.pane_key, capture.lines], [bob.member_id, bob.placement.pane_id, bob.placement.pane_key, 40]);
     assert.ok(capture.content.includes('rerun the tests') && capture.content.includes('! make check') && capture.content.includes(`[drover msg ${first} from ${director} `));
     assert.equal(capture.content_sha256, createHash('sha256').update(capture.content).digest('hex'));
     assert.ok(!capture.content.includes('\u001b'), 'escape sequences are stripped unless --ansi');
 
-    const fleetCapture = json<{ members: { name: string; state: string; content?: string }[]; unregistered_panes: string[] }>(await drover(['fleet', 'capture', fleet, '--json']));
+    const fleetCapture = json<{ members: { name: string; state: string; content?: string }[]; unregistered_panes: string[]; unregistered_pane_keys: string[] }>(
+      await drover(['fleet', 'capture', fleet, '--json']),
+    );
     assert.deepEqual(
       fleetCapture.members.map((m) => [m.name, m.state]),
       [
@@ -140,7 +148,7 @@ describe('drover fleet / member / message on tmux', () => {
         ['bob', 'captured'],
       ],
     );
-    assert.deepEqual(fleetCapture.unregistered_panes, []);
+    assert.deepEqual([fleetCapture.unregistered_panes, fleetCapture.unregistered_pane_keys], [[], []]);
 
     const shown = json<{ name: string; kind: string; status: string; placement: { pane_id: string } }>(await drover(['member', 'show', bobId, '--json']));
     assert.deepEqual([shown.name, shown.kind, shown.status, shown.placement.pane_id], ['bob', 'member', 'active', bob.placement.pane_id]);
@@ -312,5 +320,21 @@ describe('drover fleet on herdr', () => {
     assert.match(typed[3]!.payload[0]!, /^\[drover msg 1 from 1 \S+\] hello over herdr \[drover\] Resume/);
     assert.equal(ok(await drover(['member', 'delete', '2'])), 'Deregistered member 2 (killed).\n');
     assert.deepEqual(herdr.paneIds(), ['w1:p1']);
+  });
+});
+
+describe('drover fleet on zellij', () => {
+  const sandbox = cliSandbox();
+
+  it('refuses, naming each capability zellij lacks, before zellij is even looked for', async () => {
+    // A zellij binary that does not exist: looking for it, or asking it anything, would fail otherwise.
+    const env = { ...NO_MUX, TMUX: '', TMUX_PANE: '', DROVER_MUX: 'zellij', ZELLIJ_PANE_ID: '0', DROVER_ZELLIJ_BIN: join(sandbox.dir, 'no-zellij') };
+    const refused = await sandbox.drover(['fleet', 'create', 'crew', '--agent', 'shell', '--json'], { env });
+    assert.equal(refused.exitCode, 1, refused.stderrText());
+    const { error } = JSON.parse(refused.text()) as { error: { code: string; message: string } };
+    assert.equal(error.code, 'unsupported');
+    assert.match(error.message, /^drover fleets cannot run on zellij: zellij does not support splitPane: zellij's new-pane opens beside whichever pane has focus/);
+    assert.match(error.message, /zellij does not support paneGeometry: .*; zellij does not support resizePane: /);
+    assert.equal(json<unknown[]>(await sandbox.drover(['fleet', 'list', '--json'], { env })).length, 0, 'no fleet was created');
   });
 });

@@ -28,8 +28,17 @@ interface SnapshotDocument {
   chosen_by: string;
   endpoint: Record<string, string | null>;
   spaces: { space_id: string; label: string; focused: boolean; tab_count: number; pane_count: number }[];
-  tabs: { tab_id: string; space_id: string; number: number; label: string }[];
-  panes: { pane_id: string; tab_id: string; agent: string; status: string; pane_label: string | null; terminal_title: string | null; alive: boolean }[];
+  tabs: { tab_id: string; space_id: string; number: number; label: string; size: { width: number; height: number } | null }[];
+  panes: {
+    pane_id: string;
+    tab_id: string;
+    agent: string;
+    status: string;
+    pane_label: string | null;
+    terminal_title: string | null;
+    alive: boolean;
+    geometry: { x: number; y: number; width: number; height: number } | null;
+  }[];
 }
 
 /** The JSON document of a run that must have exited with `code`. */
@@ -38,10 +47,10 @@ function json<T>(result: RunResult, code = 0): T {
   return JSON.parse(result.text()) as T;
 }
 
-/** The ten read-only checks, all passing but those the multiplexer's declaration makes inapplicable, as `drover mux probe` prints them. */
+/** The eleven read-only checks, all passing but those the multiplexer's declaration makes inapplicable, as `drover mux probe` prints them. */
 function assertAllPass(probe: ProbeDocument, inapplicable: readonly string[] = []): void {
   assert.equal(probe.verdict, 'pass', JSON.stringify(probe.checks.filter((check) => check.status !== 'pass' && !inapplicable.includes(check.check))));
-  assert.deepEqual([probe.passed, probe.failed, probe.skipped], [10 - inapplicable.length, 0, inapplicable.length]);
+  assert.deepEqual([probe.passed, probe.failed, probe.skipped], [11 - inapplicable.length, 0, inapplicable.length]);
   assert.deepEqual(probe.checks.filter((check) => check.skipped !== null).map((check) => check.check), inapplicable);
   assert.equal(probe.checks[0]?.check, 'the multiplexer is reachable');
 }
@@ -95,8 +104,8 @@ describe('drover mux on an owned tmux server', () => {
     const inside = await sandbox.drover(['mux', 'probe'], { env: { TMUX: `${socket},1,0` } });
     assert.equal(inside.exitCode, 0, inside.text());
     assert.match(inside.text(), new RegExp(`^probing tmux at tmux -S ${socket} \\(from \\$TMUX\\) \\(read-only checks\\)\n`));
-    assert.equal(inside.text().match(/^✓ /gm)?.length, 10);
-    assert.match(inside.text(), /\n10 of 10 applicable checks passed\n$/);
+    assert.equal(inside.text().match(/^✓ /gm)?.length, 11);
+    assert.match(inside.text(), /\n11 of 11 applicable checks passed\n$/);
   });
 
   it('refuses -S beside another --mux, and an unknown --mux, as usage errors', async () => {
@@ -148,12 +157,12 @@ describe('a tmux server that dies', () => {
     const probe = json<ProbeDocument>(await sandbox.drover(['-S', socket, 'mux', 'probe', '--json']), 1);
     assert.equal(probe.verdict, 'proves_nothing');
     assert.equal(probe.reachable, false);
-    assert.deepEqual([probe.passed, probe.failed, probe.skipped], [0, 1, 9]);
+    assert.deepEqual([probe.passed, probe.failed, probe.skipped], [0, 1, 10]);
     assert.match(probe.checks[0]!.problems[0]!, /^tmux is not reachable: /);
 
     const text = await sandbox.drover(['-S', socket, 'mux', 'probe']);
     assert.equal(text.exitCode, 1);
-    assert.match(text.text(), /^✗ the multiplexer is reachable\n {4}tmux is not reachable: .+\ntmux could not be read, so this probe proves nothing \(9 checks not run\)\n$/m);
+    assert.match(text.text(), /^✗ the multiplexer is reachable\n {4}tmux is not reachable: .+\ntmux could not be read, so this probe proves nothing \(10 checks not run\)\n$/m);
     assert.doesNotMatch(text.text(), /passed/);
   });
 });
@@ -201,6 +210,11 @@ describe('drover mux on the herdr fake', () => {
     const lead = snapshot.panes.find((pane) => pane.pane_id === 'w1:p1');
     assert.deepEqual([lead?.agent, lead?.status, lead?.terminal_title, lead?.pane_label], ['claude', 'blocked', 'claude: refactor', null]);
     assert.equal(snapshot.panes.find((pane) => pane.pane_id === 'w1:p2')?.pane_label, 'reviewer');
+    // Where each pane sits in its tab, from herdr's layouts: the tab's panes tile it.
+    for (const tab of snapshot.tabs) {
+      const tiles = snapshot.panes.filter((pane) => pane.tab_id === tab.tab_id).map((pane) => pane.geometry!);
+      assert.equal(tiles.reduce((cells, rect) => cells + rect.width * rect.height, 0), tab.size!.width * tab.size!.height, tab.tab_id);
+    }
 
     const text = await sandbox.drover(['mux', 'snapshot'], { env: { HERDR_ENV: '1', HERDR_SOCKET_PATH: socketPath } });
     assert.equal(text.exitCode, 0, text.stderrText());
@@ -216,7 +230,7 @@ describe('drover mux on the herdr fake', () => {
     const gone = await sandbox.drover(['mux', 'probe'], { env });
     assert.equal(gone.exitCode, 1);
     assert.match(gone.text(), /^✗ the multiplexer is reachable\n {4}herdr is not reachable: cannot connect to herdr at /m);
-    assert.match(gone.text(), /\nherdr could not be read, so this probe proves nothing \(9 checks not run\)\n$/);
+    assert.match(gone.text(), /\nherdr could not be read, so this probe proves nothing \(10 checks not run\)\n$/);
   });
 });
 
@@ -228,7 +242,7 @@ describe('drover mux on the zellij fake', () => {
   it('probes and lists the one session through the zellij binary DROVER_ZELLIJ_BIN names', async () => {
     // The fake is not on PATH: only the override can find it.
     const env = { DROVER_ZELLIJ_BIN: fake.executable, DROVER_FAKE_ZELLIJ_STATE: fake.statePath };
-    assertAllPass(json<ProbeDocument>(await sandbox.drover(['mux', 'probe', '--mux', 'zellij', '--json'], { env })));
+    assertAllPass(json<ProbeDocument>(await sandbox.drover(['mux', 'probe', '--mux', 'zellij', '--json'], { env })), ['every pane sits inside its tab, in whole cells']);
     const snapshot = json<SnapshotDocument>(await sandbox.drover(['mux', 'snapshot', '--json'], { env: { ...env, DROVER_MUX: 'zellij', DROVER_MUX_ENDPOINT_ZELLIJ: FAKE_ZELLIJ_SESSION } }));
     assert.deepEqual(snapshot.endpoint, { description: `zellij session ${FAKE_ZELLIJ_SESSION}`, session: FAKE_ZELLIJ_SESSION });
     assert.deepEqual(snapshot.spaces.map((space) => [space.space_id, space.label, space.tab_count, space.pane_count]), [['session', FAKE_ZELLIJ_SESSION, 2, 3]]);

@@ -18,9 +18,9 @@ function setup(t: { after(fn: () => void): void }) {
     locks: fixture.locks,
     recipientId: recipient.memberId,
     fleetId: seeded.fleet.fleetId,
-    openPort: () => {
+    openPort: (placement) => {
       opened += 1;
-      return Promise.resolve(port);
+      return port.open(placement, 0);
     },
     clock,
     spans,
@@ -42,7 +42,7 @@ describe('fleet delivery to a coding agent', () => {
     assert.deepEqual(await deliverPending(s.options(s.bob)), { notified: [second.messageId], held: null, diagnostic: null });
     assert.deepEqual(s.port.agent.submitted, [formatNotificationLine(first, { escapeLead: false }), formatNotificationLine(second, { escapeLead: false })]);
     assert.ok(s.port.agent.submitted.every((line) => !line.includes('Escape')), 'no clause about an Escape that was never sent');
-    assert.deepEqual(s.port.inputs.map((call) => call.op), ['paste', 'keys', 'paste', 'keys'], 'the second line waited for the first turn to end');
+    assert.deepEqual(s.port.inputs.map((call) => call.op), ['paste', 'enter', 'paste', 'enter'], 'the second line waited for the first turn to end');
     assert.ok(!s.port.calls.some((call) => call.op === 'escape'));
     for (const message of [first, second]) assert.ok(s.broker.showMessage(message.messageId).notifiedAt);
   });

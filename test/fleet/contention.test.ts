@@ -4,8 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LongLivedChild } from '../../src/process/index.js';
-import { deliverPending, type PaneInputPort } from '../../src/fleet/index.js';
-import { keystrokePort, openFixture, seedFleet } from './support.js';
+import { deliverPending } from '../../src/fleet/index.js';
+import { keystrokeInput, openFixture, seedFleet } from './support.js';
 
 const SEND_CHILD = fileURLToPath(new URL('../fixtures/fleet/send-child.js', import.meta.url));
 
@@ -54,15 +54,11 @@ describe('two processes sending to one member at once', () => {
     for (const result of results) {
       if (result.diagnostic) assert.match(result.diagnostic, /pane input remained busy; the next send to member/);
     }
-    const noPort: PaneInputPort = keystrokePort({
-      sendEscape: () => Promise.resolve(),
-      sendLiteral: (_pane, text) => {
-        keystrokes.push({ pid: process.pid, op: 'literal', pane: '', text });
-        return Promise.resolve();
-      },
-      sendEnter: () => Promise.resolve(),
-    });
-    await deliverPending({ broker, locks, recipientId: bob.memberId, fleetId: fleet.fleetId, openPort: () => Promise.resolve(noPort) });
+    const record = (op: string, text?: string): Promise<void> => {
+      if (op === 'literal') keystrokes.push({ pid: process.pid, op, pane: '', text });
+      return Promise.resolve();
+    };
+    await deliverPending({ broker, locks, recipientId: bob.memberId, fleetId: fleet.fleetId, openPort: (placement) => Promise.resolve(keystrokeInput(placement.pane, record)) });
     for (const { messageId } of results) {
       const message = broker.showMessage(messageId);
       assert.ok(message.notifiedAt, `message ${messageId} was eventually notified`);

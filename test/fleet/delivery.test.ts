@@ -33,7 +33,7 @@ function setup(t: { after(fn: () => void): void }) {
     fleetId: seeded.fleet.fleetId,
     openPort: (placement) => {
       opened.push(placement);
-      return Promise.resolve(port);
+      return port.open(placement, 0);
     },
     clock,
     spans,
@@ -241,7 +241,7 @@ describe('deliverPending', () => {
 describe('sendAndNotify and broadcastAndNotify', () => {
   it('reports notification_sent only when this invocation delivered the new message', async (t) => {
     const s = setup(t);
-    const notify = { broker: s.broker, locks: s.locks, openPort: () => Promise.resolve(s.port), clock: s.clock, spans: s.spans };
+    const notify = { broker: s.broker, locks: s.locks, openPort: s.port.open, clock: s.clock, spans: s.spans };
     const sent = await sendAndNotify({ ...notify, from: s.alice.memberId, to: s.bob.memberId, text: 'first' });
     assert.equal(sent.notificationSent, true);
     assert.equal(sent.diagnostic, null);
@@ -261,7 +261,7 @@ describe('sendAndNotify and broadcastAndNotify', () => {
 
   it('counts the broadcast recipients whose delivery was notified', async (t) => {
     const s = setup(t);
-    const notify = { broker: s.broker, locks: s.locks, openPort: () => Promise.resolve(s.port), clock: s.clock, spans: s.spans };
+    const notify = { broker: s.broker, locks: s.locks, openPort: s.port.open, clock: s.clock, spans: s.spans };
     const result = await broadcastAndNotify({ ...notify, from: s.alice.memberId, text: 'standup' });
     assert.equal(result.recipients, 2, 'director and bob');
     assert.equal(result.delivered, 1, 'only bob receives pane input');

@@ -30,7 +30,7 @@ describe('submission budgets', () => {
 describe('submitLine', () => {
   it('sends Escape, settles 0.5 s, types the line within what is left, settles 1 s, then Enter', async () => {
     const { clock, port, start } = setup();
-    await submitLine({ port, pane: '%3', line: 'hello', lead: 'escape', deadline: start + 5000, clock });
+    await submitLine({ input: port.input('%3'), line: 'hello', lead: 'escape', deadline: start + 5000, clock });
     assert.deepEqual(
       port.calls.map(({ op, pane, text, timeoutMs, at }) => ({ op, pane, text, timeoutMs, at: at - start })),
       [
@@ -44,7 +44,7 @@ describe('submitLine', () => {
 
   it('types directly without Escape for the direct lead', async () => {
     const { clock, port, start } = setup();
-    await submitLine({ port, pane: '%3', line: '-n starts with a hyphen', lead: 'direct', deadline: start + 5000, clock });
+    await submitLine({ input: port.input('%3'), line: '-n starts with a hyphen', lead: 'direct', deadline: start + 5000, clock });
     assert.deepEqual(port.calls.map((call) => [call.op, call.timeoutMs]), [
       ['literal', 3000],
       ['enter', 5000 - 1010],
@@ -54,7 +54,7 @@ describe('submitLine', () => {
 
   it('bounds Escape by the unreserved time when that is under one second', async () => {
     const { clock, port, start } = setup();
-    await submitLine({ port, pane: '%3', line: 'x', lead: 'escape', deadline: start + 3000, clock });
+    await submitLine({ input: port.input('%3'), line: 'x', lead: 'escape', deadline: start + 3000, clock });
     assert.equal(port.calls[0]!.timeoutMs, 500);
     assert.equal(port.calls[1]!.timeoutMs, 3000 - 510 - 2000);
   });
@@ -62,7 +62,7 @@ describe('submitLine', () => {
   it('fails with the insufficient-budget error and starts no input when nothing remains beyond the reservation', async () => {
     for (const [lead, budget] of [['escape', 2500], ['direct', 2000]] as const) {
       const { clock, port, start } = setup();
-      await assert.rejects(submitLine({ port, pane: '%3', line: 'x', lead, deadline: start + budget, clock }), (error: unknown) => {
+      await assert.rejects(submitLine({ input: port.input('%3'), line: 'x', lead, deadline: start + budget, clock }), (error: unknown) => {
         assert.ok(error instanceof PaneInputError);
         assert.equal(error.message, INSUFFICIENT_BUDGET_MESSAGE);
         assert.equal(error.delivery, 'not_sent');
@@ -76,7 +76,7 @@ describe('submitLine', () => {
   it('types no text when Escape consumed the slack', async () => {
     const { clock, port, start } = setup();
     port.costMs = 100;
-    await assert.rejects(submitLine({ port, pane: '%3', line: 'x', lead: 'escape', deadline: start + 2600, clock }), {
+    await assert.rejects(submitLine({ input: port.input('%3'), line: 'x', lead: 'escape', deadline: start + 2600, clock }), {
       message: INSUFFICIENT_BUDGET_MESSAGE,
       step: 'budget',
     });
@@ -86,7 +86,7 @@ describe('submitLine', () => {
   it('reports no dispatch for any Escape failure, even a timeout', async () => {
     const { clock, port, start } = setup();
     port.failOn('escape', new TimeoutError('send-keys did not finish', 1000));
-    await assert.rejects(submitLine({ port, pane: '%3', line: 'x', lead: 'escape', deadline: start + 5000, clock }), (error: unknown) => {
+    await assert.rejects(submitLine({ input: port.input('%3'), line: 'x', lead: 'escape', deadline: start + 5000, clock }), (error: unknown) => {
       assert.ok(error instanceof PaneInputError);
       assert.equal(error.step, 'escape');
       assert.equal(error.delivery, 'not_sent');
@@ -99,14 +99,14 @@ describe('submitLine', () => {
   it('classifies a literal failure by whether the write provably did not start', async () => {
     const provable = setup();
     provable.port.failOn('literal', notSentError());
-    await assert.rejects(submitLine({ ...provable, pane: '%3', line: 'x', lead: 'direct', deadline: provable.start + 5000 }), {
+    await assert.rejects(submitLine({ ...provable, input: provable.port.input('%3'), line: 'x', lead: 'direct', deadline: provable.start + 5000 }), {
       step: 'literal',
       delivery: 'not_sent',
     });
 
     const ambiguous = setup();
     ambiguous.port.failOn('literal', new TimeoutError('send-keys did not finish', 3000));
-    await assert.rejects(submitLine({ ...ambiguous, pane: '%3', line: 'x', lead: 'direct', deadline: ambiguous.start + 5000 }), (error: unknown) => {
+    await assert.rejects(submitLine({ ...ambiguous, input: ambiguous.port.input('%3'), line: 'x', lead: 'direct', deadline: ambiguous.start + 5000 }), (error: unknown) => {
       assert.ok(error instanceof PaneInputError);
       assert.equal(error.delivery, 'possibly_sent');
       assert.equal(error.dispatched, 'uncertain');
@@ -118,7 +118,7 @@ describe('submitLine', () => {
   it('treats any Enter failure as uncertain, since the line was typed', async () => {
     const { clock, port, start } = setup();
     port.failOn('enter', notSentError());
-    await assert.rejects(submitLine({ port, pane: '%3', line: 'x', lead: 'escape', deadline: start + 5000, clock }), {
+    await assert.rejects(submitLine({ input: port.input('%3'), line: 'x', lead: 'escape', deadline: start + 5000, clock }), {
       step: 'enter',
       delivery: 'possibly_sent',
     });
@@ -126,7 +126,7 @@ describe('submitLine', () => {
 
   it('validates the line before sending anything', async () => {
     const { clock, port, start } = setup();
-    await assert.rejects(submitLine({ port, pane: '%3', line: 'two\nlines', lead: 'escape', deadline: start + 5000, clock }), ArgumentError);
+    await assert.rejects(submitLine({ input: port.input('%3'), line: 'two\nlines', lead: 'escape', deadline: start + 5000, clock }), ArgumentError);
     assert.equal(port.calls.length, 0);
   });
 });

@@ -1,24 +1,19 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { performance } from 'node:perf_hooks';
 import { DroverError } from '../../src/process/index.js';
-import { HerdrClient, HerdrError } from '../../src/mux/index.js';
-import {
-  FleetRuntime,
-  MemberCreationError,
-  createFleetHere,
-  createMember,
-  deleteFleet,
-  deleteMember,
-  formatNotificationLine,
-  sendAndNotify,
-  type HerdrConnector,
-} from '../../src/fleet/index.js';
+import { createMuxPort, HerdrAdapter, HerdrClient, HerdrError } from '../../src/mux/index.js';
+import { FleetBackend, FleetRuntime, MemberCreationError, createFleetHere, createMember, deleteFleet, deleteMember, formatNotificationLine, sendAndNotify } from '../../src/fleet/index.js';
 import { FakeHerdrServer } from '../fixtures/herdr/server.js';
 import { openFixture } from './support.js';
 
-/** A fake herdr with one workspace whose root pane is the Director of a fresh fleet. */
-async function herdrFleet(t: { after(fn: () => unknown): void }, connector?: (socketPath: string) => HerdrConnector) {
+/**
+ * A fake herdr with one workspace whose root pane is the Director of a fresh fleet. The runtime
+ * opens its herdr port from the environment, unless `tweak` is given: then it gets a backend
+ * over a port whose herdr client `tweak` changed.
+ */
+async function herdrFleet(t: { after(fn: () => unknown): void }, tweak?: (client: HerdrClient) => void) {
   const fixture = openFixture(t);
   const socketPath = join(fixture.dir, 'herdr.sock');
   const server = new FakeHerdrServer({ seed: 'empty' });
@@ -27,7 +22,14 @@ async function herdrFleet(t: { after(fn: () => unknown): void }, connector?: (so
   const client = new HerdrClient({ socketPath });
   const { rootPane } = await client.workspaceCreate({ label: 'fleet', cwd: fixture.dir });
   const env = { HERDR_ENV: '1', HERDR_SOCKET_PATH: socketPath, HERDR_PANE_ID: rootPane.pane_id, SHELL: '/bin/sh', PATH: process.env.PATH };
-  const runtime = FleetRuntime.open({ store: fixture.store, env, herdrConnector: connector?.(socketPath) });
+  let backends: { herdr: FleetBackend } | undefined;
+  if (tweak !== undefined) {
+    const adapter = new HerdrAdapter({ socketPath, configRoot: fixture.dir });
+    tweak(adapter.client);
+    backends = { herdr: new FleetBackend(createMuxPort(adapter)) };
+    t.after(() => backends!.herdr.close());
+  }
+  const runtime = FleetRuntime.open({ store: fixture.store, env, backends });
   t.after(() => runtime.close());
   const { fleet, director } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
   const layout = async () => {
@@ -70,8 +72,9 @@ describe('members on herdr', () => {
       panes.push(created.pane);
       await assertColumn(s, panes);
       assert.equal((await s.client.paneGet(created.pane)).cwd, s.dir, 'explicit --cwd');
+      // The program replaces the shell herdr started, so the pane ends with it, as on tmux.
       assert.deepEqual(s.server.inputs().filter((input) => input.paneId === created.pane), [
-        { paneId: created.pane, kind: 'text', payload: ['/bin/sh'] },
+        { paneId: created.pane, kind: 'text', payload: ['exec /bin/sh'] },
         { paneId: created.pane, kind: 'keys', payload: ['enter'] },
       ]);
     }
@@ -99,43 +102,37 @@ describe('members on herdr', () => {
       { paneId: bob.pane, kind: 'keys', payload: ['enter'] },
     ]);
     const backend = await s.runtime.openBackend('herdr');
-    await assert.rejects(backend.input.sendEscape('w1:p404', 1000), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
+    await assert.rejects(backend.input('w1:p404').channel(performance.now() + 1000).keys(['Escape']), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
   });
 
   it('closes the pane whose program could not be started, then deregisters the member', async (t) => {
-    class NoRun extends HerdrClient {
-      override paneRun(): Promise<void> {
-        return Promise.reject(new HerdrError('herdr refused pane.send_input: invalid_key', { phase: 'request', delivery: 'observed', reason: 'refused' }));
-      }
-    }
-    const s = await herdrFleet(t, (socketPath) => (timeoutMs) => new NoRun({ socketPath, timeoutMs }));
+    const s = await herdrFleet(t, (client) => {
+      client.paneRun = () => Promise.reject(new HerdrError('herdr refused pane.send_input: invalid_key', { phase: 'request', delivery: 'observed', reason: 'refused' }));
+    });
     const before = s.server.paneIds();
     await assert.rejects(createMember(s.runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
       assert.ok(error instanceof MemberCreationError);
-      assert.match(error.message, /herdr could not start the member's program in pane w\d+:p\d+: herdr refused pane.send_input/);
-      assert.deepEqual(error.diagnostics, [], 'the backend closed its pane; nothing is left to report');
+      assert.match(error.message, /herdr could not finish the new pane w\d+:p\d+ \(closed again\): herdr refused pane.send_input/);
+      assert.deepEqual(error.diagnostics, [], 'the port closed its pane; nothing is left to report');
       return true;
     });
     assert.deepEqual(s.server.paneIds(), before, 'the split pane was closed');
     assert.equal(s.runtime.broker.listMembers(s.fleetId).length, 1);
   });
 
-  it('keeps the close failure of that pane as a diagnostic, without a second kill', async (t) => {
+  it('reports the close failure of that pane, without a second kill', async (t) => {
     let closes = 0;
-    class NoRunNoClose extends HerdrClient {
-      override paneRun(): Promise<void> {
-        return Promise.reject(new HerdrError('herdr refused pane.send_input: invalid_key', { phase: 'request', delivery: 'observed', reason: 'refused' }));
-      }
-      override paneClose(): Promise<void> {
+    const s = await herdrFleet(t, (client) => {
+      client.paneRun = () => Promise.reject(new HerdrError('herdr refused pane.send_input: invalid_key', { phase: 'request', delivery: 'observed', reason: 'refused' }));
+      client.paneClose = () => {
         closes += 1;
         return Promise.reject(new HerdrError('herdr at the socket did not answer pane.close', { phase: 'transport', delivery: 'possibly_sent' }));
-      }
-    }
-    const s = await herdrFleet(t, (socketPath) => (timeoutMs) => new NoRunNoClose({ socketPath, timeoutMs }));
+      };
+    });
     await assert.rejects(createMember(s.runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
       assert.ok(error instanceof MemberCreationError);
-      assert.equal(error.diagnostics.length, 1);
-      assert.match(error.diagnostics[0]!, /^cleanup failed for pane w\d+:p\d+: herdr at the socket did not answer pane.close$/);
+      assert.match(error.message, /herdr could not finish the new pane w\d+:p\d+ \(left open: closing it failed: herdr at the socket did not answer pane.close\): herdr refused pane.send_input/);
+      assert.deepEqual(error.diagnostics, [], 'the port already tried the close; the fleet does not try again');
       return true;
     });
     assert.equal(closes, 1, 'compensation does not retry the kill');

@@ -25,9 +25,9 @@ function setup(t: { after(fn: () => void): void }) {
     broker: fixture.broker,
     locks: fixture.locks,
     memberId,
-    openPort: () => {
+    openPort: (placement) => {
       opened += 1;
-      return Promise.resolve(port);
+      return port.open(placement, 0);
     },
     clock,
     spans,

@@ -27,7 +27,7 @@ function setup(t: { after(fn: () => void): void }) {
   const clock = new TickingClock();
   const port = new FakePort(clock);
   const { spans } = fakeSpans();
-  const notify = { broker: fixture.broker, locks: fixture.locks, openPort: () => Promise.resolve(port), clock, spans };
+  const notify = { broker: fixture.broker, locks: fixture.locks, openPort: port.open, clock, spans };
   return { ...fixture, ...seeded, clock, port, notify };
 }
 

@@ -65,4 +65,28 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
       assert.doesNotMatch(history, /stranger|drover msg|\^\[/, `${pane} was sent nothing`);
     }
   });
+
+  it('in a runtime that lived through the restart, types nothing either: the port refuses the new run, the member is stale, nothing is split off a stranger', async (t) => {
+    const fixture = openFixture(t);
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['cat', '-v']);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: echoProgram(fixture.dir), TMUX_PANE: '%0' };
+    const runtime = FleetRuntime.open({ store: fixture.store, env, tmuxEndpoint: Endpoint.fromSocketPath(tmux.socketPath) });
+    t.after(() => runtime.close());
+    const { fleet, director } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
+    const alice = await createMember(runtime, { fleetId: fleet.fleetId, name: 'alice', cwd: fixture.dir });
+
+    await tmux.restart(['cat', '-v']);
+    await tmux.tmuxCommand('split-window', '-t', '%0', 'cat', '-v');
+    const sent = await sendAndNotify({ ...runtime.notify, from: director.memberId, to: alice.member.memberId, text: 'echo typed-into-a-stranger' });
+    assert.equal(sent.notificationSent, false);
+    assert.match(sent.diagnostic?.diagnostic ?? '', /tmux server that is gone/);
+    assert.notEqual(runtime.broker.getMember(alice.member.memberId).placement?.staleAt, null, 'the member is marked stale');
+    assert.equal(runtime.broker.showMessage(sent.message.messageId).notifiedAt, null);
+    await assert.rejects(createMember(runtime, { fleetId: fleet.fleetId, name: 'bob', cwd: fixture.dir }), PlacementStaleError, "nothing is split off the new server's %0");
+
+    assert.deepEqual((await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}')).trim().split('\n').sort(), ['%0', '%1']);
+    for (const pane of ['%0', '%1']) assert.doesNotMatch(await tmux.history(pane), /stranger|drover msg|\^\[/, `${pane} was sent nothing`);
+  });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/agents/index.js';
-import { DroverError } from '../../src/process/index.js';
+import { DroverError, TimeoutError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
   Broker,
@@ -14,7 +14,8 @@ import {
   createFleetHere,
   type Clock,
   type CodingAgent,
-  type PaneInputPort,
+  type PaneInput,
+  type PortOpener,
   type SignalHost,
 } from '../../src/fleet/index.js';
 import { startTestServer } from '../support/tmux.js';
@@ -84,6 +85,7 @@ export interface PortCall {
   op: 'escape' | 'literal' | 'enter' | 'read' | 'paste' | 'keys';
   pane: string;
   text?: string;
+  /** What was left of the step's deadline when the call started. */
   timeoutMs: number;
   at: number;
 }
@@ -91,12 +93,17 @@ export interface PortCall {
 type Step = PortCall['op'];
 
 /**
- * An input port that records every call with the fake time it started, takes `costMs` of
- * fake time per call, and fails the calls it is told to.
+ * A multiplexer's panes as submissions reach them (PaneInput), recording every call with the
+ * fake time it started and what was left of its step's deadline, taking `costMs` of fake time
+ * per call, and failing the calls it is told to. Like the real channel, a call whose deadline
+ * has passed sends nothing and throws. Escape and Enter on their own are recorded as such;
+ * other keys as `keys`.
  */
-export class FakePort implements PaneInputPort {
+export class FakePort {
   readonly calls: PortCall[] = [];
   costMs = 10;
+  /** The multiplexer takes a bracketed paste. */
+  pastes = true;
   private readonly failures: { op: Step; nth: number; error: Error }[] = [];
   private readonly counts: Record<Step, number> = { escape: 0, literal: 0, enter: 0, read: 0, paste: 0, keys: 0 };
   /**
@@ -106,6 +113,8 @@ export class FakePort implements PaneInputPort {
   readonly agent = new ScreenAgent();
   /** Runs (and is awaited) as each call starts, before the call succeeds or fails. */
   onCall: ((call: PortCall) => void | Promise<void>) | undefined;
+  /** Replaces every screen read (a pane that is gone, say). */
+  readScreen: ((pane: string) => Promise<AgentScreen>) | undefined;
 
   constructor(private readonly clock: FakeClock) {}
 
@@ -115,42 +124,44 @@ export class FakePort implements PaneInputPort {
     return this;
   }
 
-  private async record(op: Step, pane: string, timeoutMs: number, text?: string): Promise<void> {
-    const call: PortCall = { op, pane, timeoutMs, at: this.clock.now(), ...(text === undefined ? {} : { text }) };
-    this.calls.push(call);
-    this.counts[op] += 1;
-    const nth = this.counts[op];
-    await this.onCall?.(call);
-    this.clock.advance(this.costMs);
-    const failure = this.failures.find((f) => f.op === op && f.nth === nth);
-    if (failure) throw failure.error;
-  }
+  /** Opens a placement's pane: every member's pane is this one fake multiplexer's. */
+  readonly open: PortOpener = (placement) => Promise.resolve(this.input(placement.pane));
 
-  sendEscape(pane: string, timeoutMs: number): Promise<void> {
-    return this.record('escape', pane, timeoutMs);
-  }
-
-  sendLiteral(pane: string, text: string, timeoutMs: number): Promise<void> {
-    return this.record('literal', pane, timeoutMs, text);
-  }
-
-  sendEnter(pane: string, timeoutMs: number): Promise<void> {
-    return this.record('enter', pane, timeoutMs);
-  }
-
-  async readScreen(pane: string, timeoutMs: number): Promise<AgentScreen> {
-    await this.record('read', pane, timeoutMs);
-    return this.agent.screen();
-  }
-
-  async paste(pane: string, text: string, timeoutMs: number): Promise<void> {
-    await this.record('paste', pane, timeoutMs, text);
-    this.agent.paste(text);
-  }
-
-  async sendKeys(pane: string, keys: readonly string[], timeoutMs: number): Promise<void> {
-    await this.record('keys', pane, timeoutMs, keys.join(' '));
-    this.agent.keys(keys);
+  input(pane: string): PaneInput {
+    return {
+      pane,
+      pastes: this.pastes,
+      channel: (deadline) => {
+        const record = async (op: Step, text?: string): Promise<void> => {
+          const timeoutMs = deadline - this.clock.now();
+          if (timeoutMs <= 0) throw new TimeoutError('the operation used up its time budget', 0, { phase: 'admit', delivery: 'not_sent' });
+          const call: PortCall = { op, pane, timeoutMs, at: this.clock.now(), ...(text === undefined ? {} : { text }) };
+          this.calls.push(call);
+          this.counts[op] += 1;
+          const nth = this.counts[op];
+          await this.onCall?.(call);
+          this.clock.advance(this.costMs);
+          const failure = this.failures.find((f) => f.op === op && f.nth === nth);
+          if (failure) throw failure.error;
+        };
+        return {
+          read: async () => {
+            await record('read');
+            return { paneId: pane, ...(this.readScreen === undefined ? this.agent.screen() : await this.readScreen(pane)) };
+          },
+          type: (text) => record('literal', text),
+          paste: async (text) => {
+            await record('paste', text);
+            this.agent.paste(text);
+          },
+          keys: async (keys) => {
+            const alone = keys.length === 1 && (keys[0] === 'Escape' || keys[0] === 'Enter') ? (keys[0] === 'Escape' ? 'escape' : 'enter') : undefined;
+            await record(alone ?? 'keys', alone === undefined ? keys.join(' ') : undefined);
+            this.agent.keys(keys);
+          },
+        };
+      },
+    };
   }
 
   /** The calls that put something into the pane (screen reads left out). */
@@ -221,10 +232,22 @@ export const screenAgentRules: AgentScreenRules = {
   dismissCompletionKeys: ['Escape'],
 };
 
-/** A keystroke-only port, for plain-shell members: their screens are never read or pasted into. */
-export function keystrokePort(keystrokes: Pick<PaneInputPort, 'sendEscape' | 'sendLiteral' | 'sendEnter'>): PaneInputPort {
+/**
+ * A plain-shell member's pane that hands each keystroke (Escape, the literal line, Enter) to
+ * `keystroke`: its screen is never read or pasted into.
+ */
+export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal' | 'enter', text?: string) => Promise<void>): PaneInput {
   const unused = (what: string) => () => Promise.reject(new Error(`a shell member's pane is never ${what}`));
-  return { ...keystrokes, readScreen: unused('read'), paste: unused('pasted into'), sendKeys: unused('sent named keys') };
+  return {
+    pane,
+    pastes: true,
+    channel: () => ({
+      read: unused('read'),
+      paste: unused('pasted into'),
+      type: (text) => keystroke('literal', text),
+      keys: (keys) => (keys.length === 1 && keys[0] === 'Escape' ? keystroke('escape') : keys.length === 1 && keys[0] === 'Enter' ? keystroke('enter') : unused('sent named keys')()),
+    }),
+  };
 }
 
 /** A port error that says nothing was typed (launch failure, pane gone). */

@@ -1,15 +1,20 @@
 import assert from 'node:assert/strict';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { performance } from 'node:perf_hooks';
+import { createMuxPort, MuxError, TmuxAdapter } from '../../src/mux/index.js';
 import { ArgumentError, DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
   Broker,
+  FleetBackend,
   FleetRuntime,
   MemberCreationError,
   PaneInputError,
-  TmuxFleetBackend,
   createMember,
+  captureMember,
+  createFleetHere,
   deleteMember,
   deliverPending,
   execInMember,
@@ -94,6 +99,19 @@ describe('members on real tmux', { concurrency: true }, () => {
     await assertFleetLayout(s, []);
   });
 
+  it("starts a member's program from the runtime's PATH, which a tmux client hands to the pane it splits", async (t) => {
+    const s = await tmuxFleet(t);
+    // A program only the runtime's PATH has, as an agent installed out of the way is.
+    const bin = join(s.dir, 'bin');
+    mkdirSync(bin);
+    paneProgram(bin, 'greet', `sh -c 'echo greeted-from-the-runtime-path; exec cat'`);
+    const env = { ...s.runtime.env, PATH: `${bin}:${process.env.PATH}`, SHELL: paneProgram(s.dir, 'member', 'greet') };
+    const runtime = FleetRuntime.open({ store: s.store, env, tmuxEndpoint: s.server.endpoint });
+    t.after(() => runtime.close());
+    const member = await createMember(runtime, { fleetId: s.fleetId, name: 'greeter', cwd: s.dir });
+    await s.server.waitForOutput(s.server.pane(member.pane), 'greeted-from-the-runtime-path', { timeoutMs: 10_000 });
+  });
+
   it('deregisters the member and leaves no pane when tmux refuses the split', async (t) => {
     const s = await tmuxFleet(t);
     // A window too narrow to split: tmux answers "no space for new pane".
@@ -143,14 +161,16 @@ describe('members on real tmux', { concurrency: true }, () => {
         throw new Error('database is locked');
       }
     }
-    class UnclosableTmux extends TmuxFleetBackend {
+    class Unclosable extends FleetBackend {
       override closePane(): Promise<ClosedPane> {
         return Promise.reject(new Error('lost server'));
       }
     }
     const s = await tmuxFleet(t);
-    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: new UnclosableTmux(s.server) } });
+    const unclosable = new Unclosable(createMuxPort(new TmuxAdapter({ server: s.server })));
+    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: unclosable } });
     t.after(() => runtime.close());
+    t.after(() => unclosable.close());
     await assert.rejects(createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
       assert.ok(error instanceof MemberCreationError);
       const spawned = [...error.diagnostics.join('\n').matchAll(/cleanup failed for pane (%\d+): lost server/g)];
@@ -159,6 +179,26 @@ describe('members on real tmux', { concurrency: true }, () => {
       return true;
     });
     assert.equal((await geometry(s.server, s.director)).panes.size, 2, 'the spawned pane stays; no other pane was touched');
+  });
+});
+
+describe('fleet failures on real tmux', () => {
+  it('are the one multiplexer error family, with its reasons, never a tmux client error', async (t) => {
+    const s = await tmuxFleet(t);
+    const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    const family = (reason: string) => (error: unknown) => {
+      assert.ok(error instanceof MuxError, `${(error as Error).name}: ${(error as Error).message}`);
+      assert.deepEqual([error.mux, error.reason], ['tmux', reason]);
+      return true;
+    };
+    await s.server.pane(bob.pane).kill();
+    await assert.rejects(captureMember(s.runtime, bob.member.memberId), family('gone'));
+    const elsewhere = FleetRuntime.open({ store: s.store, env: { ...s.runtime.env, TMUX_PANE: '%9999' }, tmuxEndpoint: s.server.endpoint });
+    t.after(() => elsewhere.close());
+    await assert.rejects(createFleetHere(elsewhere, { name: 'nowhere', agent: 'shell' }), family('gone'));
+    await s.server.command(['kill-server']).catch(() => undefined);
+    await assert.rejects(captureMember(s.runtime, s.directorId), family('unreachable'));
+    await assert.rejects(createMember(s.runtime, { fleetId: s.fleetId, name: 'carol', cwd: s.dir }), family('unreachable'));
   });
 });
 
@@ -241,6 +281,6 @@ describe('pane input on real tmux', () => {
     });
     const backend = await s.runtime.openBackend('tmux');
     // Generous: on a loaded machine the tmux client alone can take over a second to answer.
-    await assert.rejects(backend.input.sendLiteral(bob.pane, 'text', 10_000), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
+    await assert.rejects(backend.input(bob.pane).channel(performance.now() + 10_000).type('text'), (error: unknown) => error instanceof DroverError && error.delivery === 'not_sent');
   });
 });

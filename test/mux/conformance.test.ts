@@ -20,6 +20,8 @@ interface AdapterWorld {
 const PASTE = 'a paste arrives as one bracketed paste with its line breaks';
 const PROCESS = "a pane's process reads back as the snapshot reports the pane";
 const SPLIT = 'a split pane appears beside its pane, and closing it is for good';
+const GEOMETRY = 'every pane sits inside its tab, in whole cells';
+const RESIZE = 'a resized pane takes the size asked for, its neighbour the difference';
 
 const WORLDS: [string, AdapterWorld][] = [
   // The tmux world attaches a terminal and records raw pane input: every check applies.
@@ -41,6 +43,8 @@ const WORLDS: [string, AdapterWorld][] = [
       skips: {
         [PASTE]: 'drover does not drive zellij paste',
         [SPLIT]: "zellij splits beside its focused pane only",
+        [GEOMETRY]: 'drover does not read where zellij places its panes',
+        [RESIZE]: 'zellij resizes only its focused pane, by a step',
       },
     },
   ],

@@ -9,6 +9,8 @@ import { after, before, describe, it } from 'node:test';
 import { createInterface } from 'node:readline';
 import { LongLivedChild } from '../../src/process/index.js';
 import { createMuxPort, HerdrAdapter, HerdrClient, HerdrError } from '../../src/mux/index.js';
+import { ratioStep } from '../../src/mux/adapters/herdr/layout.js';
+import type { HerdrLayout } from '../../src/mux/adapters/herdr/protocol.js';
 import { FakeHerdrServer } from '../fixtures/herdr/server.js';
 
 /** Sends raw bytes on one connection and collects everything the server writes until it closes. */
@@ -113,6 +115,43 @@ describe('the fake herdr server is as strict as herdr', () => {
       client.subscribe([{ type: 'pane.agent_status_changed', pane_id: 'w1:p99' }], { onEvent: () => undefined, onClose: () => undefined }),
       (error: unknown) => error instanceof HerdrError && error.code === 'pane_not_found',
     );
+  });
+});
+
+/** A tab of 200×60 cells at (5,1): Director p1 left (ratio `left`), and a column split down by `ratios` on the right. */
+function columnLayout(left: number, ratios: number[]): HerdrLayout {
+  const area = { x: 5, y: 1, width: 200, height: 60 };
+  const width = Math.round(area.width * left);
+  const panes = [{ pane_id: 'p1', focused: true, rect: { x: area.x, y: area.y, width, height: area.height } }];
+  const splits: HerdrLayout['splits'][number][] = [{ id: 's0', direction: 'right', ratio: left, rect: area }];
+  let rect = { x: area.x + width, y: area.y, width: area.width - width, height: area.height };
+  ratios.forEach((ratio, k) => {
+    splits.push({ id: `s${k + 1}`, direction: 'down', ratio, rect });
+    const height = Math.round(rect.height * ratio);
+    panes.push({ pane_id: `m${k + 1}`, focused: false, rect: { ...rect, height } });
+    rect = { ...rect, y: rect.y + height, height: rect.height - height };
+  });
+  panes.push({ pane_id: `m${ratios.length + 1}`, focused: false, rect });
+  return { workspace_id: 'w1', tab_id: 'w1:t1', zoomed: false, area, focused_pane_id: 'p1', panes, splits };
+}
+
+describe("herdr's ratio layout in cells", () => {
+  it('moves the innermost split holding the pane: its first part grows for a pane in it, shrinks for a pane after it', () => {
+    const layout = columnLayout(0.5, [0.5, 0.5]);
+    // m1 leads s1 (60 rows, 30 each): 20 rows is a ratio of 1/3.
+    assert.deepEqual(ratioStep(layout, 'm1', 'height', 20), { direction: 'up', amount: 0.1667 });
+    assert.deepEqual(ratioStep(layout, 'm1', 'height', 40), { direction: 'down', amount: 0.1667 });
+    // m3 is the second part of s2 (30 rows, 15 each): growing it to 20 shrinks m2's part.
+    assert.deepEqual(ratioStep(layout, 'm3', 'height', 20), { direction: 'up', amount: 0.1667 });
+    // The Director leads the right split: the whole 200 columns is a ratio of 1.
+    assert.deepEqual(ratioStep(layout, 'p1', 'width', 200), { direction: 'right', amount: 0.5 });
+  });
+
+  it('moves nothing for the size a pane has, along an axis no split divides, or for a pane the layout lacks', () => {
+    const layout = columnLayout(0.5, [0.5]);
+    assert.equal(ratioStep(layout, 'm1', 'height', 30), null);
+    assert.equal(ratioStep(layout, 'p1', 'height', 20), null, 'no down split holds the Director: it is the whole height');
+    assert.equal(ratioStep(layout, 'nowhere', 'height', 20), undefined);
   });
 });
 
@@ -235,6 +274,34 @@ describe('the herdr client', () => {
       assert.equal(!again.ok && again.reason, 'gone');
       const process = await port.readProcess('w1:p1');
       assert.equal(!process.ok && process.reason, 'unsupported');
+    } finally {
+      await port.close();
+      await server.stop();
+    }
+  });
+
+  it("publishes each pane's place in its tab from herdr's layouts, and resizes a pane to a size in cells", async () => {
+    const server = new FakeHerdrServer();
+    const socketPath = join(dir, 'geometry.sock');
+    await server.start(socketPath);
+    const port = createMuxPort(new HerdrAdapter({ socketPath, configRoot: dir }));
+    try {
+      const below = await port.splitPane({ besidePaneId: 'w1:p1', direction: 'below' });
+      assert.ok(below.ok, JSON.stringify(below));
+      const client = new HerdrClient({ socketPath });
+      const layout = await client.paneLayout('w1:p1');
+      const snapshot = await port.snapshot();
+      assert.deepEqual(snapshot.tabs.find((tab) => tab.tabId === layout.tab_id)?.size, { width: layout.area.width, height: layout.area.height });
+      for (const placed of layout.panes) {
+        const { x, y, width, height } = placed.rect;
+        assert.deepEqual(snapshot.panes.find((pane) => pane.paneId === placed.pane_id)?.geometry, { x: x - layout.area.x, y: y - layout.area.y, width, height });
+      }
+      const height = async (paneId: string) => (await port.snapshot()).panes.find((pane) => pane.paneId === paneId)!.geometry!.height;
+      const together = (await height('w1:p1')) + (await height(below.value.paneId));
+      assert.deepEqual(await port.resizePane(below.value.paneId, { height: 12 }, { timeoutMs: 2000 }), { ok: true, value: undefined });
+      assert.deepEqual([await height(below.value.paneId), await height('w1:p1')], [12, together - 12]);
+      const gone = await port.resizePane('w1:p404', { height: 12 });
+      assert.equal(!gone.ok && gone.reason, 'gone');
     } finally {
       await port.close();
       await server.stop();

@@ -256,6 +256,44 @@ describe('the gate every adapter sits behind', () => {
     await assert.rejects(paneChannel(port, 'p1').paste('x'), (error: unknown) => error instanceof MuxError && error.reason === 'unsupported');
   });
 
+  it('checks a pane size before the adapter resizes, and hands a snapshot its budget', async () => {
+    const resized: string[] = [];
+    const budgets: (number | undefined)[] = [];
+    const stub = stubAdapter(['resizePane'], {
+      resizePane: async (paneId, size, options) => {
+        resized.push(`${paneId} ${JSON.stringify(size)} ${options.timeoutMs}`);
+        return ok(undefined);
+      },
+      snapshot: async (options) => {
+        budgets.push(options.timeoutMs);
+        return { incarnation: 'run-1', spaces: [], tabs: [], panes: [] };
+      },
+    });
+    const port = createMuxPort(stub.adapter);
+    for (const [size, pattern] of [
+      [{}, /needs a width or a height/],
+      [{ height: 0 }, /height 0 is not a whole number of cells from 1 to 10000/],
+      [{ width: 2.5 }, /width 2.5 is not a whole number/],
+      [{ width: 80, height: 20_000 }, /height 20000/],
+    ] as const) {
+      const outcome = await port.resizePane('p1', size);
+      assert.equal(!outcome.ok && outcome.reason, 'refused');
+      assert.match(!outcome.ok ? outcome.detail : '', pattern);
+    }
+    assert.equal(resized.length, 0, 'nothing malformed reached the adapter');
+    assert.deepEqual(await port.resizePane('p1', { height: 12 }, { timeoutMs: 700 }), { ok: true, value: undefined });
+    assert.equal(resized.length, 1);
+    assert.match(resized[0]!, /^p1 \{"height":12\} \d+$/);
+    assert.ok(Number(resized[0]!.split(' ')[2]) <= 700);
+    const undeclared = await createMuxPort(stubAdapter(['typeText']).adapter).resizePane('p1', { height: 12 });
+    assert.equal(!undeclared.ok && undeclared.capability, 'resizePane');
+
+    await port.snapshot({ timeoutMs: 900 });
+    await port.snapshot();
+    assert.deepEqual(budgets, [900, undefined], 'a budget reaches the adapter; none leaves its own default');
+    await assert.rejects(port.snapshot({ timeoutMs: 0 }), (error: unknown) => error instanceof MuxError && error.reason === 'refused' && /snapshot: timeoutMs 0/.test(error.message));
+  });
+
   it('answers nothing once closed', async () => {
     const stub = stubAdapter(['typeText']);
     const port = createMuxPort(stub.adapter);

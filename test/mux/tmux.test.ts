@@ -271,6 +271,32 @@ describe('the tmux adapter', { concurrency: false }, () => {
     assert.equal(!badCwd.ok && badCwd.reason, 'refused');
   });
 
+  it("publishes each pane's place in its window as tmux reports it, and resizes a pane to a size in cells", async () => {
+    const port = portOver(owned.server);
+    const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;
+    const split = await port.splitPane({ besidePaneId: beside.paneId, direction: 'below' });
+    assert.ok(split.ok, JSON.stringify(split));
+    try {
+      const snapshot = await port.snapshot();
+      const listing = await owned.server.snapshot();
+      for (const pane of snapshot.panes) {
+        const record = listing.pane(pane.paneId as `%${number}`)!;
+        assert.deepEqual(pane.geometry, { x: record.paneLeft, y: record.paneTop, width: record.paneWidth, height: record.paneHeight }, pane.paneId);
+        const window = record.window();
+        assert.deepEqual(snapshot.tabs.find((tab) => tab.tabId === pane.tabId)?.size, { width: window.windowWidth, height: window.windowHeight });
+      }
+      const rows = (id: string) => async () => (await port.snapshot()).panes.find((pane) => pane.paneId === id)!.geometry!.height;
+      const [upper, lower] = [await rows(beside.paneId)(), await rows(split.value.paneId)()];
+      assert.deepEqual(await port.resizePane(beside.paneId, { height: 4 }, { timeoutMs: 5000 }), { ok: true, value: undefined });
+      assert.equal(await rows(beside.paneId)(), 4);
+      assert.equal(await rows(split.value.paneId)(), upper + lower - 4, 'the pane below took the rows');
+      const gone = await port.resizePane('%9999', { height: 4 });
+      assert.equal(!gone.ok && gone.reason, 'gone');
+    } finally {
+      await port.closePane(split.value.paneId);
+    }
+  });
+
   it('keeps a pane whose program exits at once, with its last lines and exit status', async () => {
     const port = portOver(owned.server);
     const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;
@@ -368,6 +394,7 @@ describe('a stopped tmux server', () => {
           ['typeText through a buffer', () => port.typeText(paneId, 'x'.repeat(20_000), { timeoutMs: 1000 })],
           ['readScreen', () => port.readScreen(paneId, { timeoutMs: 1000 })],
           ['splitPane', () => port.splitPane({ besidePaneId: paneId, direction: 'right' }, { timeoutMs: 1000 })],
+          ['resizePane', () => port.resizePane(paneId, { height: 3 }, { timeoutMs: 1000 })],
         ] as const) {
           const started = performance.now();
           const outcome = await call();
@@ -375,6 +402,9 @@ describe('a stopped tmux server', () => {
           assert.equal(!outcome.ok && outcome.reason, 'unreachable', `${verb}: ${JSON.stringify(outcome)}`);
           assert.ok(elapsed < 1000 + CLEANUP_MS, `${verb} took ${Math.round(elapsed)} ms on a budget of 1000 ms`);
         }
+        const started = performance.now();
+        await assert.rejects(port.snapshot({ timeoutMs: 1000 }), (error: unknown) => error instanceof MuxError && error.reason === 'unreachable');
+        assert.ok(performance.now() - started < 1000 + CLEANUP_MS, `a snapshot took ${Math.round(performance.now() - started)} ms on a budget of 1000 ms`);
       } finally {
         process.kill(pid, 'SIGCONT');
       }

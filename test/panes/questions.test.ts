@@ -1,21 +1,37 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { screenOfRows } from '../../src/agents/index.js';
 import {
-  QUESTION_CAPTURE_LINES,
   discoverCandidates,
   judgeAgentReading,
   judgePane,
   renderQuestionSweep,
-  scanIndicators,
+  scanScreen,
   sweepQuestions,
   type QuestionCandidate,
+  type ScreenText,
 } from '../../src/panes/index.js';
 import { QUESTIONS, renderFrame, type Model } from '../fixtures/fake-agent.js';
 import { FAKE_AGENT_INDICATORS, fixture } from './fixtures.js';
 
 const waiting: QuestionCandidate = { pane: '%3', agentState: 'waiting' };
 
-describe('scanIndicators over captured screens', () => {
+/** Rows as a multiplexer without a cursor reports them (herdr, zellij). */
+const rows = (text: string): ScreenText => screenOfRows(text);
+
+/** What the line scan reports: the indicator, or the skip reason. */
+const scanned = (screen: ScreenText): string => {
+  const scan = scanScreen(screen);
+  return 'reason' in scan ? scan.reason : scan.indicator;
+};
+
+/** A screen of 40 columns whose cursor stands where `|` is (removed from the row). */
+function withCursor(...lines: string[]): ScreenText {
+  const y = lines.findIndex((line) => line.includes('|'));
+  return { lines: lines.map((line) => line.replace('|', '').replace(/\s+$/, '')), width: 40, cursor: { x: lines[y]!.indexOf('|'), y, visible: true } };
+}
+
+describe('the line scan over captured screens', () => {
   const cases: [string, string, string][] = [
     ['question-question-mark.txt', 'question_mark', 'Which branch should the fix go on?'],
     ['question-yes-no.txt', 'yes_no', 'Continue with the destructive migration? (y/n)'],
@@ -28,63 +44,115 @@ describe('scanIndicators over captured screens', () => {
   ];
   for (const [file, indicator, line] of cases) {
     it(`${file} → ${indicator}`, () => {
-      assert.deepEqual(judgePane('%3', waiting, fixture(file)), { pane: '%3', agent_state: 'waiting', indicator, snippet: line, agent: null, rule: null });
+      assert.deepEqual(judgePane('%3', waiting, rows(fixture(file))), { pane: '%3', agent_state: 'waiting', indicator, snippet: line, agent: null, rule: null });
     });
   }
 
   it('tries question_mark on the last line only', () => {
-    assert.equal(scanIndicators('Is this a question?\nno it is not\n'), undefined);
-    assert.equal(scanIndicators('Is this a question?\n\n  \n')?.indicator, 'question_mark');
+    assert.equal(scanned(rows('Is this a question?\nno it is not\n')), 'no_indicator');
+    assert.equal(scanned(rows('Is this a question?\n\n  \n')), 'question_mark');
   });
 
   it('does not take comments, quotes, log lines or long lines for questions', () => {
     for (const line of ['# why?', '// why?', '* why?', '> why?', '[12:30] why?', '2026-09-02 why?', `${'x'.repeat(119)}?`]) {
-      assert.equal(scanIndicators(`${line}\n`), undefined, line);
+      assert.equal(scanned(rows(`${line}\n`)), 'no_indicator', line);
     }
-    assert.equal(scanIndicators(`${'x'.repeat(118)}?\n`)?.indicator, 'question_mark');
+    assert.equal(scanned(rows(`${'x'.repeat(118)}?\n`)), 'question_mark');
   });
 
-  it('prefers the bottom-most matching line, and the table order within a line', () => {
-    assert.equal(scanIndicators('Proceed? [y/n]\nPress Enter to go on\n')?.indicator, 'press_key');
-    assert.equal(scanIndicators('Allow? (y/n) Should I:\n')?.indicator, 'yes_no');
-    assert.equal(scanIndicators('Should I pick 1) or 2):\n')?.indicator, 'imperative_question');
+  it("takes bash's select prompt and git's hunk counter for questions, not for a comment and a timestamp", () => {
+    assert.equal(scanned(rows('1) staging\n2) production\n#? \n')), 'question_mark');
+    assert.equal(scanned(rows('(1/3) Stage this hunk [y,n,q,a,d,e,?]? \n')), 'question_mark');
+    assert.equal(scanned(rows('(10/03 12:00) retry?\n')), 'no_indicator');
+  });
+
+  it('takes the table order within a line', () => {
+    assert.equal(scanned(rows('Proceed? [y/n]\nPress Enter to go on\n')), 'press_key');
+    assert.equal(scanned(rows('Allow? (y/n) Should I:\n')), 'yes_no');
+    assert.equal(scanned(rows('Should I pick 1) or 2):\n')), 'imperative_question');
   });
 
   it('matches case-insensitively where the classes say so', () => {
-    assert.equal(scanIndicators('OVERWRITE [Y/N]\n')?.indicator, 'yes_no');
-    assert.equal(scanIndicators('do YOU WANT TO go on\n')?.indicator, 'imperative_question');
-    assert.equal(scanIndicators('allow? maybe\n'), undefined, 'action words are case-sensitive');
+    assert.equal(scanned(rows('OVERWRITE [Y/N]\n')), 'yes_no');
+    assert.equal(scanned(rows('do YOU WANT TO go on\n')), 'imperative_question');
+    assert.equal(scanned(rows('allow? maybe\n')), 'no_indicator', 'action words are case-sensitive');
+  });
+
+  it('takes an option for a digit that stands alone, and a colon prompt for words before the colon', () => {
+    assert.equal(scanned(rows('    at Module._compile (node:internal/modules/cjs/loader:1554:14)\n')), 'no_indicator');
+    assert.equal(scanned(rows(' Manual page ls(1) line 1 (press h for help or q to quit)\n')), 'no_indicator');
+    assert.equal(scanned(rows('(2) production\n')), 'enumerated_options');
+    assert.equal(scanned(rows(':\n')), 'no_indicator', "a pager's prompt");
+    assert.equal(scanned(rows('package name: (app)\n')), 'colon_prompt');
+    assert.equal(scanned(rows('Traceback (most recent call last):\n')), 'no_indicator');
+    assert.equal(scanned(rows('During handling of the above exception, another exception occurred:\n')), 'no_indicator');
+  });
+});
+
+describe('the rows that matter', () => {
+  it('a question is the line the cursor stands on or right after; what is above is history', () => {
+    assert.equal(scanned(withCursor('$ ./clean.sh', 'Delete build dir? [y/n] |')), 'yes_no');
+    assert.equal(scanned(withCursor('Which branch should the fix go on?', '|')), 'question_mark', 'printed with a line break, waiting below it');
+    assert.equal(scanned(withCursor('Which branch should the fix go on?', '', '|')), 'no_indicator');
+    assert.equal(scanned(withCursor('$ echo "Continue? [y/n]"', 'Continue? [y/n]', '$ |')), 'no_indicator');
+  });
+
+  it('^C and a traceback are not questions, with a cursor or without', () => {
+    const screen = ['$ python3 app.py', '^CTraceback (most recent call last):', '  File "app.py", line 3, in <module>', '    time.sleep(100)', 'KeyboardInterrupt', '$ |'];
+    assert.equal(scanned(withCursor(...screen)), 'no_indicator');
+    assert.equal(scanned(rows(screen.join('\n').replace('|', ''))), 'no_indicator');
+    assert.equal(scanned(withCursor('$ python3 app.py', '^CTraceback (most recent call last):', '|')), 'no_indicator', 'the traceback still being printed');
+    assert.equal(scanned(rows('$ python3 app.py\n^CTraceback (most recent call last):\n')), 'no_indicator');
+  });
+
+  it('an answer typed after the prompt: answered once the cursor moved on (or no cursor says otherwise)', () => {
+    assert.equal(scanned(withCursor('Delete build dir? [y/n] y', '|')), 'answered');
+    assert.equal(scanned(rows('Delete build dir? [y/n] y\n')), 'answered');
+    assert.equal(scanned(withCursor('Delete build dir? [y/n] y|')), 'yes_no', 'typed, Enter not pressed yet');
+    assert.equal(scanned(withCursor('Deploy? Proceed? yes', '|')), 'answered');
+    assert.equal(scanned(withCursor('Pick a target: 1) staging 2) production 2', '|')), 'answered');
+    assert.equal(scanned(withCursor('Pick a target: 1) staging 2) production 2|')), 'enumerated_options');
+    assert.equal(scanned(withCursor('Pick a target: 1) staging 2) production', '|')), 'enumerated_options');
+    assert.equal(scanned(withCursor('Delete build dir? [y/n] y', 'deleting build/|')), 'no_indicator');
+  });
+
+  it('a question above a menu or a hint', () => {
+    assert.equal(scanned(rows('Do you want to make this edit?\n❯ 1. Yes\n  2. No\n\n')), 'imperative_question');
+    assert.equal(scanned(rows('Would you like a changelog?\n(answer in a few words)\n')), 'imperative_question');
+    assert.equal(scanned(rows('$ ls\na.txt\n  1. not a menu\n')), 'no_indicator');
+  });
+
+  it('a question wrapped over rows is read whole, from the rows the terminal wrapped onto the cursor row', () => {
+    const long = 'Remove every file under build/ and dist/ before rebuilding? [y/';
+    assert.deepEqual(scanScreen(withCursor(long.slice(0, 40), `${long.slice(40)}n] |`)), { indicator: 'yes_no', snippet: `${long}n]` });
   });
 });
 
 describe('the guards and skip reasons', () => {
   it('capture_failed when the pane left the snapshot or the capture failed', () => {
-    assert.deepEqual(judgePane('%3', undefined, 'x?\n'), { pane: '%3', reason: 'capture_failed' });
+    assert.deepEqual(judgePane('%3', undefined, rows('x?\n')), { pane: '%3', reason: 'capture_failed' });
     assert.deepEqual(judgePane('%3', waiting, undefined), { pane: '%3', reason: 'capture_failed' });
   });
 
   it('state_changed when the agent is no longer waiting or idle, no_agent_state when nothing was reported', () => {
-    assert.deepEqual(judgePane('%3', { pane: '%3', agentState: 'active' }, 'x?\n'), { pane: '%3', reason: 'state_changed' });
-    assert.deepEqual(judgePane('%3', { pane: '%3', agentState: null }, 'x?\n'), { pane: '%3', reason: 'no_agent_state' });
+    assert.deepEqual(judgePane('%3', { pane: '%3', agentState: 'active' }, rows('x?\n')), { pane: '%3', reason: 'state_changed' });
+    assert.deepEqual(judgePane('%3', { pane: '%3', agentState: null }, rows('x?\n')), { pane: '%3', reason: 'no_agent_state' });
   });
 
   it('pane_dead for a pane whose program exited, whatever its last lines say', () => {
-    assert.deepEqual(judgePane('%3', { ...waiting, dead: true }, 'Pane is dead (status 1, Thu Dec  3 12:00:00 2026)\n'), { pane: '%3', reason: 'pane_dead' });
+    assert.deepEqual(judgePane('%3', { ...waiting, dead: true }, rows('Pane is dead (status 1, Thu Dec  3 12:00:00 2026)\n')), { pane: '%3', reason: 'pane_dead' });
   });
 
   it('blank_capture, turn_boundary and no_indicator from the screen', () => {
-    assert.deepEqual(judgePane('%3', waiting, fixture('blank.txt')), { pane: '%3', reason: 'blank_capture' });
-    assert.deepEqual(judgePane('%3', waiting, fixture('turn-boundary.txt')), { pane: '%3', reason: 'turn_boundary' });
-    assert.deepEqual(judgePane('%3', waiting, fixture('no-indicator.txt')), { pane: '%3', reason: 'no_indicator' });
-    assert.deepEqual(judgePane('%3', waiting, fixture('question-timestamp-log.txt')), { pane: '%3', reason: 'no_indicator' });
-    assert.deepEqual(judgePane('%3', waiting, fixture('claude-idle-box.txt')), { pane: '%3', reason: 'no_indicator' });
+    assert.deepEqual(judgePane('%3', waiting, rows(fixture('blank.txt'))), { pane: '%3', reason: 'blank_capture' });
+    assert.deepEqual(judgePane('%3', waiting, rows(fixture('turn-boundary.txt'))), { pane: '%3', reason: 'turn_boundary' });
+    assert.deepEqual(judgePane('%3', waiting, rows(fixture('no-indicator.txt'))), { pane: '%3', reason: 'no_indicator' });
+    assert.deepEqual(judgePane('%3', waiting, rows(fixture('question-timestamp-log.txt'))), { pane: '%3', reason: 'no_indicator' });
+    assert.deepEqual(judgePane('%3', waiting, rows(fixture('claude-idle-box.txt'))), { pane: '%3', reason: 'no_indicator' });
   });
 
-  it('looks at the last 20 lines only', () => {
-    const question = `Overwrite the file? [y/n]\n${'output\n'.repeat(QUESTION_CAPTURE_LINES)}`;
-    assert.deepEqual(judgePane('%3', waiting, question), { pane: '%3', reason: 'no_indicator' });
-    const within = `Overwrite the file? [y/n]\n${'output\n'.repeat(QUESTION_CAPTURE_LINES - 1)}`;
-    assert.equal((judgePane('%3', waiting, within) as { indicator: string }).indicator, 'yes_no');
+  it('a question with output printed after it is history', () => {
+    assert.deepEqual(judgePane('%3', waiting, rows(`Overwrite the file? [y/n]\n${'output\n'.repeat(3)}`)), { pane: '%3', reason: 'no_indicator' });
   });
 });
 
@@ -92,18 +160,18 @@ describe("the fake agent's questions", () => {
   for (const [kind, indicator] of Object.entries(FAKE_AGENT_INDICATORS)) {
     it(`ask:${kind} is detected as ${indicator}`, () => {
       const model: Model = { phase: { name: 'question', question: QUESTIONS[kind]!, typed: '' }, transcript: [`> ask:${kind}`], input: '', style: 'box' };
-      const screen = renderFrame(model, 80, 24).join('\n');
+      const screen = rows(renderFrame(model, 80, 24).join('\n'));
       assert.equal((judgePane('%1', waiting, screen) as { indicator?: string }).indicator, indicator);
     });
   }
 
   it('ask:blank clears the screen, and the rule composer ends a turn with a bare prompt', () => {
     const blank: Model = { phase: { name: 'question', question: QUESTIONS.blank!, typed: '' }, transcript: ['> ask:blank'], input: '', style: 'box' };
-    assert.deepEqual(judgePane('%1', waiting, renderFrame(blank, 80, 24).join('\n')), { pane: '%1', reason: 'blank_capture' });
+    assert.deepEqual(judgePane('%1', waiting, rows(renderFrame(blank, 80, 24).join('\n'))), { pane: '%1', reason: 'blank_capture' });
     const rule: Model = { phase: { name: 'composer' }, transcript: ['> hi', '● Done.'], input: '', style: 'rule' };
-    assert.deepEqual(judgePane('%1', waiting, renderFrame(rule, 80, 24).join('\n')), { pane: '%1', reason: 'turn_boundary' });
+    assert.deepEqual(judgePane('%1', waiting, rows(renderFrame(rule, 80, 24).join('\n'))), { pane: '%1', reason: 'turn_boundary' });
     const box: Model = { ...rule, style: 'box' };
-    assert.deepEqual(judgePane('%1', waiting, renderFrame(box, 80, 24).join('\n')), { pane: '%1', reason: 'no_indicator' });
+    assert.deepEqual(judgePane('%1', waiting, rows(renderFrame(box, 80, 24).join('\n'))), { pane: '%1', reason: 'no_indicator' });
   });
 });
 
@@ -121,7 +189,7 @@ describe('sweepQuestions', () => {
       captured.push(pane);
       const screen = screens[pane];
       if (screen === undefined) throw new Error('capture failed');
-      return { capture: screen };
+      return screenOfRows(screen);
     });
     assert.deepEqual(captured, ['%1', '%4', '%5']);
     assert.deepEqual(JSON.parse(JSON.stringify(sweep)), {
@@ -140,7 +208,7 @@ describe('sweepQuestions', () => {
   });
 
   it('an empty sweep is two empty lists and one line of text', async () => {
-    const sweep = await sweepQuestions([], new Map(), async () => ({ capture: '' }));
+    const sweep = await sweepQuestions([], new Map(), async () => screenOfRows(''));
     assert.deepEqual(sweep, { matches: [], skipped: [] });
     assert.equal(renderQuestionSweep(sweep), 'No candidate panes.\n');
   });

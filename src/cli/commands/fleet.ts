@@ -18,6 +18,7 @@ import {
   listenForMessages,
   messageJson,
   maxTextLength,
+  placementPaneKey,
   promptMember,
   sendAndNotify,
   truncateForText,
@@ -87,6 +88,7 @@ function placementJson(placement: Placement | null): Record<string, unknown> | n
     session_id: placement.session,
     window_id: placement.window,
     pane_id: placement.pane,
+    pane_key: placementPaneKey(placement),
     created_at: placement.createdAt,
     gone_at: placement.goneAt,
     server: placement.server,
@@ -128,6 +130,7 @@ function captureJson(capture: MemberCapture): Record<string, unknown> {
   return {
     member_id: capture.memberId,
     pane_id: capture.paneId,
+    pane_key: capture.paneKey,
     lines: capture.lines,
     content: capture.content,
     captured_at: capture.capturedAt,
@@ -148,6 +151,7 @@ function fleetCaptureJson(capture: FleetCapture): Record<string, unknown> {
       ...(entry.state === 'failed' ? { error: entry.error } : {}),
     })),
     unregistered_panes: capture.unregisteredPanes,
+    unregistered_pane_keys: capture.unregisteredPaneKeys,
   };
 }
 
@@ -163,7 +167,7 @@ function table(io: CliIO, rows: readonly (readonly string[])[]): void {
 function paneLabel(placement: Placement | null): string {
   if (placement === null) return '-';
   if (placement.pane === null) return '(pending)';
-  if (placement.staleAt !== null) return `${placement.pane} (stale: its tmux server was replaced)`;
+  if (placement.staleAt !== null) return `${placement.pane} (stale: its ${placement.backend} server was replaced)`;
   return placement.goneAt === null ? placement.pane : `${placement.pane} (gone)`;
 }
 
@@ -391,7 +395,7 @@ function registerMember(program: Command, context: CommandContext): void {
           const deleted = await deleteMember(runtime, memberId);
           reportDiagnostics(io, deleted.diagnostics);
           const status = deleted.placement === null ? 'no_placement' : deleted.placement.pane === null ? 'pending' : deleted.paneLeft !== null ? 'stale' : 'killed';
-          if (options.json) writeJson(io, { member_id: memberId, status, pane_id: deleted.placement?.pane ?? null });
+          if (options.json) writeJson(io, { member_id: memberId, status, pane_id: deleted.placement?.pane ?? null, pane_key: placementPaneKey(deleted.placement) });
           else {
             const how = { killed: 'killed', no_placement: 'no placement', pending: 'pending — no pane', stale: 'stale — its pane was left alone' }[status];
             writeLine(io.stdout, `Deregistered member ${memberId} (${how}).`);
@@ -413,7 +417,7 @@ function registerMember(program: Command, context: CommandContext): void {
           await withRuntime(options, io, async (runtime) => {
             const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans, signal: io.signal };
             const dispatched = verb === 'prompt' ? await promptMember({ ...input, text: body! }) : await execInMember({ ...input, command: body! });
-            if (options.json) writeJson(io, { member_id: memberId, pane_id: dispatched.placement.pane, line: dispatched.line });
+            if (options.json) writeJson(io, { member_id: memberId, pane_id: dispatched.placement.pane, pane_key: placementPaneKey(dispatched.placement), line: dispatched.line });
             else writeLine(io.stdout, `${verb === 'prompt' ? 'Prompted' : 'Dispatched to'} member ${memberId} (pane ${dispatched.placement.pane}).`);
           });
         }),

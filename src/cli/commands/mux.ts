@@ -160,6 +160,7 @@ function paneJson(pane: MuxPane): Record<string, unknown> {
     foreground_command: pane.foregroundCommand ?? null,
     readable_lines: pane.readableLines ?? null,
     agent_session: pane.agentSession === undefined ? null : { ...pane.agentSession },
+    geometry: pane.geometry === undefined ? null : { ...pane.geometry },
   };
 }
 
@@ -184,6 +185,7 @@ function snapshotJson(snapshot: MuxSnapshot): Record<string, unknown> {
       label: tab.label,
       focused: tab.focused,
       pane_count: tab.paneCount,
+      size: tab.size === undefined ? null : { ...tab.size },
     })),
     panes: snapshot.panes.map(paneJson),
   };

@@ -152,6 +152,7 @@ export const SAMPLE_CALLS: Readonly<Record<GatedVerb, (port: MuxPort, sample: Sa
   renamePane: (port, s) => port.renamePane(s.paneId, 'conformance'),
   splitPane: (port, s) => port.splitPane({ besidePaneId: s.paneId, direction: 'right' }),
   closePane: (port, s) => port.closePane(s.paneId),
+  resizePane: (port, s) => port.resizePane(s.paneId, { height: 5 }),
   setFocus: (port, s) => port.setFocus(s.paneId),
   createTab: (port, s) => port.createTab({ spaceId: s.spaceId }),
   renameTab: (port, s) => port.renameTab(s.tabId, 'conformance'),

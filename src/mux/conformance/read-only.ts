@@ -63,8 +63,17 @@ function undeclaredFactProblems(snapshot: MuxSnapshot, port: MuxPort): string[] 
     }
     if (!supports.agentSessionRef && pane.agentSession !== undefined) problems.push(`pane ${pane.paneId} carries an agentSession but agentSessionRef is not declared`);
     if (!supports.paneProcess && pane.pid !== undefined) problems.push(`pane ${pane.paneId} carries a pid but paneProcess is not declared`);
+    if (!supports.paneGeometry && pane.geometry !== undefined) problems.push(`pane ${pane.paneId} carries a geometry but paneGeometry is not declared`);
+  }
+  for (const tab of snapshot.tabs) {
+    if (!supports.paneGeometry && tab.size !== undefined) problems.push(`tab ${tab.tabId} carries a size but paneGeometry is not declared`);
   }
   return problems;
+}
+
+/** Whole cells: a position from 0, a size from 1. */
+function cells(value: number, least: number): boolean {
+  return Number.isInteger(value) && value >= least;
 }
 
 const CHECKS: readonly ReadOnlyCheck[] = [
@@ -204,6 +213,29 @@ const CHECKS: readonly ReadOnlyCheck[] = [
         if (typeof foreground !== 'string') problems.push(`the foreground of ${pane.paneId} is not a string`);
         if (dead === pane.alive) problems.push(`${pane.paneId} is ${pane.alive ? 'alive' : 'dead'} in the snapshot but readProcess says dead is ${dead}`);
         if (!dead && exitStatus !== null) problems.push(`${pane.paneId} is alive but has exit status ${exitStatus}`);
+      }
+      return problems;
+    },
+  },
+  {
+    name: 'every pane sits inside its tab, in whole cells',
+    async run(port, snapshot) {
+      if (!port.declaration.supports.paneGeometry) return { skipped: 'paneGeometry is not declared' };
+      if (snapshot.panes.length === 0) return { skipped: 'the multiplexer shows no pane' };
+      const problems: string[] = [];
+      const sizes = new Map(snapshot.tabs.map((tab) => [tab.tabId, tab.size]));
+      for (const pane of snapshot.panes) {
+        const size = sizes.get(pane.tabId);
+        const rect = pane.geometry;
+        if (size === undefined || rect === undefined) {
+          problems.push(`pane ${pane.paneId} or its tab ${pane.tabId} carries no geometry`);
+          continue;
+        }
+        if (!cells(size.width, 1) || !cells(size.height, 1)) problems.push(`tab ${pane.tabId} is ${size.width}×${size.height}`);
+        if (!cells(rect.x, 0) || !cells(rect.y, 0) || !cells(rect.width, 1) || !cells(rect.height, 1)) problems.push(`pane ${pane.paneId} is ${rect.width}×${rect.height} at ${rect.x},${rect.y}`);
+        else if (rect.x + rect.width > size.width || rect.y + rect.height > size.height) {
+          problems.push(`pane ${pane.paneId} (${rect.width}×${rect.height} at ${rect.x},${rect.y}) reaches outside its ${size.width}×${size.height} tab`);
+        }
       }
       return problems;
     },

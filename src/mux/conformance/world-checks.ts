@@ -60,6 +60,7 @@ function paneCalls(port: MuxPort, paneId: string): [string, () => Promise<MuxOut
     ['renamePane', supports.renamePane, () => port.renamePane(paneId, STRANGER_MARKER)],
     ['splitPane', supports.splitPane, () => port.splitPane({ besidePaneId: paneId, direction: 'right' })],
     ['setFocus', supports.setFocus, () => port.setFocus(paneId)],
+    ['resizePane', supports.resizePane, () => port.resizePane(paneId, { height: 3 })],
     ['closePane', supports.closePane, () => port.closePane(paneId)],
   ];
   return calls.filter(([, declared]) => declared).map(([verb, , call]) => [verb, call]);
@@ -335,6 +336,13 @@ const CHECKS: readonly WorldCheck[] = [
         const made = pane(await world.port.snapshot(), split.value.paneId);
         if (start.panes.some((candidate) => candidate.paneId === split.value.paneId)) problems.push(`splitPane(${direction}) answered ${split.value.paneId}, which was already there`);
         if (made === undefined || made.tabId !== beside.tabId || split.value.tabId !== beside.tabId) problems.push(`the ${direction} split ${split.value.paneId} is not in ${beside.tabId} beside ${beside.paneId}`);
+        else if (supports.paneGeometry) {
+          const old = pane(await world.port.snapshot(), beside.paneId)?.geometry;
+          const placed = made.geometry;
+          const past = old === undefined ? undefined : direction === 'right' ? old.x + old.width : old.y + old.height;
+          const start = placed === undefined ? undefined : direction === 'right' ? placed.x : placed.y;
+          if (past === undefined || start === undefined || start < past) problems.push(`the ${direction} split ${split.value.paneId} does not start ${direction === 'right' ? 'right of' : 'below'} ${beside.paneId}`);
+        }
         if (!supports.closePane) continue;
         const closed = await world.port.closePane(split.value.paneId);
         if (!closed.ok) problems.push(`closePane(${split.value.paneId}) answered ${describeOutcome(closed)}`);
@@ -356,6 +364,33 @@ const CHECKS: readonly WorldCheck[] = [
         else if (!fate.value.dead || fate.value.exitStatus !== 7) problems.push(`a kept pane whose program exited 7 reads as dead ${fate.value.dead}, status ${fate.value.exitStatus}`);
         if (supports.closePane) await world.port.closePane(kept.value.paneId);
       }
+      return problems;
+    },
+  },
+  {
+    name: 'a resized pane takes the size asked for, its neighbour the difference',
+    async run(world) {
+      const supports = world.port.declaration.supports;
+      if (!supports.resizePane || !supports.paneGeometry || !supports.splitPane) return { skipped: 'resizePane, paneGeometry and splitPane are not all declared' };
+      const top = (await world.port.snapshot()).panes.find((candidate) => candidate.alive)!;
+      const split = await world.port.splitPane({ besidePaneId: top.paneId, direction: 'below' });
+      if (!split.ok) return [`splitPane(below) answered ${describeOutcome(split)}`];
+      const heights = async (): Promise<[number | undefined, number | undefined]> => {
+        const now = await world.port.snapshot();
+        return [pane(now, top.paneId)?.geometry?.height, pane(now, split.value.paneId)?.geometry?.height];
+      };
+      const [upper, lower] = await heights();
+      if (upper === undefined || lower === undefined) return [`the panes ${top.paneId} and ${split.value.paneId} carry no geometry`];
+      const problems: string[] = [];
+      // A third of their rows: never what either has after an even split, and room for both.
+      const wanted = Math.max(2, Math.floor((upper + lower) / 3));
+      const resized = await world.port.resizePane(top.paneId, { height: wanted });
+      if (!resized.ok) return [`resizePane answered ${describeOutcome(resized)}`];
+      const [after, below] = await heights();
+      if (after !== wanted) problems.push(`${top.paneId} is ${after} rows high after resizePane asked for ${wanted}`);
+      if (after !== undefined && below !== undefined && after + below !== upper + lower) problems.push(`the two panes had ${upper + lower} rows between them and have ${after + below} after the resize`);
+      const again = await world.port.resizePane(top.paneId, { height: wanted });
+      if (!again.ok || (await heights())[0] !== wanted) problems.push(`asking again for the size it has answered ${describeOutcome(again)} and left ${top.paneId} ${(await heights())[0]} rows high`);
       return problems;
     },
   },
@@ -453,6 +488,7 @@ const CHECKS: readonly WorldCheck[] = [
         ['sendKeys', supports.sendKeys, () => world.port.sendKeys(target.paneId, ['Enter'])],
         ['renamePane', supports.renamePane, () => world.port.renamePane(target.paneId, 'x')],
         ['setFocus', supports.setFocus, () => world.port.setFocus(target.paneId)],
+        ['resizePane', supports.resizePane, () => world.port.resizePane(target.paneId, { height: 3 })],
         ['closePane', supports.closePane, () => world.port.closePane(target.paneId)],
       ];
       for (const [verb, declared, call] of calls) {

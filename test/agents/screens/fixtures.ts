@@ -52,6 +52,43 @@ export function screenFixtures(agent: AgentKind): ScreenFixture[] {
   );
 }
 
+/**
+ * Recorded screens of other programs (shells, REPLs, tracebacks, prompts, pagers), written by
+ * test/panes/record-screens.ts:
+ *   test/fixtures/screens/programs/<name>.ansi   capture-pane -p -e of the visible screen
+ *   test/fixtures/screens/programs/<name>.json   {"width", "height", "cursor", "program", "note", "asks", "indicator"}
+ */
+export const PROGRAM_SCREENS = `${SCREEN_FIXTURES}programs/`;
+
+export interface ProgramScreenMeta extends ScreenGeometry {
+  program: string;
+  note: string;
+  /** Whether the screen asks a person something. */
+  asks: boolean;
+  /** The indicator class that describes its question; null when it asks nothing or no class describes it. */
+  indicator: string | null;
+}
+
+export interface ProgramScreen {
+  name: string;
+  meta: ProgramScreenMeta;
+  capture: string;
+  screen: AgentScreen;
+}
+
+export function programScreens(): ProgramScreen[] {
+  if (!existsSync(PROGRAM_SCREENS)) return [];
+  return readdirSync(PROGRAM_SCREENS)
+    .filter((file) => file.endsWith('.json'))
+    .sort()
+    .map((file) => {
+      const name = file.slice(0, -'.json'.length);
+      const meta = JSON.parse(readFileSync(`${PROGRAM_SCREENS}${name}.json`, 'utf8')) as ProgramScreenMeta;
+      const capture = readFileSync(`${PROGRAM_SCREENS}${name}.ansi`, 'utf8');
+      return { name, meta, capture, screen: agentScreen(capture, meta) };
+    });
+}
+
 /** What an agent's rules must read on one recorded screen. */
 export interface ExpectedReading {
   phase: ScreenPhase;

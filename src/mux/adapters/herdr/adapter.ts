@@ -20,9 +20,9 @@ import { createHash } from 'node:crypto';
 import { readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { shellCommandLine } from '../../../process/index.js';
+import { DroverError, shellCommandLine } from '../../../process/index.js';
 import { HERDR_DECLARATION } from '../../capabilities.js';
-import { HerdrError } from '../../errors.js';
+import { HerdrError, MuxError } from '../../errors.js';
 import { toHerdrKey, type MuxKey } from '../../keys.js';
 import { withPublishedCounts } from '../../rules.js';
 import { screenOfRows } from '../../screen.js';
@@ -38,6 +38,7 @@ import {
   type MuxOpenedWorktree,
   type MuxOutcome,
   type MuxPane,
+  type MuxPaneSize,
   type MuxScreen,
   type MuxSession,
   type MuxSnapshot,
@@ -49,6 +50,7 @@ import {
   type AgentStatus,
 } from '../../types.js';
 import { HERDR_DEFAULT_TIMEOUT_MS, HerdrClient, type HerdrRequestOptions, type HerdrStream } from './client.js';
+import { layoutGeometry, ratioStep } from './layout.js';
 import { HERDR_SOCKET_FILE, herdrConfigRoot } from './paths.js';
 import type { HerdrEvent, HerdrPaneInfo, HerdrSubscription, HerdrWorkspaceInfo } from './protocol.js';
 
@@ -144,10 +146,11 @@ export class HerdrAdapter implements MuxAdapter {
     }
   }
 
-  async snapshot(): Promise<MuxSnapshot> {
-    const world = await this.client.sessionSnapshot();
+  async snapshot(options: MuxCallOptions): Promise<MuxSnapshot> {
+    const world = await this.client.sessionSnapshot(options);
     const workspaces = new Map(world.workspaces.map((workspace) => [workspace.workspace_id, workspace]));
     const tabs = new Map(world.tabs.map((tab) => [tab.tab_id, tab]));
+    const layouts = new Map((Array.isArray(world.layouts) ? world.layouts : []).map((layout) => [layout.tab_id, layoutGeometry(layout)]));
     const focusedWorkspace = world.focused_workspace_id ?? world.workspaces.find((workspace) => workspace.focused)?.workspace_id;
     const panes: MuxPane[] = world.panes.map((pane) => {
       const workspace = workspaces.get(pane.workspace_id);
@@ -168,6 +171,7 @@ export class HerdrAdapter implements MuxAdapter {
         terminalTitle: nonEmpty(pane.terminal_title),
         readableLines: scroll ? scroll.max_offset_from_bottom + scroll.viewport_rows : undefined,
         agentSession: pane.agent_session ?? undefined,
+        geometry: layouts.get(pane.tab_id)?.panes.get(pane.pane_id),
       };
     });
     return withPublishedCounts(
@@ -181,7 +185,7 @@ export class HerdrAdapter implements MuxAdapter {
         repoRoot: workspace.worktree?.repo_root,
         isWorktree: workspace.worktree ? workspace.worktree.is_linked_worktree : undefined,
       })),
-      world.tabs.map((tab) => ({ tabId: tab.tab_id, spaceId: tab.workspace_id, number: tab.number, label: tab.label, focused: tab.focused === true })),
+      world.tabs.map((tab) => ({ tabId: tab.tab_id, spaceId: tab.workspace_id, number: tab.number, label: tab.label, focused: tab.focused === true, size: layouts.get(tab.tab_id)?.size })),
       panes,
     );
   }
@@ -277,7 +281,10 @@ export class HerdrAdapter implements MuxAdapter {
     return ok(undefined);
   }
 
-  /** A split that cannot be completed is closed again, with what is left of the budget, before the failure is reported. */
+  /**
+   * A split that cannot be completed is closed again, with what is left of the budget, and the
+   * failure reported says whether that close succeeded.
+   */
   async splitPane(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>> {
     const next = budget(options, this.timeoutMs);
     const pane = await this.client.paneSplit(
@@ -292,17 +299,36 @@ export class HerdrAdapter implements MuxAdapter {
       }
       return ok(createdPane(workspace, pane));
     } catch (error) {
+      let fate = 'closed again';
       try {
         await this.client.paneClose(pane.pane_id, next());
-      } catch {
-        // The failure that stopped the split is the one to report; a pane left behind shows in the next snapshot.
+      } catch (closeError) {
+        fate = `left open: closing it failed: ${(closeError as Error).message}`;
       }
-      throw error;
+      // The failure that stopped the split is the one reported, saying what became of its pane.
+      throw new HerdrError(`herdr could not finish the new pane ${pane.pane_id} (${fate}): ${(error as Error).message}`, {
+        reason: error instanceof MuxError ? error.reason : 'unreachable',
+        delivery: error instanceof DroverError ? error.delivery : 'possibly_sent',
+        cause: error,
+      });
     }
   }
 
   async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
     await this.client.paneClose(paneId, options);
+    return ok(undefined);
+  }
+
+  /** Each axis asked for: the tab's layout read afresh, then the one ratio move that gives the pane that size. */
+  async resizePane(paneId: string, size: MuxPaneSize, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    const next = budget(options, this.timeoutMs);
+    for (const axis of ['width', 'height'] as const) {
+      const cells = size[axis];
+      if (cells === undefined) continue;
+      const step = ratioStep(await this.client.paneLayout(paneId, next()), paneId, axis, cells);
+      if (step === undefined) return refusal('gone', `herdr's layout of its tab has no pane ${paneId}`);
+      if (step !== null) await this.client.paneResize(paneId, step.direction, step.amount, next());
+    }
     return ok(undefined);
   }
 

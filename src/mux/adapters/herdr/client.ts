@@ -8,6 +8,7 @@
  * herdr's own error codes are `gone` for a missing target and `refused` otherwise.
  */
 import { createConnection, type Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { AbortedError } from '../../../process/index.js';
 import { HerdrError } from '../../errors.js';
 import {
@@ -272,13 +273,25 @@ export class HerdrClient {
     return { version: String(result.version), protocol: Number(result.protocol) };
   }
 
-  /** The whole world in one round trip; an older herdr without session.snapshot is read with three list calls. */
-  async sessionSnapshot(): Promise<HerdrSessionSnapshot> {
+  /**
+   * The whole world in one round trip; an older herdr without session.snapshot is read with
+   * three list calls. Every request of it ends within the one budget given.
+   */
+  async sessionSnapshot(options: HerdrRequestOptions = {}): Promise<HerdrSessionSnapshot> {
+    const budgetMs = options.timeoutMs ?? this.timeoutMs;
+    const until = performance.now() + budgetMs;
+    const rest = (): HerdrRequestOptions => {
+      const timeoutMs = Math.floor(until - performance.now());
+      if (timeoutMs <= 0) throw unreachable(`herdr at ${this.socketPath} did not answer a snapshot within ${budgetMs} ms`, 'not_sent');
+      return { timeoutMs, signal: options.signal };
+    };
     let result: ResultObject;
     try {
-      result = await this.request('session.snapshot');
+      result = await this.request('session.snapshot', {}, rest());
     } catch (error) {
-      if (error instanceof HerdrError && error.code === 'invalid_request' && /unknown variant/.test(error.message)) return this.listedSnapshot();
+      if (error instanceof HerdrError && error.code === 'invalid_request' && /unknown variant/.test(error.message)) {
+        return { version: 'unknown', protocol: 0, workspaces: await this.workspaceList(rest()), tabs: await this.tabList(undefined, rest()), panes: await this.paneList(undefined, rest()) };
+      }
       throw error;
     }
     expectResultType(result, 'session_snapshot', 'session.snapshot');
@@ -287,15 +300,8 @@ export class HerdrClient {
     return snapshot as unknown as HerdrSessionSnapshot;
   }
 
-  private async listedSnapshot(): Promise<HerdrSessionSnapshot> {
-    const workspaces = await this.workspaceList();
-    const tabs = await this.tabList();
-    const panes = await this.paneList();
-    return { version: 'unknown', protocol: 0, workspaces, tabs, panes };
-  }
-
-  async workspaceList(): Promise<HerdrWorkspaceInfo[]> {
-    const result = await this.request('workspace.list');
+  async workspaceList(options?: HerdrRequestOptions): Promise<HerdrWorkspaceInfo[]> {
+    const result = await this.request('workspace.list', {}, options);
     expectResultType(result, 'workspace_list', 'workspace.list');
     return field<unknown[]>(result, 'workspaces', isArray, 'workspace.list').map((value) => workspaceInfo(value, 'workspace.list'));
   }
@@ -312,8 +318,8 @@ export class HerdrClient {
     return { workspace: workspaceInfo(result.workspace, 'workspace.create'), tab: tabInfo(result.tab, 'workspace.create'), rootPane: paneInfo(result.root_pane, 'workspace.create') };
   }
 
-  async tabList(workspaceId?: string): Promise<HerdrTabInfo[]> {
-    const result = await this.request('tab.list', workspaceId === undefined ? {} : { workspace_id: workspaceId });
+  async tabList(workspaceId?: string, options?: HerdrRequestOptions): Promise<HerdrTabInfo[]> {
+    const result = await this.request('tab.list', workspaceId === undefined ? {} : { workspace_id: workspaceId }, options);
     expectResultType(result, 'tab_list', 'tab.list');
     return field<unknown[]>(result, 'tabs', isArray, 'tab.list').map((value) => tabInfo(value, 'tab.list'));
   }
@@ -334,8 +340,8 @@ export class HerdrClient {
     expectResultType(await this.request('tab.close', { tab_id: tabId }), 'ok', 'tab.close');
   }
 
-  async paneList(workspaceId?: string): Promise<HerdrPaneInfo[]> {
-    const result = await this.request('pane.list', workspaceId === undefined ? {} : { workspace_id: workspaceId });
+  async paneList(workspaceId?: string, options?: HerdrRequestOptions): Promise<HerdrPaneInfo[]> {
+    const result = await this.request('pane.list', workspaceId === undefined ? {} : { workspace_id: workspaceId }, options);
     expectResultType(result, 'pane_list', 'pane.list');
     return field<unknown[]>(result, 'panes', isArray, 'pane.list').map((value) => paneInfo(value, 'pane.list'));
   }
@@ -417,15 +423,15 @@ export class HerdrClient {
   }
 
   /** The layout of the tab holding this pane, whichever tab has focus. */
-  async paneLayout(paneId: string): Promise<HerdrLayout> {
-    const result = await this.request('pane.layout', { pane_id: paneId });
+  async paneLayout(paneId: string, options?: HerdrRequestOptions): Promise<HerdrLayout> {
+    const result = await this.request('pane.layout', { pane_id: paneId }, options);
     expectResultType(result, 'pane_layout', 'pane.layout');
     return field<HerdrLayout>(result, 'layout', isObject, 'pane.layout');
   }
 
   /** Moves the pane's edge in `direction` by `amount` (a fraction of the tab). */
-  async paneResize(paneId: string, direction: HerdrDirection, amount: number): Promise<HerdrLayout> {
-    const result = await this.request('pane.resize', { pane_id: paneId, direction, amount });
+  async paneResize(paneId: string, direction: HerdrDirection, amount: number, options?: HerdrRequestOptions): Promise<HerdrLayout> {
+    const result = await this.request('pane.resize', { pane_id: paneId, direction, amount }, options);
     expectResultType(result, 'pane_resize', 'pane.resize');
     const resize = field<Record<string, unknown>>(result, 'resize', isObject, 'pane.resize');
     return field<HerdrLayout>(resize, 'layout', isObject, 'pane.resize');

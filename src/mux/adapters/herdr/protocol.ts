@@ -74,6 +74,8 @@ export interface HerdrSessionSnapshot {
   readonly workspaces: readonly HerdrWorkspaceInfo[];
   readonly tabs: readonly HerdrTabInfo[];
   readonly panes: readonly HerdrPaneInfo[];
+  /** Each tab's layout; absent from an older herdr read through its list calls. */
+  readonly layouts?: readonly HerdrLayout[];
   readonly focused_workspace_id?: string | null;
   readonly focused_tab_id?: string | null;
   readonly focused_pane_id?: string | null;

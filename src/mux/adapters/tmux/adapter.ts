@@ -71,6 +71,7 @@ import {
   type MuxOutcome,
   type MuxPane,
   type MuxPaneProcess,
+  type MuxPaneSize,
   type MuxScreen,
   type MuxSnapshot,
   type MuxSplitRequest,
@@ -100,6 +101,11 @@ export interface TmuxAdapterOptions {
   /** A binding the caller opened and closes; or else `endpoint`, opened on first use. */
   readonly server?: Server;
   readonly endpoint?: Endpoint;
+  /**
+   * The environment tmux clients run with, when the adapter opens its own binding: a tmux
+   * command client hands its environment to what it spawns, so a pane split off runs with it.
+   */
+  readonly env?: NodeJS.ProcessEnv;
   readonly timeoutMs?: number;
   /** The watch's resync backstop. */
   readonly resyncMs?: number;
@@ -130,6 +136,7 @@ export class TmuxAdapter implements MuxAdapter {
   private binding: Server | undefined;
   private readonly ownsBinding: boolean;
   private readonly endpoint: Endpoint | undefined;
+  private readonly env: NodeJS.ProcessEnv | undefined;
   private readonly timeoutMs: number | undefined;
   private readonly resyncMs: number;
   private readonly labels = new LabelMemory();
@@ -145,6 +152,7 @@ export class TmuxAdapter implements MuxAdapter {
     this.binding = options.server;
     this.ownsBinding = options.server === undefined;
     this.endpoint = options.endpoint;
+    this.env = options.env;
     this.timeoutMs = options.timeoutMs;
     this.resyncMs = options.resyncMs ?? TMUX_RESYNC_MS;
   }
@@ -159,7 +167,7 @@ export class TmuxAdapter implements MuxAdapter {
     if (!this.ownsBinding) throw new TmuxMuxError('the tmux binding this adapter was given is closed', { reason: 'unreachable', delivery: 'not_sent' });
     let opened: Server;
     try {
-      opened = await Server.open(this.endpoint!);
+      opened = await Server.open(this.endpoint!, { env: this.env });
       if (this.incarnation !== undefined) {
         const now = await opened.incarnation(options);
         if (!sameIncarnation(now, this.incarnation)) {
@@ -254,12 +262,12 @@ export class TmuxAdapter implements MuxAdapter {
   }
 
   /** One listing of the whole server, the agent-state pane options included. */
-  private listing(): Promise<TmuxSnapshot> {
-    return this.tmux((server) => server.snapshot({ clients: true, paneOptions: TMUX_AGENT_STATE_OPTIONS, timeoutMs: this.timeoutMs }));
+  private listing(options: MuxCallOptions = {}): Promise<TmuxSnapshot> {
+    return this.tmux((server) => server.snapshot({ clients: true, paneOptions: TMUX_AGENT_STATE_OPTIONS, timeoutMs: options.timeoutMs ?? this.timeoutMs, signal: options.signal }));
   }
 
-  async snapshot(): Promise<MuxSnapshot> {
-    const listing = await this.listing();
+  async snapshot(options: MuxCallOptions): Promise<MuxSnapshot> {
+    const listing = await this.listing(options);
     // The listing taught the binding its run, so this asks tmux nothing.
     return this.publish(listing, await this.serverIncarnation({}));
   }
@@ -271,7 +279,7 @@ export class TmuxAdapter implements MuxAdapter {
     const front =
       people.sort((a, b) => b.clientActivity - a.clientActivity)[0]?.sessionId ??
       [...sessions].sort((a, b) => b.sessionActivity - a.sessionActivity)[0]?.sessionId;
-    const tabs: { tabId: string; spaceId: string; number: number; nativeIndex: number; label: string; focused: boolean }[] = [];
+    const tabs: { tabId: string; spaceId: string; number: number; nativeIndex: number; label: string; focused: boolean; size: { width: number; height: number } }[] = [];
     const panes: MuxPane[] = [];
     for (const [index, session] of sessions.entries()) {
       const spaceId = tmuxIds.space(session.sessionId);
@@ -280,7 +288,15 @@ export class TmuxAdapter implements MuxAdapter {
         const tabId = tmuxIds.tab(window.windowId);
         // A window linked into several sessions is published under the first session listing it.
         if (tabs.some((tab) => tab.tabId === tabId)) continue;
-        tabs.push({ tabId, spaceId, number: position + 1, nativeIndex: link.windowIndex, label: window.windowName, focused: link.windowActive });
+        tabs.push({
+          tabId,
+          spaceId,
+          number: position + 1,
+          nativeIndex: link.windowIndex,
+          label: window.windowName,
+          focused: link.windowActive,
+          size: { width: window.windowWidth, height: window.windowHeight },
+        });
         for (const pane of window.panes()) {
           const paneId = tmuxIds.pane(pane.paneId);
           const hookState = hookStateOf(TMUX_AGENT_STATE_OPTIONS.map((name) => pane.userOption(name)));
@@ -301,6 +317,7 @@ export class TmuxAdapter implements MuxAdapter {
             readableLines: pane.historySize + pane.paneHeight,
             ...(pane.panePid === null ? {} : { pid: pane.panePid }),
             ...(hookState === undefined ? {} : { hookState }),
+            geometry: { x: pane.paneLeft, y: pane.paneTop, width: pane.paneWidth, height: pane.paneHeight },
           });
         }
       }
@@ -465,6 +482,14 @@ export class TmuxAdapter implements MuxAdapter {
     const deadline = this.deadline(options);
     await this.tmux((server) => server.pane(pane).kill(step(deadline)), step(deadline));
     this.labels.forget(paneId);
+    return ok(undefined);
+  }
+
+  /** resize-pane -x/-y: tmux takes the difference from the pane's neighbours and keeps every pane within the window. */
+  async resizePane(paneId: string, size: MuxPaneSize, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    const pane = this.native('pane', paneId);
+    const deadline = this.deadline(options);
+    await this.tmux((server) => server.pane(pane).resize({ width: size.width, height: size.height }, step(deadline)), step(deadline));
     return ok(undefined);
   }
 

@@ -284,8 +284,8 @@ export class ZellijAdapter implements MuxAdapter {
     return sameZellijRun(a, b);
   }
 
-  async snapshot(): Promise<MuxSnapshot> {
-    const call = this.call();
+  async snapshot(options: MuxCallOptions): Promise<MuxSnapshot> {
+    const call = this.call(options);
     const incarnation = await this.currentRun(call);
     // Sequential on purpose: zellij answers concurrent listings with empty output.
     const records = await this.listPanes(call);
