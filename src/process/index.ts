@@ -4,3 +4,4 @@ export * from './shell.js';
 export * from './executable.js';
 export * from './signals.js';
 export * from './frames.js';
+export * from './time.js';
