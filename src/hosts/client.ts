@@ -25,14 +25,26 @@ export class RpcLinkLostError extends DroverError {
   }
 }
 
-/** The other side is not a drover-rpc server this drover can use; `remedy` says what fixes it. */
+/**
+ * Why no drover-rpc link came up: `incompatible` (a drover of another protocol major; the
+ * message names the fix), `not_rpc` (the other side printed something else: a login banner, a
+ * shell error), `ended` (the stream closed first: ssh failed, or the command was not found),
+ * `timeout` (nothing within the deadline).
+ */
+export type RpcHandshakeFailure = 'incompatible' | 'not_rpc' | 'ended' | 'timeout';
+
+/** The other side is not a drover-rpc server this drover can use. */
 export class RpcHandshakeError extends DroverError {
   constructor(
     message: string,
-    readonly incompatible: boolean,
+    readonly reason: RpcHandshakeFailure,
     readonly handshake?: RpcHandshake,
   ) {
     super(message, { phase: 'handshake', delivery: 'not_sent' });
+  }
+
+  get incompatible(): boolean {
+    return this.reason === 'incompatible';
   }
 }
 
@@ -69,7 +81,7 @@ export class RpcClient {
     const splitter = new FrameSplitter(RPC_MAX_LINE_BYTES);
     return new Promise((resolve, reject) => {
       let client: RpcClient | undefined;
-      const timer = setTimeout(() => fail(new RpcHandshakeError(`no drover-rpc handshake within ${options.timeoutMs} ms`, false)), options.timeoutMs);
+      const timer = setTimeout(() => fail(new RpcHandshakeError(`no drover-rpc handshake within ${options.timeoutMs} ms`, 'timeout')), options.timeoutMs);
       const fail = (error: Error): void => {
         clearTimeout(timer);
         if (client === undefined) reject(error);
@@ -79,7 +91,7 @@ export class RpcClient {
         try {
           value = JSON.parse(frame.toString('utf8'));
         } catch {
-          if (client === undefined) fail(new RpcHandshakeError(`the remote side printed something other than drover-rpc: ${JSON.stringify(frame.toString('utf8').slice(0, 120))}`, false));
+          if (client === undefined) fail(new RpcHandshakeError(`the remote side printed something other than drover-rpc: ${JSON.stringify(frame.toString('utf8').slice(0, 120))}`, 'not_rpc'));
           return;
         }
         if (client !== undefined) {
@@ -88,13 +100,13 @@ export class RpcClient {
         }
         const problem = handshakeProblem(value);
         if (problem !== undefined) {
-          fail(new RpcHandshakeError(`the remote side does not speak drover-rpc: ${problem}`, false));
+          fail(new RpcHandshakeError(`the remote side does not speak drover-rpc: ${problem}`, 'not_rpc'));
           return;
         }
         const handshake = value as RpcHandshake;
         if (!isCompatible(RPC_VERSION, handshake.version)) {
           const hint = options.upgradeHint?.(handshake) ?? `install drover ${handshake.drover_version === undefined ? '' : 'of the same release '}there`;
-          fail(new RpcHandshakeError(`the remote drover ${handshake.drover_version} speaks drover-rpc ${handshake.version}; this drover speaks ${RPC_VERSION}: ${hint}`, true, handshake));
+          fail(new RpcHandshakeError(`the remote drover ${handshake.drover_version} speaks drover-rpc ${handshake.version}; this drover speaks ${RPC_VERSION}: ${hint}`, 'incompatible', handshake));
           return;
         }
         clearTimeout(timer);
@@ -105,12 +117,12 @@ export class RpcClient {
         for (const event of splitter.push(chunk)) {
           if (event.kind === 'frame') onLine(event.frame);
           else if (client !== undefined) client.end('the remote side sent a line over the size limit');
-          else fail(new RpcHandshakeError('the handshake line is over the size limit', false));
+          else fail(new RpcHandshakeError('the handshake line is over the size limit', 'not_rpc'));
         }
       });
       const ended = (): void => {
         if (client !== undefined) client.end('the link to the remote drover ended');
-        else fail(new RpcHandshakeError('the link ended before a drover-rpc handshake', false));
+        else fail(new RpcHandshakeError('the link ended before a drover-rpc handshake', 'ended'));
       };
       streams.input.once('end', ended);
       streams.input.once('close', ended);

@@ -146,7 +146,6 @@ export async function serveRpc(options: RpcServeOptions): Promise<void> {
 
   const answer = async (request: RpcRequest): Promise<RpcReply> => {
     const params = request.params ?? {};
-    if (request.method === RPC_PING) return { id: request.id, result: {}, exit_status: 0 };
     if (request.method === RPC_WATCH) return startWatch(request.id, params);
     if (request.method === RPC_UNWATCH) {
       const target = params.watch;
@@ -177,6 +176,12 @@ export async function serveRpc(options: RpcServeOptions): Promise<void> {
     const replyId = typeof id === 'string' || typeof id === 'number' ? id : '';
     if (problem !== undefined) {
       send(errorReply(replyId, RPC_ERROR.badRequest, problem, 2));
+      return;
+    }
+    // A ping measures the link, not the queue: it never waits behind running requests, so a
+    // busy host is not taken for a stalled link.
+    if ((value as RpcRequest).method === RPC_PING) {
+      send({ id: replyId, result: {}, exit_status: 0 });
       return;
     }
     if (admitted >= maxAdmitted) {

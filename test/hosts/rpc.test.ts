@@ -95,6 +95,23 @@ describe('drover-rpc', () => {
     toServer.end();
   });
 
+  it('answers a ping at once while every turn is taken, so a busy host does not look stalled', async () => {
+    let release = (): void => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const call = async (): Promise<RpcAnswer> => {
+      await held;
+      return { exitStatus: 0, document: {} };
+    };
+    const { client, toServer } = await pair({ call, maxActive: 1, maxAdmitted: 2 });
+    const slow = [client.request('slow', {}, { timeoutMs: 5000 }), client.request('slow', {}, { timeoutMs: 5000 })];
+    assert.deepEqual(await client.request('ping', {}, { timeoutMs: 1000 }), { id: 3, result: {}, exit_status: 0 });
+    release();
+    await Promise.all(slow);
+    toServer.end();
+  });
+
   it('streams watch events until unwatch, and a watch that cannot start is an error reply', async () => {
     let stopped = false;
     const watch: RpcServeOptions['watch'] = async (params, emit, signal) => {
