@@ -6,3 +6,4 @@ export * from './config.js';
 export * from './link.js';
 export * from './registry.js';
 export * from './install.js';
+export * from './target.js';

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packageVersion } from '../../src/cli/version.js';
+import { run } from '../../src/process/index.js';
 import { cliSandbox } from '../support/cli.js';
 import { createFakeSsh, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
 
@@ -129,5 +130,62 @@ describe('drover host add, list, check, remove (a fake ssh on PATH)', () => {
     assert.match(missing.stderrText(), /no host "gone" in .*; it has gpu, build, bare, locked/);
     const again = await drover(['host', 'remove', 'gone']);
     assert.equal(again.exitCode, 2);
+  });
+});
+
+describe('pane verbs on HOST::PANE (a fake ssh on PATH)', () => {
+  const sandbox = cliSandbox();
+  let ssh: FakeSsh;
+  let socket: string;
+  let remoteEnv: NodeJS.ProcessEnv;
+  const drover = (args: readonly string[]) => sandbox.drover(args, { env: { ...ssh.env, XDG_CONFIG_HOME: '', DROVER_CONFIG: '' }, timeoutMs: 60_000 });
+
+  before(async () => {
+    ssh = createFakeSsh();
+    const remote = ssh.remote('gpu-box');
+    remote.installDrover('.local/bin/drover');
+    remoteEnv = remote.env;
+    socket = join(remote.home, 'tmux', 'remote.sock');
+    const started = await run(['tmux', '-S', socket, 'new-session', '-d', '-s', 'remote', '-x', '80', '-y', '24', 'cat'], { env: remoteEnv });
+    assert.equal(started.exitCode, 0, started.stderrText());
+    assert.equal((await drover(['host', 'add', 'gpu', '--ssh', 'gpu-box'])).exitCode, 0);
+  });
+  after(async () => {
+    await run(['tmux', '-S', socket, 'kill-server'], { env: remoteEnv });
+    ssh.cleanup();
+  });
+
+  it('refuses a host that is not configured, and takes local:: as this machine', async () => {
+    const unknown = await drover(['pane', 'capture', 'nowhere::%0', '--json']);
+    assert.equal(unknown.exitCode, 2);
+    assert.match(unknown.stderrText(), /no host "nowhere"/);
+    const local = await drover(['-S', socket, 'pane', 'capture', 'local::%999', '--json']);
+    assert.equal(local.exitCode, 2);
+    assert.equal((JSON.parse(local.text()) as { error: { code: string; host?: string } }).error.host, undefined, 'answered here, not by a host');
+  });
+
+  it('captures, delivers to and kills a pane on the host, answering with its documents and the link’s figures', async () => {
+    const paneId = (await run(['tmux', '-S', socket, 'display-message', '-p', '-t', 'remote', '#{pane_id}'], { env: remoteEnv })).text().trim();
+    const capture = await drover(['-S', socket, 'pane', 'capture', `gpu::${paneId}`, '--json']);
+    assert.equal(capture.exitCode, 0, capture.stderrText());
+    const captured = JSON.parse(capture.text()) as { pane_id: string; host: string; link: { host: string; latency_ms: number; host_budget_ms: number; hub_budget_ms: number } };
+    assert.equal(captured.pane_id, paneId);
+    assert.equal(captured.host, 'gpu');
+    assert.equal(captured.link.hub_budget_ms, Math.ceil(captured.link.host_budget_ms + captured.link.latency_ms), 'the hub waits the host’s budget plus the link’s latency');
+
+    const deliver = await drover(['-S', socket, 'pane', 'deliver', `gpu::${paneId}`, '--text', 'hello from the hub', '--json']);
+    const receipt = JSON.parse(deliver.text()) as { status: string; host: string };
+    assert.equal(receipt.host, 'gpu');
+    assert.ok(['submitted', 'staged_unconfirmed'].includes(receipt.status), deliver.text());
+    const screen = await run(['tmux', '-S', socket, 'capture-pane', '-p', '-t', paneId], { env: remoteEnv });
+    assert.match(screen.text(), /hello from the hub/, 'typed on the host’s pane');
+
+    const missing = await drover(['-S', socket, 'pane', 'capture', 'gpu::%999', '--json']);
+    assert.equal(missing.exitCode, 2, 'the host’s own exit status');
+    assert.equal((JSON.parse(missing.text()) as { error: { code: string; host: string } }).error.code, 'pane_not_found');
+
+    const kill = await drover(['-S', socket, 'pane', 'kill', `gpu::${paneId}`, '--json']);
+    assert.equal(kill.exitCode, 0, kill.stderrText());
+    assert.equal((JSON.parse(kill.text()) as { killed: boolean }).killed, true);
   });
 });

@@ -8,6 +8,7 @@ import {
   SshUnavailableError,
   backoffDelay,
   classifySshExit,
+  parseHostTarget,
   remoteCommandLine,
   remoteInstallScript,
   remoteProgramProblem,
@@ -139,5 +140,19 @@ describe('the remote install script', () => {
     assert.equal(result.text(), 'drover-installed: /opt/npm/bin/drover\ndrover-on-path: \n');
     assert.equal(readFileSync(join(dir, 'received'), 'utf8'), 'tarball bytes');
     assert.equal(existsSync(readFileSync(join(dir, 'tmpdir'), 'utf8').trim()), false, 'the temporary directory is removed');
+  });
+});
+
+describe('pane targets on a host', () => {
+  it('reads HOST::PANE, leaves tmux targets and full pane keys alone, and names a malformed host part', () => {
+    assert.deepEqual(parseHostTarget('gpu::%3'), { host: 'gpu', pane: '%3' });
+    assert.deepEqual(parseHostTarget('gpu::work:0.1'), { host: 'gpu', pane: 'work:0.1' }, 'a tmux target there');
+    assert.deepEqual(parseHostTarget('LOCAL::%0'), { host: 'local', pane: '%0' });
+    assert.equal(parseHostTarget('%3'), undefined);
+    assert.equal(parseHostTarget('work:0.1'), undefined, 'a tmux target here has one colon');
+    assert.equal(parseHostTarget('local::tmux::abc::%3'), undefined, 'a pane key is the pane resolver’s');
+    assert.throws(() => parseHostTarget('-o::%3'), /"-o" is not a host name/);
+    assert.throws(() => parseHostTarget('::%3'), /"" is not a host name/);
+    assert.throws(() => parseHostTarget('gpu::'), /names no pane after ::/);
   });
 });

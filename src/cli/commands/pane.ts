@@ -49,6 +49,9 @@ import {
   type SessionScope,
 } from '../../panes/index.js';
 import type { PaneId, Server } from '../../tmux/index.js';
+import { parseHostTarget } from '../../hosts/index.js';
+import { LOCAL_HOST } from '../../mux/index.js';
+import { runOnHost, type RemoteVerb } from '../remote.js';
 import { openServer, resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
@@ -108,6 +111,20 @@ function onPane<T>(flags: SocketFlags, io: CliIO, target: string, body: (server:
   return withServer(flags, io, async (server) => body(server, await resolvePaneTarget(server, target)));
 }
 
+/** How long a host may take over a pane verb with no wait of its own (tmux calls, a capture, a kill). */
+const HOST_VERB_BUDGET_MS = 30_000;
+
+/**
+ * A verb on a `HOST::PANE` target runs on that host (see runOnHost) and answers its exit status;
+ * `local::PANE` and every other target run here, on the pane returned.
+ */
+async function onHostOr(target: string, flags: SocketFlags, io: CliIO, verb: () => RemoteVerb): Promise<{ local: string } | { remote: number }> {
+  const named = parseHostTarget(target);
+  if (named === undefined) return { local: target };
+  if (named.host === LOCAL_HOST) return { local: named.pane };
+  return { remote: await runOnHost(named, verb(), flags, io) };
+}
+
 /**
  * The server a report names: the one -L/-S named, or the private `drover up` server; null
  * for the caller's own tmux server or tmux's default one.
@@ -162,8 +179,14 @@ function parseLines(value: string): number {
   return Number(value);
 }
 
-async function capture(options: CaptureOptions & SocketFlags, io: CliIO, target: string): Promise<void> {
+async function capture(options: CaptureOptions & SocketFlags, io: CliIO, given: string): Promise<number | void> {
   const lines = parseLines(options.lines);
+  const where = await onHostOr(given, options, io, () => {
+    if (options.raw) throw new UsageError('--raw is for a pane on this machine; a pane on another host answers with its JSON document');
+    return { method: 'pane.capture', params: { lines }, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true };
+  });
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   await onPane(options, io, target, async (server, pane) => {
     if (options.raw) {
       io.stdout.write(await capturePaneTail(server, pane, lines));
@@ -244,7 +267,10 @@ async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<numb
 
 // ---- ready ------------------------------------------------------------------------------------
 
-async function ready(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
+async function ready(options: JsonFlag & SocketFlags, io: CliIO, given: string): Promise<number | void> {
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.ready', params: {}, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   const server = serverLabel(options, io);
   const { pane, report } = await onPane(options, io, target, async (bound, id) => ({ pane: id, report: await paneReady(bound, id, { signal: io.signal, cwd: io.cwd }) }));
   if (options.json) {
@@ -268,10 +294,17 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 
-async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, target: string): Promise<number | void> {
+async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, given: string): Promise<number | void> {
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
   if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
   const composerWaitMs = parseMilliseconds('--wait-ms', options.waitMs, 0);
+  const named = parseHostTarget(given);
+  if (named !== undefined && named.host !== LOCAL_HOST) {
+    // The prompt file's path is the host's (the agent there reads it); standard input is read here and sent as text.
+    const params = options.promptFile !== undefined ? { prompt_file: options.promptFile } : { text: options.stdin ? await readAll(io.stdin) : options.text! };
+    return runOnHost(named, { method: 'pane.deliver', params: { ...params, wait_ms: composerWaitMs }, hostBudgetMs: HOST_VERB_BUDGET_MS + composerWaitMs, json: options.json === true }, options, io);
+  }
+  const target = named?.pane ?? given;
   const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.stdin ? await readAll(io.stdin) : options.text!;
   const { pane, receipt } = await onPane(options, io, target, async (server, id) => ({
     pane: id,
@@ -289,7 +322,10 @@ async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, target:
 
 // ---- kill -------------------------------------------------------------------------------------
 
-async function kill(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
+async function kill(options: JsonFlag & SocketFlags, io: CliIO, given: string): Promise<number | void> {
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.kill', params: {}, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   const server = serverLabel(options, io);
   const pane = await onPane(options, io, target, async (bound, id) => {
     await paneKill(bound, id);
@@ -333,7 +369,7 @@ async function explain(options: JsonFlag & SocketFlags, io: CliIO, target: strin
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
-const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}`;
+const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
 
 const MAP_HELP = `
 Identity: a row is identified by "pane_id" (a %N id, meaningful on its own server) and
