@@ -41,6 +41,12 @@ export function findAgentBinary(profile: AgentProfile): string | undefined {
  * fails instead: CI installs all four, so a skip there would hide a broken install.
  */
 export function requireAgent(t: TestContext, name: AgentName): string | undefined {
+  // CI drives the real agents on its first Node only: they are programs of their own, and what
+  // drover does with them is the same code on every Node it runs on.
+  if (process.env.DROVER_REAL_AGENTS === 'off') {
+    t.skip('real agents are off for this run (DROVER_REAL_AGENTS=off)');
+    return undefined;
+  }
   const profile = PROFILES[name];
   const binary = findAgentBinary(profile);
   if (binary !== undefined) return binary;
