@@ -8,7 +8,7 @@ import {
   renderProcessTree,
   resolveLaunchCommand,
 } from '../../agents/index.js';
-import { invokingPane, looksLikePaneKey, MUX_NAMES, type MuxPort } from '../../mux/index.js';
+import { invokingPane, LOCAL_HOST, looksLikePaneKey, MUX_NAMES, type MuxPort } from '../../mux/index.js';
 import {
   AgentExitedError,
   NotInTmuxError,
@@ -49,6 +49,8 @@ import {
 } from '../../panes/index.js';
 import { Endpoint, Server, ServerUnreachableError } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
+import { parseHostTarget } from '../../hosts/index.js';
+import { runOnHost, type RemoteVerb } from '../remote.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
@@ -133,6 +135,20 @@ async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => P
     await port.close();
     await tmux?.close();
   }
+}
+
+/** How long a host may take over a pane verb with no wait of its own (tmux calls, a capture, a kill). */
+const HOST_VERB_BUDGET_MS = 30_000;
+
+/**
+ * A verb on a `HOST::PANE` target runs on that host (see runOnHost) and answers its exit status;
+ * `local::PANE` and every other target run here, on the pane returned.
+ */
+async function onHostOr(target: string, flags: SocketFlags, io: CliIO, verb: () => RemoteVerb): Promise<{ local: string } | { remote: number }> {
+  const named = parseHostTarget(target);
+  if (named === undefined) return { local: target };
+  if (named.host === LOCAL_HOST) return { local: named.pane };
+  return { remote: await runOnHost(named, verb(), flags, io) };
 }
 
 /**
@@ -230,8 +246,14 @@ function parseLines(value: string): number {
   return Number(value);
 }
 
-async function capture(options: CaptureOptions & PaneFlags, io: CliIO, target: string): Promise<void> {
+async function capture(options: CaptureOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
   const lines = parseLines(options.lines);
+  const where = await onHostOr(given, options, io, () => {
+    if (options.raw) throw new UsageError('--raw is for a pane on this machine; a pane on another host answers with its JSON document');
+    return { method: 'pane.capture', params: { lines }, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true };
+  });
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   await onPane(options, io, target, async (port, pane) => {
     if (options.raw) {
       io.stdout.write(await capturePaneTail(port, pane, lines));
@@ -312,7 +334,10 @@ async function open(options: OpenOptions & PaneFlags, io: CliIO): Promise<number
 
 // ---- ready ------------------------------------------------------------------------------------
 
-async function ready(options: JsonFlag & PaneFlags, io: CliIO, target: string): Promise<void> {
+async function ready(options: JsonFlag & PaneFlags, io: CliIO, given: string): Promise<number | void> {
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.ready', params: {}, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   const server = serverLabel(options, io);
   const report = await onPane(options, io, target, (port, pane) => paneReady(port, pane, { signal: io.signal, cwd: io.cwd }));
   if (options.json) {
@@ -336,10 +361,17 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 
-async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, target: string): Promise<number | void> {
+async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
   if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
   const composerWaitMs = parseMilliseconds('--wait-ms', options.waitMs, 0);
+  const named = parseHostTarget(given);
+  if (named !== undefined && named.host !== LOCAL_HOST) {
+    // The prompt file's path is the host's (the agent there reads it); standard input is read here and sent as text.
+    const params = options.promptFile !== undefined ? { prompt_file: options.promptFile } : { text: options.stdin ? await readAll(io.stdin) : options.text! };
+    return runOnHost(named, { method: 'pane.deliver', params: { ...params, wait_ms: composerWaitMs }, hostBudgetMs: HOST_VERB_BUDGET_MS + composerWaitMs, json: options.json === true }, options, io);
+  }
+  const target = named?.pane ?? given;
   const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.stdin ? await readAll(io.stdin) : options.text!;
   const receipt = await onPane(options, io, target, (port, pane) =>
     paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
@@ -356,7 +388,10 @@ async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, target: s
 
 // ---- kill -------------------------------------------------------------------------------------
 
-async function kill(options: JsonFlag & PaneFlags, io: CliIO, target: string): Promise<void> {
+async function kill(options: JsonFlag & PaneFlags, io: CliIO, given: string): Promise<number | void> {
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.kill', params: {}, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   const server = serverLabel(options, io);
   const killed = await onPane(options, io, target, (port, pane) => paneKill(port, pane));
   if (options.json) writeJson(io, { pane_id: killed.paneId, pane_key: killed.paneKey, killed: true, server });
@@ -397,7 +432,7 @@ async function explain(options: JsonFlag & PaneFlags, io: CliIO, target: string)
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
-const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}`;
+const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
 
 const MAP_HELP = `
 Identity: a row is identified by "pane_key" (the pane and the server run it lives on: a
