@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 const SOURCE = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 
 /** Top to bottom; layers on one rank (bridge and mcp) may not import each other. */
-const RANKS: readonly (readonly string[])[] = [['cli'], ['bridge', 'mcp'], ['fleet'], ['panes'], ['agents'], ['workspace'], ['mux'], ['tmux'], ['process']];
+const RANKS: readonly (readonly string[])[] = [['cli'], ['bridge', 'mcp'], ['hosts'], ['fleet'], ['panes'], ['agents'], ['workspace'], ['mux'], ['tmux'], ['process']];
 
 /** The layers that speak to panes through the mux port only. */
 const PORT_ONLY = ['panes', 'fleet', 'bridge'];
