@@ -14,6 +14,8 @@ export interface CliIO {
   stdinIsTTY: boolean;
   /** The size of the terminal drover was started from, when it has one (layouts are built at it). */
   terminalSize?: { readonly columns: number; readonly rows: number };
+  /** Set when standard error is a terminal: long work shows its progress there (see progress.ts). */
+  stderrTerminal?: { readonly columns: number };
   /** Aborted when the user interrupts (SIGINT). */
   signal: AbortSignal;
   /**
