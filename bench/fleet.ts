@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LongLivedChild } from '../src/process/index.js';
 import { Endpoint, Server } from '../src/tmux/index.js';
-import { FleetRuntime, FleetStore, createFleetHere, createMember, deliverPending, formatNotificationLine, sendAndNotify, type Message } from '../src/fleet/index.js';
+import { FleetRuntime, SqlBroker, SqliteStore, createFleetHere, createMember, deliverPending, formatNotificationLine, sendAndNotify, type Message } from '../src/fleet/index.js';
 import { log, median, percentile, round } from './support.js';
 
 const SENDERS = 8;
@@ -37,8 +37,8 @@ async function sender(args: string[]): Promise<Record<string, number>> {
   if (!databasePath || !socketPath || !from || !targets || !count || label === undefined) throw new Error('usage: fleet --sender DB SOCKET FROM TO,TO,… COUNT LABEL');
   process.stdin.resume();
   await new Promise((resolve) => process.stdin.once('end', resolve));
-  const store = FleetStore.open({ path: databasePath });
-  const runtime = FleetRuntime.open({ store, tmuxEndpoint: Endpoint.fromSocketPath(socketPath) });
+  const broker = new SqlBroker(SqliteStore.open({ path: databasePath }));
+  const runtime = await FleetRuntime.open({ broker, tmuxEndpoint: Endpoint.fromSocketPath(socketPath) });
   const recipients = targets.split(',').map(Number);
   let diagnostics = 0;
   try {
@@ -48,7 +48,7 @@ async function sender(args: string[]): Promise<Record<string, number>> {
     }
   } finally {
     await runtime.close();
-    store.close();
+    await broker.close();
   }
   return { sent: Number(count), diagnostics };
 }
@@ -66,13 +66,14 @@ async function benchmark(): Promise<Record<string, number>> {
   delete env.TMUX;
   delete env.TMUX_PANE;
   const server = await Server.start({ env });
-  const store = FleetStore.open({ path: join(dir, 'drover.db') });
+  const store = SqliteStore.open({ path: join(dir, 'drover.db') });
+  const broker = new SqlBroker(store);
   let runtime: FleetRuntime | undefined;
   const senders: LongLivedChild[] = [];
   try {
     const session = await server.newSession({ name: 'bench', width: 250, height: 60, cwd: dir });
     const director = (await session.listPanes())[0]!.id;
-    runtime = FleetRuntime.open({ store, env: { PATH: process.env.PATH, HOME: dir, SHELL: echoProgram(dir), TMUX_PANE: director }, tmuxEndpoint: server.endpoint });
+    runtime = await FleetRuntime.open({ broker, env: { PATH: process.env.PATH, HOME: dir, SHELL: echoProgram(dir), TMUX_PANE: director }, tmuxEndpoint: server.endpoint });
     const { fleet, director: directorMember } = await createFleetHere(runtime, { name: 'bench', agent: 'shell' });
     const members = [];
     for (let i = 0; i < MEMBERS; i += 1) members.push(await createMember(runtime, { fleetId: fleet.fleetId, name: `member-${i}`, cwd: dir }));
@@ -90,18 +91,18 @@ async function benchmark(): Promise<Record<string, number>> {
       if (exit.exitCode !== 0) throw new Error(`a sender failed (${exit.exitCode ?? exit.signal}): ${child.stderr().tail.toString()}`);
     }
     const sendersDone = Date.now() * 1000;
-    const sent = (): Message[] => ids.flatMap((id) => runtime!.broker.pollMessages(id)).filter((message) => message.text.startsWith('bench '));
-    const leftAfterSend = sent().filter((message) => message.notifiedAt === null).length;
+    const sent = async (): Promise<Message[]> => (await Promise.all(ids.map((id) => broker.pollMessages(id)))).flat().filter((message) => message.text.startsWith('bench '));
+    const leftAfterSend = (await sent()).filter((message) => message.notifiedAt === null).length;
     log(`senders done in ${((sendersDone - gate) / 1e6).toFixed(1)} s; ${leftAfterSend} messages left pending by busy locks`);
 
     // What the senders could not deliver, as `message wait` would: each member's pane is drained in turn.
     const drainUntil = Date.now() + DRAIN_DEADLINE_MS;
-    while (sent().some((message) => message.notifiedAt === null) && Date.now() < drainUntil) {
+    while ((await sent()).some((message) => message.notifiedAt === null) && Date.now() < drainUntil) {
       await Promise.all(ids.map((id) => deliverPending({ ...runtime!.notify, recipientId: id, fleetId: fleet.fleetId })));
     }
 
     // Correctness first: every message persisted, stamped and visible, whole, in its pane.
-    const messages = sent();
+    const messages = await sent();
     if (messages.length !== MESSAGES) throw new Error(`correctness check failed: ${messages.length}/${MESSAGES} messages persisted`);
     const histories = new Map<number, string>();
     for (const member of members) histories.set(member.member.memberId, (await server.pane(member.pane).capture({ start: '-', join: true })).toString('utf8'));
@@ -128,7 +129,7 @@ async function benchmark(): Promise<Record<string, number>> {
   } finally {
     await Promise.all(senders.map((child) => child.stop(100, 'SIGKILL').catch(() => undefined)));
     await runtime?.close();
-    store.close();
+    await broker.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }

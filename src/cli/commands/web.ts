@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge } from '../../bridge/index.js';
-import { FleetRuntime, resolveDatabasePath } from '../../fleet/index.js';
+import { FleetRuntime, chooseStore, describeChoice, fleetStoreExists } from '../../fleet/index.js';
 import { MUX_NAMES, openMux, tmuxIds, type MuxName, type MuxPort } from '../../mux/index.js';
 import { defaultAgentStatusContext, systemProcessLookup } from '../../agents/index.js';
 import { agentNamerFor, listPanes, paneCensus } from '../../panes/index.js';
@@ -100,8 +100,8 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       mux = openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS });
     }
     closers.unshift(() => mux.close());
-    const fleetAvailable = existsSync(resolveDatabasePath(io.env));
-    const fleet = fleetAvailable ? FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
+    const fleetAvailable = fleetStoreExists(io.env);
+    const fleet = fleetAvailable ? await FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
     if (fleet !== undefined) closers.unshift(() => fleet.close());
     bridge = await startBridge({
       mux,
@@ -112,7 +112,7 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       allowHosts: options.allowHost,
       assets: pageAssets(),
       fleet,
-      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${resolveDatabasePath(io.env)} (create a fleet with \`drover fleet create\`)`,
+      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`drover fleet create\`)`,
       census,
       version: packageVersion(),
       log: (line) => writeLine(io.stderr, `drover web: ${line}`),
