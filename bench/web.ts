@@ -196,7 +196,8 @@ export async function run(): Promise<Record<string, number | string | boolean>> 
     const heapAfterBurst = heapMb(gc);
     const hourFrom = received;
     for (let index = 0; index < HOUR_EVENTS; index += 1) {
-      bridge.hub.publish('pane', { pane_id: tmuxIds.pane(panes[index % PANES]!), revision: `hour-${index}` });
+      const paneId = tmuxIds.pane(panes[index % PANES]!);
+      bridge.hub.publish('pane', { pane_id: paneId, pane_key: bridge.mux.observer.paneKey(paneId), revision: `hour-${index}` });
       // An hour's events come over an hour: the client reads each thousand before the next (a client
       // that falls a megabyte behind is dropped, and reconnects from its Last-Event-ID).
       if (index % 1000 === 999) await eventually(() => received - hourFrom >= index + 1, 10_000);

@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { DroverError, run } from '../process/index.js';
 import type { AgentKind } from './screens/types.js';
 
@@ -85,6 +85,12 @@ export interface ProcessLookup {
   facts(pid: number): ProcessFacts | undefined;
 }
 
+/**
+ * Thread names a runtime gives its main thread, which Linux then reports as the process's
+ * command name (Node 24 calls its main thread MainThread): the program is argv[0]'s then.
+ */
+const RUNTIME_THREAD_NAMES: ReadonlySet<string> = new Set(['MainThread']);
+
 /** Reads one process from /proc, or undefined when it exited meanwhile. */
 function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined {
   const dir = join(procRoot, String(pid));
@@ -92,9 +98,10 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
     const stat = readFileSync(join(dir, 'stat'), 'utf8');
     // The command name is in parentheses and may itself contain ") ", so split after the last one.
     const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const comm = readFileSync(join(dir, 'comm'), 'utf8').replace(/\n$/, '');
+    const threadName = readFileSync(join(dir, 'comm'), 'utf8').replace(/\n$/, '');
     const argv = readFileSync(join(dir, 'cmdline'), 'utf8').split('\0');
     if (argv.at(-1) === '') argv.pop();
+    const comm = RUNTIME_THREAD_NAMES.has(threadName) && argv[0] !== undefined ? basename(argv[0]) : threadName;
     const children = readdirSync(join(dir, 'task')).flatMap((tid) =>
       readFileSync(join(dir, 'task', tid, 'children'), 'utf8')
         .split(' ')

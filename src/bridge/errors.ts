@@ -1,4 +1,4 @@
-import type { MuxRefusal } from '../mux/index.js';
+import { MuxError, type MuxRefusal } from '../mux/index.js';
 import { DroverError, type Delivery } from '../process/index.js';
 import type { ApiErrorCode } from './protocol.js';
 
@@ -22,6 +22,7 @@ const STATUS_OF: Readonly<Record<ApiErrorCode, number>> = {
   refused: 422,
   gone: 404,
   unreachable: 503,
+  server_replaced: 409,
   key_refused: 422,
   question_changed: 409,
   pane_busy: 409,
@@ -36,17 +37,40 @@ export class BridgeError extends DroverError {
   readonly code: ApiErrorCode;
   readonly status: number;
   readonly details: Readonly<Record<string, unknown>>;
+  /** Response headers the refusal needs (Retry-After). */
+  readonly headers: Readonly<Record<string, string>>;
 
-  constructor(code: ApiErrorCode, message: string, options: { details?: Record<string, unknown>; delivery?: Delivery; cause?: unknown } = {}) {
+  constructor(
+    code: ApiErrorCode,
+    message: string,
+    options: { details?: Record<string, unknown>; headers?: Record<string, string>; delivery?: Delivery; cause?: unknown } = {},
+  ) {
     super(message, { phase: 'web', delivery: options.delivery ?? 'not_sent', cause: options.cause });
     this.code = code;
     this.status = STATUS_OF[code];
     this.details = Object.freeze({ ...(options.details ?? {}) });
+    this.headers = Object.freeze({ ...(options.headers ?? {}) });
   }
+}
+
+/**
+ * The refusal of a pane of a multiplexer run that is no longer the one served: the port never
+ * sends to another run, so nothing was sent.
+ */
+export function replacedError(detail: string): BridgeError {
+  return new BridgeError('server_replaced', detail, { delivery: 'not_sent' });
 }
 
 /** A multiplexer's refusal as the API answers it: unsupported names the capability and its note. */
 export function refusalError(refusal: MuxRefusal): BridgeError {
+  if (refusal.replaced === true) return replacedError(refusal.detail);
   const details = refusal.capability === undefined ? {} : { capability: refusal.capability };
   return new BridgeError(refusal.reason, refusal.detail, { details, delivery: refusal.reason === 'unreachable' ? 'possibly_sent' : 'not_sent' });
+}
+
+/** A MuxError (a snapshot that failed, a pane channel's refusal) as the API answers it; undefined for anything else. */
+export function muxFailure(error: unknown): BridgeError | undefined {
+  if (!(error instanceof MuxError)) return undefined;
+  if (error.replaced) return replacedError(error.message);
+  return new BridgeError(error.reason, error.message, { details: { delivery: error.delivery }, delivery: error.delivery, cause: error });
 }

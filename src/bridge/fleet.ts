@@ -7,6 +7,7 @@
  */
 import {
   PaneLockError,
+  placementPaneKey,
   type ChangeWatch,
   RegistryNotFoundError,
   RegistryStateError,
@@ -17,6 +18,7 @@ import {
   type Member,
   type Message,
 } from '../fleet/index.js';
+import type { MuxPort } from '../mux/index.js';
 import { ArgumentError } from '../process/index.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
@@ -69,14 +71,20 @@ export class FleetApi {
    * Runs a write to a pane holding the input lock of every fleet member placed there, the
    * lock fleet deliveries take: a message is never typed into the middle of a reply, nor a
    * reply into a message. Still held by another process after the wait, the write is refused
-   * with nothing sent.
+   * with nothing sent. A member placed on another run of the multiplexer is not in this pane; one
+   * placed before drover recorded the run is taken to be.
    */
-  async withPaneInput<T>(backend: string, paneId: string, write: () => Promise<T>): Promise<T> {
+  async withPaneInput<T>(pane: { readonly port: MuxPort; readonly paneId: string; readonly incarnation: string }, write: () => Promise<T>): Promise<T> {
     const { broker, locks, clock } = this.runtime;
     const placements = await Promise.all((await broker.listFleets()).map((fleet) => broker.activePlacements(fleet.fleetId)));
     const keys = placements
       .flat()
-      .filter(({ placement }) => placement.backend === backend && placement.pane === paneId)
+      .filter(
+        ({ placement }) =>
+          placement.backend === pane.port.mux &&
+          placement.pane === pane.paneId &&
+          (placement.server === null || pane.port.sameIncarnation(placement.server, pane.incarnation)),
+      )
       .map(({ placement }) => placementLockKey(placement));
     if (keys.length === 0) return write();
     let taken;
@@ -108,6 +116,7 @@ export class FleetApi {
           kind: member.kind,
           coding_agent: member.codingAgent,
           pane: member.placement?.pane ?? null,
+          pane_key: placementPaneKey(member.placement),
           gone: member.placement?.goneAt !== null && member.placement?.goneAt !== undefined,
         })),
       };

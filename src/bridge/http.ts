@@ -1,13 +1,17 @@
-/** The little HTTP plumbing the bridge needs from node:http: JSON in and out, cookies, errors. */
+/**
+ * The node:http side of the bridge: a socket's request becomes an ApiRequest (its JSON body
+ * read only when a route asks), and an ApiResponse becomes status, headers and bytes, or an
+ * event stream. Every response carries the security headers.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ArgumentError, DroverError } from '../process/index.js';
 import { BridgeError } from './errors.js';
-import type { ApiError } from './protocol.js';
+import type { ApiRequest, ApiResponse, StreamSink } from './routing.js';
+import { SECURITY_HEADERS } from './security.js';
 
 /** Largest JSON body accepted: a reply, a message, a rename. */
 export const MAX_BODY_BYTES = 256 * 1024;
 
-export async function readJsonBody(request: IncomingMessage): Promise<Record<string, unknown>> {
+async function readJsonBody(request: IncomingMessage): Promise<Record<string, unknown>> {
   const type = (request.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
   if (type !== 'application/json') throw new BridgeError('unsupported_media_type', 'a write carries a JSON body (Content-Type: application/json)');
   const chunks: Buffer[] = [];
@@ -17,7 +21,11 @@ export async function readJsonBody(request: IncomingMessage): Promise<Record<str
     if (size > MAX_BODY_BYTES) throw new BridgeError('payload_too_large', `the request body is over ${MAX_BODY_BYTES} bytes`);
     chunks.push(chunk);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
+  return parseJsonObject(Buffer.concat(chunks).toString('utf8'));
+}
+
+/** A body's text as the JSON object a write carries; an empty body is an empty object. */
+export function parseJsonObject(text: string): Record<string, unknown> {
   if (text.trim() === '') return {};
   let parsed: unknown;
   try {
@@ -29,45 +37,56 @@ export async function readJsonBody(request: IncomingMessage): Promise<Record<str
   return parsed as Record<string, unknown>;
 }
 
-export function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...headers });
-  response.end(text);
+export function apiRequest(request: IncomingMessage): ApiRequest {
+  const url = new URL(request.url ?? '/', 'http://drover.invalid');
+  const headers: Record<string, string | undefined> = {};
+  for (const [name, value] of Object.entries(request.headers)) headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  let body: Promise<Record<string, unknown>> | undefined;
+  return {
+    method: request.method ?? 'GET',
+    path: url.pathname,
+    query: url.searchParams,
+    headers,
+    remote: request.socket.remoteAddress ?? null,
+    body: () => (body ??= readJsonBody(request)),
+  };
 }
 
-/** Any failure as the API answers it; the detail of an unexpected failure stays in the server's log. */
-export function errorBody(error: unknown): { status: number; body: ApiError } {
-  if (error instanceof BridgeError) return { status: error.status, body: { error: { code: error.code, message: error.message, ...error.details } } };
-  if (error instanceof ArgumentError) return { status: 400, body: { error: { code: 'bad_request', message: error.message } } };
-  if (error instanceof DroverError) return { status: 503, body: { error: { code: 'unreachable', message: error.message, delivery: error.delivery } } };
-  return { status: 500, body: { error: { code: 'internal', message: 'drover web failed to answer this request; its log says why' } } };
+function streamSink(response: ServerResponse): StreamSink {
+  return {
+    write: (chunk) => void response.write(chunk),
+    get backlog() {
+      return response.writableLength;
+    },
+    end: () => response.end(),
+    destroy: () => response.destroy(),
+    onClose: (listener) => void response.once('close', listener),
+  };
 }
 
-export function cookies(request: IncomingMessage): Map<string, string> {
-  const jar = new Map<string, string>();
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const at = part.indexOf('=');
-    if (at > 0) jar.set(part.slice(0, at).trim(), part.slice(at + 1).trim());
+/** Writes a response; one that can no longer be answered (its headers went out) drops the connection. */
+export function writeResponse(response: ServerResponse, answer: ApiResponse): void {
+  if (response.headersSent) {
+    response.destroy();
+    return;
   }
-  return jar;
-}
-
-/** The bearer token of an `Authorization` header, for scripts that are not a browser. */
-export function bearer(request: IncomingMessage): string | undefined {
-  const match = /^Bearer\s+(\S+)$/i.exec(request.headers.authorization ?? '');
-  return match?.[1];
-}
-
-export function stringField(body: Record<string, unknown>, name: string, options: { optional?: boolean; nullable?: boolean } = {}): string | undefined | null {
-  const value = body[name];
-  if (value === undefined && options.optional) return undefined;
-  if (value === null && options.nullable) return null;
-  if (typeof value !== 'string') throw new BridgeError('bad_request', `"${name}" must be a string${options.nullable ? ' or null' : ''}`);
-  return value;
-}
-
-export function integerField(body: Record<string, unknown>, name: string): number {
-  const value = body[name];
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new BridgeError('bad_request', `"${name}" must be a whole number`);
-  return value;
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) response.setHeader(name, value);
+  switch (answer.kind) {
+    case 'json':
+      response.writeHead(answer.status, { 'Content-Type': 'application/json; charset=utf-8', 'Cache-Control': 'no-store', ...answer.headers });
+      response.end(JSON.stringify(answer.body));
+      return;
+    case 'file':
+      response.writeHead(200, { 'Content-Type': answer.type, 'Cache-Control': 'no-cache' });
+      response.end(answer.body);
+      return;
+    case 'empty':
+      response.writeHead(answer.status, answer.headers);
+      response.end();
+      return;
+    case 'stream':
+      response.writeHead(200, answer.headers);
+      answer.open(streamSink(response));
+      return;
+  }
 }

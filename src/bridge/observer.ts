@@ -5,13 +5,14 @@
  * agent state, question); a snapshot is always taken fresh from the multiplexer, with what the
  * screens said merged in.
  */
-import type { AgentStatus, MuxPane, MuxPort, MuxSnapshot, MuxWatch } from '../mux/index.js';
-import { isAgentKind, isShellCommand, rulesFor, screenOfRows, type AgentScreenRules, type AgentState, type ScreenPhase } from '../agents/index.js';
+import { formatPaneKey, LOCAL_HOST, MuxError, screenOfRows, type AgentStatus, type MuxPane, type MuxPort, type MuxSnapshot, type MuxWatch } from '../mux/index.js';
+import { isAgentKind, isShellCommand, rulesFor, type AgentScreenRules, type AgentState, type ScreenPhase } from '../agents/index.js';
 import { readViewport } from './agent-input.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
-import type { PaneView, QuestionView, SnapshotView } from './protocol.js';
+import type { PaneView, QuestionView, ServerView, SnapshotView } from './protocol.js';
 import { readAgentScreen, scanProgramScreen, type ScreenVerdict } from './questions.js';
+import { isStaleTitle, witnessTitle, type TitleFacts, type TitleWitness } from './titles.js';
 import { finishedTurn, resolveState, triageCounts, triageGroup, triageOrder } from './triage.js';
 
 /** What drover knows of a pane's agent beyond the multiplexer: from its process tree and its hooks. */
@@ -32,6 +33,10 @@ export interface ObserverOptions {
   /** How long after the watch went down it is opened again. */
   readonly rewatchMs?: number;
   readonly log?: (line: string) => void;
+  /** The multiplexer was replaced by another run: this observer's port will answer nothing again. */
+  readonly onReplaced?: () => void;
+  /** Numbers the questions; shared by the observers of successive runs, so a question id is never reused. */
+  readonly questionNumbers?: () => number;
 }
 
 interface PaneRecord {
@@ -41,6 +46,7 @@ interface PaneRecord {
   fingerprint: string | null;
   state: AgentStatus | undefined;
   finishedUnseen: boolean;
+  title: TitleWitness | undefined;
 }
 
 const TOPOLOGY_SETTLE_MS = 30;
@@ -84,6 +90,7 @@ export class PaneObserver {
   private statusTimer: NodeJS.Timeout | undefined;
   private rewatchTimer: NodeJS.Timeout | undefined;
   private questions = 0;
+  private readonly nextQuestion: () => number;
   private closed = false;
   /** Settles when the current watch is up (true) or went down first (false). */
   private listening: Promise<boolean> = Promise.resolve(false);
@@ -94,6 +101,21 @@ export class PaneObserver {
     private readonly options: ObserverOptions = {},
   ) {
     this.limiter = new Limiter(options.concurrency ?? 4);
+    this.nextQuestion = options.questionNumbers ?? (() => (this.questions += 1));
+  }
+
+  /** The run of the multiplexer this observer reads ('' before its first listing). */
+  get incarnation(): string {
+    return this.layout.incarnation;
+  }
+
+  get port(): MuxPort {
+    return this.mux;
+  }
+
+  /** The pane's key: its id on this observer's run. */
+  paneKey(paneId: string): string {
+    return formatPaneKey({ host: LOCAL_HOST, mux: this.mux.mux, incarnation: this.layout.incarnation, paneId });
   }
 
   /** Reads the listing, opens the watch, reads every pane's screen once, and returns once the watch listens. */
@@ -118,12 +140,13 @@ export class PaneObserver {
   }
 
   /** A fresh snapshot with every pane's screen verdict merged in. */
-  async snapshot(): Promise<SnapshotView> {
+  async snapshot(restarted: ServerView['restarted']): Promise<SnapshotView> {
     const eventId = this.hub.lastId();
     await this.refresh();
     const panes = this.layout.panes.map((pane) => this.view(pane));
     return {
       generated_at: new Date().toISOString(),
+      server: { incarnation: this.layout.incarnation, restarted },
       event_id: eventId,
       spaces: this.layout.spaces.map((space) => ({
         space_id: space.spaceId,
@@ -180,7 +203,7 @@ export class PaneObserver {
     const pane = this.panes.get(paneId);
     if (record === undefined || pane === undefined || !record.finishedUnseen) return;
     record.finishedUnseen = false;
-    this.hub.publish('agent', { pane_id: paneId, state: record.state ?? 'unknown', agent: this.agentOf(pane) });
+    this.hub.publish('agent', { pane_id: paneId, pane_key: this.paneKey(paneId), state: record.state ?? 'unknown', agent: this.agentOf(pane) });
   }
 
   /** "Look now": the multiplexer re-reads, and so does every pane. */
@@ -220,13 +243,14 @@ export class PaneObserver {
       ({ text, revision } = await this.limiter.run(() => readViewport(this.mux, paneId)));
     } catch (error) {
       if (error instanceof BridgeError && error.code === 'gone') this.scheduleTopology();
+      else if (error instanceof BridgeError && error.code === 'server_replaced') this.replaced();
       else if (!(error instanceof BridgeError)) this.options.log?.(`reading pane ${paneId}: ${(error as Error).message}`);
       return;
     }
     const record = this.record(paneId);
     if (revision !== record.revision) {
       record.revision = revision;
-      this.hub.publish('pane', { pane_id: paneId, revision });
+      this.hub.publish('pane', { pane_id: paneId, pane_key: this.paneKey(paneId), revision });
     }
     this.applyVerdict(pane, record, this.verdict(pane, text));
     this.publishState(pane, record);
@@ -234,7 +258,7 @@ export class PaneObserver {
 
   private verdict(pane: MuxPane, text: string): ScreenVerdict {
     if (!pane.alive) return { phase: null, rule: null, question: null };
-    const screen = screenOfRows(text);
+    const screen = screenOfRows(pane.paneId, text);
     const rules = this.rulesOf(pane);
     if (rules !== undefined) return readAgentScreen(screen, rules);
     return scanProgramScreen(pane.paneId, screen, this.sweptState(pane));
@@ -265,11 +289,10 @@ export class PaneObserver {
     record.fingerprint = fingerprint;
     if (verdict.question === null) record.question = null;
     else {
-      this.questions += 1;
       const { snippet, indicator, rule, options } = verdict.question;
-      record.question = { id: `q${this.questions}-${verdict.question.fingerprint.slice(0, 8)}`, snippet, indicator, rule, options };
+      record.question = { id: `q${this.nextQuestion()}-${verdict.question.fingerprint.slice(0, 8)}`, snippet, indicator, rule, options };
     }
-    this.hub.publish('question', { pane_id: pane.paneId, question: record.question });
+    this.hub.publish('question', { pane_id: pane.paneId, pane_key: this.paneKey(pane.paneId), question: record.question });
   }
 
   private stateOf(pane: MuxPane, record: PaneRecord): ReturnType<typeof resolveState> {
@@ -283,13 +306,13 @@ export class PaneObserver {
     if (before === undefined || before === state) return;
     if (finishedTurn(before, state)) record.finishedUnseen = true;
     else if (state === 'working' || state === 'blocked') record.finishedUnseen = false;
-    this.hub.publish('agent', { pane_id: pane.paneId, state, agent: this.agentOf(pane) });
+    this.hub.publish('agent', { pane_id: pane.paneId, pane_key: this.paneKey(pane.paneId), state, agent: this.agentOf(pane) });
   }
 
   private record(paneId: string): PaneRecord {
     let record = this.records.get(paneId);
     if (record === undefined) {
-      record = { revision: null, phase: null, question: null, fingerprint: null, state: undefined, finishedUnseen: false };
+      record = { revision: null, phase: null, question: null, fingerprint: null, state: undefined, finishedUnseen: false, title: undefined };
       this.records.set(paneId, record);
     }
     return record;
@@ -301,12 +324,14 @@ export class PaneObserver {
     const agent = this.agentOf(pane);
     return {
       pane_id: pane.paneId,
+      pane_key: this.paneKey(pane.paneId),
       space_id: pane.spaceId,
       space_label: pane.spaceLabel,
       tab_id: pane.tabId,
       tab_label: pane.tabLabel ?? null,
       label: pane.paneLabel ?? null,
       title: pane.terminalTitle ?? null,
+      title_stale: isStaleTitle(record.title, titleFacts(pane)),
       foreground: pane.foregroundCommand ?? null,
       cwd: pane.cwd,
       focused: pane.focused,
@@ -331,7 +356,14 @@ export class PaneObserver {
   }
 
   private async readLayout(): Promise<void> {
-    const [layout, facts] = await Promise.all([this.mux.snapshot(), this.readCensus()]);
+    let layout: MuxSnapshot;
+    let facts: ReadonlyMap<string, PaneAgentFacts> | undefined;
+    try {
+      [layout, facts] = await Promise.all([this.mux.snapshot(), this.readCensus()]);
+    } catch (error) {
+      if (error instanceof MuxError && error.replaced) this.replaced();
+      throw error;
+    }
     if (this.closed) return;
     if (facts !== undefined) this.facts = facts;
     const live = new Set(layout.panes.map((pane) => pane.paneId));
@@ -341,8 +373,9 @@ export class PaneObserver {
     this.panes.clear();
     for (const pane of layout.panes) this.panes.set(pane.paneId, pane);
     for (const pane of layout.panes) {
-      const record = this.records.get(pane.paneId);
-      if (record !== undefined) this.publishState(pane, record);
+      const record = this.record(pane.paneId);
+      record.title = witnessTitle(record.title, titleFacts(pane));
+      if (record.state !== undefined) this.publishState(pane, record);
     }
     this.ensureWatch(live);
     for (const pane of fresh) void this.inspect(pane.paneId);
@@ -392,6 +425,13 @@ export class PaneObserver {
     });
   }
 
+  /** Says once that the port's multiplexer was replaced, and stops: nothing this observer reads can come back. */
+  private replaced(): void {
+    if (this.closed) return;
+    this.close();
+    this.options.onReplaced?.();
+  }
+
   private scheduleRewatch(): void {
     if (this.closed) return;
     clearTimeout(this.rewatchTimer);
@@ -416,4 +456,8 @@ export class PaneObserver {
       void this.refresh().catch(() => undefined);
     }, STATUS_SETTLE_MS);
   }
+}
+
+function titleFacts(pane: MuxPane): TitleFacts {
+  return { title: pane.terminalTitle, foreground: pane.foregroundCommand, alive: pane.alive };
 }

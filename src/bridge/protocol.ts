@@ -26,6 +26,7 @@ export const API_ERROR_CODES = [
   'refused',
   'gone',
   'unreachable',
+  'server_replaced',
   'key_refused',
   'question_changed',
   'pane_busy',
@@ -87,6 +88,12 @@ export interface TabView {
 
 export interface PaneView {
   readonly pane_id: string;
+  /**
+   * The pane for good: `local::MUX::INCARNATION::PANE`, the id plus the run of the multiplexer it
+   * lives on. A write naming a key of an earlier run is refused (`server_replaced`), never sent to
+   * whichever pane has that id now.
+   */
+  readonly pane_key: string;
   readonly space_id: string;
   readonly space_label: string;
   readonly tab_id: string;
@@ -95,6 +102,8 @@ export interface PaneView {
   readonly label: string | null;
   /** A title the pane's program wrote. */
   readonly title: string | null;
+  /** The title outlived the program that wrote it (titles.ts says how drover tells). */
+  readonly title_stale: boolean;
   readonly foreground: string | null;
   readonly cwd: string;
   readonly focused: boolean;
@@ -113,8 +122,25 @@ export interface PaneView {
   readonly group: TriageGroup;
 }
 
+/** A restart of the multiplexer drover web saw while it served: another run now answers at the same address. */
+export interface RestartView {
+  readonly at: string;
+  /** The run whose panes are gone; keys carrying it are refused. */
+  readonly previous_incarnation: string;
+  readonly incarnation: string;
+}
+
+/** The run of the multiplexer the panes belong to. */
+export interface ServerView {
+  /** Every pane_key carries it. */
+  readonly incarnation: string;
+  /** The last restart seen, null when there was none since drover web started. */
+  readonly restarted: RestartView | null;
+}
+
 export interface SnapshotView {
   readonly generated_at: string;
+  readonly server: ServerView;
   /** The id of the last event sent before this snapshot was taken. */
   readonly event_id: string;
   readonly spaces: readonly SpaceView[];
@@ -127,6 +153,7 @@ export interface SnapshotView {
 
 export interface GridView {
   readonly pane_id: string;
+  readonly pane_key: string;
   /** The pane's text with SGR styling kept. */
   readonly text: string;
   readonly revision: string;
@@ -156,6 +183,28 @@ export interface ConfigView {
   readonly fleet: { readonly available: boolean; readonly reason: string | null };
 }
 
+/** A pane drover web made (a new tab or space). */
+export interface CreatedPaneView {
+  readonly pane_id: string;
+  readonly pane_key: string;
+  readonly tab_id: string;
+  readonly space_id: string;
+}
+
+export interface SessionView {
+  readonly name: string;
+  /** The session this drover web shows. */
+  readonly current: boolean;
+}
+
+/** The multiplexer's other sessions, where it keeps several (listSessions). */
+export interface SessionsView {
+  readonly available: boolean;
+  /** Why there is no list: the multiplexer's own note. */
+  readonly reason: string | null;
+  readonly sessions: readonly SessionView[];
+}
+
 export interface DeviceView {
   readonly device_id: string;
   readonly name: string;
@@ -171,6 +220,7 @@ export type ReplyStatus = 'submitted' | 'staged_unconfirmed' | 'failed' | 'not_v
 
 export interface ReplyReceipt {
   readonly pane_id: string;
+  readonly pane_key: string;
   readonly status: ReplyStatus;
   readonly reason: string;
   readonly evidence: string | null;
@@ -187,6 +237,8 @@ export interface FleetMemberView {
   readonly kind: 'director' | 'member';
   readonly coding_agent: string;
   readonly pane: string | null;
+  /** The pane with the run of the multiplexer it was placed on; null while pending or for a placement older than drover recording the run. */
+  readonly pane_key: string | null;
   readonly gone: boolean;
 }
 
@@ -222,15 +274,17 @@ export interface InboxView {
 }
 
 /** The kinds of event the stream carries. Each is a hint to re-read; the snapshot stays the truth. */
-export const EVENT_KINDS = ['topology', 'pane', 'agent', 'question', 'fleet', 'resync'] as const;
+export const EVENT_KINDS = ['topology', 'pane', 'agent', 'question', 'fleet', 'restart', 'resync'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface EventData {
   readonly topology: Record<string, never>;
-  readonly pane: { readonly pane_id: string; readonly revision: string };
-  readonly agent: { readonly pane_id: string; readonly state: AgentStatus; readonly agent: string | null };
-  readonly question: { readonly pane_id: string; readonly question: QuestionView | null };
+  readonly pane: { readonly pane_id: string; readonly pane_key: string; readonly revision: string };
+  readonly agent: { readonly pane_id: string; readonly pane_key: string; readonly state: AgentStatus; readonly agent: string | null };
+  readonly question: { readonly pane_id: string; readonly pane_key: string; readonly question: QuestionView | null };
   readonly fleet: { readonly fleet_id: number; readonly message_id: number; readonly change: 'message' | 'ack' };
+  /** Another run of the multiplexer answers now: every pane of the earlier one is gone. */
+  readonly restart: RestartView;
   /** The events asked for are no longer kept (or come from an earlier run): re-read everything. */
   readonly resync: Record<string, never>;
 }

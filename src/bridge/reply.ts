@@ -2,14 +2,15 @@
  * A reply typed from the page. To an agent drover knows it goes through drover's verified
  * delivery (typed only at the composer, a draft cleared first, Enter only once the composer
  * shows the text, `submitted` only on evidence). Anything else gets the text and Enter with no
- * check, and a receipt that says so.
+ * check, and a receipt that says so. Either way every step goes through the pane's channel
+ * under the reply's one deadline.
  */
 import { systemClock } from '../fleet/index.js';
-import { unsupportedDetail, type MuxDescription, type MuxPort } from '../mux/index.js';
-import { submissionBudgetMs, submitToAgent, type AgentScreenRules } from '../agents/index.js';
+import { unsupportedDetail, type MuxDescription, type PaneChannel } from '../mux/index.js';
+import { SUBMIT_TIMEOUT_MS, submissionBudgetMs, submitToAgent, type AgentScreenRules } from '../agents/index.js';
 import { checkDeliverableText } from '../panes/index.js';
 import { ArgumentError } from '../process/index.js';
-import { muxAgentInput, unwrap } from './agent-input.js';
+import { agentInput } from './agent-input.js';
 import { BridgeError } from './errors.js';
 import type { ReplyReceipt } from './protocol.js';
 
@@ -30,19 +31,29 @@ export function checkReplyText(text: unknown, mux: MuxDescription): string {
   return checked;
 }
 
+/**
+ * The monotonic deadline (performance.now() ms) of a reply of this text started now. The
+ * delivery bounds everything before Enter by its budget and then watches SUBMIT_TIMEOUT_MS for
+ * evidence, so the channel's one deadline covers both.
+ */
+export function replyDeadline(text: string): number {
+  return systemClock.now() + submissionBudgetMs(text, 0) + SUBMIT_TIMEOUT_MS;
+}
+
 export async function replyToPane(
-  mux: MuxPort,
-  paneId: string,
+  channel: PaneChannel,
+  paneKey: string,
   text: string,
   target: { readonly agent: string | null; readonly rules: AgentScreenRules | undefined },
 ): Promise<ReplyReceipt> {
   const chars = Array.from(text).length;
+  const pane = { pane_id: channel.paneId, pane_key: paneKey };
   if (target.rules === undefined) {
     // Only checkReplyText's multi-line text needs the paste; a line stays typed, as a person would.
-    unwrap(await (text.includes('\n') ? mux.pasteText(paneId, text) : mux.typeText(paneId, text)));
-    unwrap(await mux.sendKeys(paneId, ['Enter']));
+    await (text.includes('\n') ? channel.paste(text) : channel.type(text));
+    await channel.keys(['Enter']);
     return {
-      pane_id: paneId,
+      ...pane,
       status: 'not_verifiable',
       reason: `not verifiable: drover has no screen rules for ${target.agent ?? 'the program in this pane'}, so the text was typed and Enter pressed without a check`,
       evidence: null,
@@ -53,13 +64,13 @@ export async function replyToPane(
       draft_cleared: null,
     };
   }
-  const outcome = await submitToAgent(muxAgentInput(mux, paneId), text, {
+  const outcome = await submitToAgent(agentInput(channel), text, {
     rules: target.rules,
     clock: systemClock,
     deadline: systemClock.now() + submissionBudgetMs(text, 0),
   });
   return {
-    pane_id: paneId,
+    ...pane,
     status: outcome.status,
     reason: outcome.reason,
     evidence: outcome.evidence,

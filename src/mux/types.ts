@@ -254,6 +254,8 @@ export interface MuxSession {
   readonly name: string;
   /** Where that session's multiplexer lives, in this adapter's words (a socket path for herdr). */
   readonly endpoint: string;
+  /** The session this port drives. */
+  readonly current: boolean;
 }
 
 export type MuxAttention = 'watched' | 'idle';

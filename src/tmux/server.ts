@@ -843,7 +843,12 @@ export class Server {
     return new Buffers(this);
   }
 
-  /** tmux wait-for: wait on, signal, lock or unlock a channel within the deadline. */
+  /**
+   * tmux's wait-for: wait for a signal, send one, lock or unlock a channel. tmux cannot withdraw
+   * a lock request: one that ran out of its deadline stays queued there and is granted the lock
+   * when it is next released, to a client that is gone, so the channel then stays locked until it
+   * is unlocked once more.
+   */
   async waitFor(channel: string, action: WaitAction = 'wait', options: OperationOptions = {}): Promise<CommandResult> {
     return this.command(waitForArgs(channel, action), options);
   }

@@ -103,6 +103,14 @@ describe('readProcessTree over a /proc layout', () => {
     assert.equal(findAgentAncestor(300, createAgentNamer(['zsh']), procLookup(proc), 1), undefined);
   });
 
+  it('names a process by its program when a runtime renamed its main thread (Node 24: MainThread)', () => {
+    fakeProcess(proc, 600, 300, 'MainThread', ['/usr/bin/node', 'server.js'], { 600: [] });
+    fakeProcess(proc, 601, 300, 'MainThread', [], { 601: [] });
+    assert.equal(readProcessTree(600, nameAgent, procLookup(proc))?.comm, 'node');
+    assert.equal(readProcessTree(600, nameAgent, procLookup(proc))?.classification, 'node');
+    assert.equal(readProcessTree(601, nameAgent, procLookup(proc))?.comm, 'MainThread', 'a process with no argv keeps its thread name');
+  });
+
   it('is undefined for a process that does not exist', () => {
     assert.equal(readProcessTree(12345, nameAgent, procLookup(proc)), undefined);
   });

@@ -31,6 +31,9 @@ describe('drover web: the fleet', () => {
       ],
     );
 
+    const incarnation = ((await world.call('/api/snapshot')).json.server as { incarnation: string }).incarnation;
+    assert.equal(listed.fleets[0]!.members.find((member) => member.name === 'alice')!.pane_key, `local::tmux::${incarnation}::${alice.pane}`, 'a member carries the key of the pane it was placed in');
+
     const stream = await world.stream();
     t.after(() => stream.close());
     // alice writes to the Director from her own process, as `drover message send` does.

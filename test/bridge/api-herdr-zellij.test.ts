@@ -1,6 +1,9 @@
 import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import type { ConfigView, PaneView, ReplyReceipt, SnapshotView } from '../../src/bridge/index.js';
+import type { ConfigView, PaneView, ReplyReceipt, SessionsView, SnapshotView } from '../../src/bridge/index.js';
+import { FakeHerdrServer } from '../fixtures/herdr/server.js';
 import { openHerdrWorld } from '../fixtures/herdr/world.js';
 import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { eventually } from '../support/wait.js';
@@ -84,6 +87,28 @@ describe('drover web over herdr (the fake herdr server)', () => {
   });
 });
 
+describe('drover web over herdr: its sessions', () => {
+  it('lists the sessions herdr keeps, saying which one this page shows', async (t) => {
+    const herdr = await openHerdrWorld();
+    t.after(() => herdr.close());
+    mkdirSync(join(herdr.dir, 'sessions', 'review'), { recursive: true });
+    const review = new FakeHerdrServer({ seed: 'empty' });
+    await review.start(join(herdr.dir, 'sessions', 'review', 'herdr.sock'));
+    t.after(() => review.stop());
+    const world = await startWebWorld(t, { mux: herdr.port });
+    const answer = await world.call('/api/sessions');
+    assert.equal(answer.status, 200, answer.text);
+    assert.deepEqual(answer.json as unknown as SessionsView, {
+      available: true,
+      reason: null,
+      sessions: [
+        { name: 'default', current: true },
+        { name: 'review', current: false },
+      ],
+    });
+  });
+});
+
 describe('drover web over zellij (the fake zellij)', () => {
   it('explains what zellij does not declare instead of failing, and streams pane changes', async (t) => {
     const zellij = await openZellijWorld();
@@ -92,6 +117,8 @@ describe('drover web over zellij (the fake zellij)', () => {
     const config = (await world.call('/api/config')).json as unknown as ConfigView;
     assert.equal(config.supports.setFocus, false);
     assert.equal(config.spaces, 'one');
+    const sessions = (await world.call('/api/sessions')).json as unknown as SessionsView;
+    assert.deepEqual(sessions, { available: false, reason: 'zellij does not support listSessions: one drover mux instance drives exactly one zellij session.', sessions: [] });
     assert.match(String(config.notes.setFocus), /focus-pane-id does nothing/);
     const view = await snapshot(world);
     assert.deepEqual(view.tabs.map((tab) => tab.label), ['agents', 'scratch']);

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { GridView, PaneView, ReplyReceipt, SnapshotView } from '../../src/bridge/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds, type MuxPort } from '../../src/mux/index.js';
-import { Server, type Pane } from '../../src/tmux/index.js';
+import { Server, type Pane, type Session } from '../../src/tmux/index.js';
 import { FAKE_AGENT, screenShows } from '../panes/live.js';
 import { startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
@@ -19,6 +19,7 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
   let tmux: Server;
   let port: MuxPort;
   let world: WebWorld;
+  let work: Session;
   let agent: Pane;
   let cat: Pane;
   let agentId: string;
@@ -28,6 +29,7 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     tmux = await startTestServer();
     teardown.after(() => tmux.close());
     const first = await tmux.newSession({ name: 'work', width: 100, height: 30, command: ['node', FAKE_AGENT, '--busy-ms', '200'], receipt: true });
+    work = first.session;
     agent = first.pane;
     await screenShows(agent, '╭');
     // A program that is not a shell: it prints a coloured line and 200 more, then echoes what it is sent, visibly.
@@ -234,6 +236,27 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     } finally {
       stream.close();
     }
+  });
+
+  it('marks a title stale once the program that wrote it has exited, and keeps a title current while it runs', async () => {
+    const shell = (await work.newWindow({ name: 'titled', command: ['sh'], receipt: true })).pane;
+    const paneId = tmuxIds.pane(shell.id);
+    await eventually('the shell prompt', async () => (await shell.capture()).toString('utf8').trim() !== '');
+    // node sets the terminal title and keeps running in the foreground, until Ctrl-C.
+    await shell.sendText(`node -e "process.stdout.write('\\x1b]2;editing notes\\x07'); setInterval(() => {}, 1000)"`);
+    await shell.sendKeys(['Enter']);
+    const running = await eventually('the title under node', async () => {
+      const pane = await paneView(paneId);
+      return pane?.title === 'editing notes' && pane.foreground === 'node' ? pane : undefined;
+    });
+    assert.equal(running.title_stale, false);
+    await shell.sendKeys(['C-c']);
+    const exited = await eventually('the shell back in the foreground', async () => {
+      const pane = await paneView(paneId);
+      return pane?.foreground === 'sh' ? pane : undefined;
+    });
+    assert.equal(exited.title, 'editing notes', 'tmux keeps the title after its program exits');
+    assert.equal(exited.title_stale, true);
   });
 
   it('looks again on request, as a read that needs this page’s Origin', async () => {

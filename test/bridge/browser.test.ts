@@ -4,7 +4,8 @@
  * carries markup and escapes, and a fleet. Assertions are on roles and text, never on pixels.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { DeviceRegistry, type Bridge } from '../../src/bridge/index.js';
@@ -12,10 +13,14 @@ import { createMember } from '../../src/fleet/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds, type MuxPort } from '../../src/mux/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { paneHistory, tmuxFleet, type TmuxFleet } from '../fleet/support.js';
+import { FakeHerdrServer } from '../fixtures/herdr/server.js';
+import { openHerdrWorld } from '../fixtures/herdr/world.js';
+import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { FAKE_AGENT, screenShows } from '../panes/live.js';
+import { RestartableServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 import { CHROMIUM, DESKTOP, launchChromium, PHONE } from './chromium.js';
-import { PAGE_ASSETS, startWebWorld, suiteTeardown, type WebWorld } from './support.js';
+import { PAGE_ASSETS, startWebWorld, suiteTeardown, tmuxOpener, type WebWorld } from './support.js';
 
 async function textOf(locator: Locator): Promise<string> {
   return (await locator.textContent()) ?? '';
@@ -31,6 +36,15 @@ async function shows(locator: Locator, text: string | RegExp, timeoutMs = 20_000
     },
     timeoutMs,
   );
+}
+
+/** A page of `bridge` paired as `drover web pair` pairs one: the code after # in the address. */
+async function pairedPage(context: BrowserContext, bridge: Bridge): Promise<Page> {
+  const page = await context.newPage();
+  const { code } = bridge.devices.createPairingCode();
+  await page.goto(`${bridge.url}#pair=${code}`);
+  await page.getByRole('heading', { name: 'Agents' }).waitFor();
+  return page;
 }
 
 const browserMissing = existsSync(CHROMIUM) ? false : `chromium is not installed at ${CHROMIUM} (apt-get install -y chromium)`;
@@ -81,19 +95,11 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
     teardown.after(() => browser.close());
   });
 
-  async function pairedPage(context: BrowserContext): Promise<Page> {
-    const page = await context.newPage();
-    const { code } = bridge.devices.createPairingCode();
-    // What `drover web pair` prints: the address with the code after #, which never leaves the browser.
-    await page.goto(`${bridge.url}#pair=${code}`);
-    await page.getByRole('heading', { name: 'Agents' }).waitFor();
-    return page;
-  }
 
   it('on a phone: pairs, lists the waiting agent first, and answers its question with a button', async () => {
     const context = await browser.newContext(PHONE);
     try {
-      const page = await pairedPage(context);
+      const page = await pairedPage(context, bridge);
       const needsYou = page.getByRole('region', { name: /Needs you/ });
       await needsYou.waitFor();
       const first = needsYou.getByRole('link').first();
@@ -119,7 +125,7 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
   it('on a phone: mirrors a pane live after send-keys from outside, keeps its markup inert, and shows a reply receipt', async () => {
     const context = await browser.newContext(PHONE);
     try {
-      const page = await pairedPage(context);
+      const page = await pairedPage(context, bridge);
       await page.goto(`${bridge.url}#/pane/${encodeURIComponent(logId)}`);
       const mirror = page.getByRole('region', { name: 'Pane screen' });
       await shows(mirror, '<script>window.pwned=1</script> <img src=x onerror="window.pwned=2">');
@@ -157,7 +163,7 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
   it("on a phone: reads the Director's inbox live, acknowledges, and sends a fleet message", async () => {
     const context = await browser.newContext(PHONE);
     try {
-      const page = await pairedPage(context);
+      const page = await pairedPage(context, bridge);
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Fleet' }).click();
       const team = page.getByRole('region', { name: 'team' });
       await team.waitFor();
@@ -216,5 +222,93 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
 
   it("never resized the operator's panes", async () => {
     assert.equal(await paneSizes(), sizes);
+  });
+});
+
+describe('drover web in a real browser, across a tmux restart', { skip: browserMissing }, () => {
+  const teardown = suiteTeardown();
+  after(() => teardown.run());
+
+  it('keeps serving, shows the new server’s panes under a banner saying when it restarted, and refuses a reply typed for the old %0', async () => {
+    const tmux = new RestartableServer();
+    teardown.after(() => tmux.dispose());
+    await tmux.start(['cat']);
+    const world = await startWebWorld(teardown, { openMux: tmuxOpener(tmux.socketPath, 300), assets: PAGE_ASSETS });
+    const browser = await launchChromium();
+    teardown.after(() => browser.close());
+    const context = await browser.newContext(DESKTOP);
+    teardown.after(() => context.close());
+    const page = await pairedPage(context, world.bridge);
+
+    await page.getByRole('main').getByRole('link').first().click();
+    const meta = page.locator('#pane-meta');
+    await shows(meta, 'cat');
+    const composer = page.getByRole('textbox', { name: 'Reply text' });
+    await composer.fill('pending-for-the-old-server');
+
+    await tmux.restart(['cat']);
+    const banner = page.getByRole('region', { name: 'Server restarted' });
+    await shows(banner, /^The tmux server was restarted \(.+\)\. These are the new server's panes/);
+    await shows(meta, 'This pane was on the tmux server before it was restarted');
+
+    await page.getByRole('button', { name: 'Send', exact: true }).click();
+    const receipt = page.locator('#receipt');
+    await shows(receipt, /belonged to an earlier run of the tmux server, which was replaced \(restarted at .+\); nothing was sent/);
+    assert.equal(await composer.inputValue(), 'pending-for-the-old-server', 'the refused reply stays in the composer');
+    assert.doesNotMatch(await tmux.history('%0'), /pending-for-the-old-server/, "the new server's %0, read by a client of its own, never got it");
+
+    await page.getByRole('link', { name: 'drover' }).click();
+    const card = page.getByRole('main').getByRole('link').first();
+    await shows(card, 'cat');
+    const fresh = (await world.call('/api/snapshot')).json as { server: { incarnation: string } };
+    assert.equal(await card.getAttribute('href'), `#/pane/${encodeURIComponent(`local::tmux::${fresh.server.incarnation}::%0`)}`, 'the home lists the new server’s pane by its new key');
+    assert.equal(await banner.isVisible(), true, 'the banner stays');
+  });
+});
+
+describe('drover web in a real browser, over herdr and zellij', { skip: browserMissing }, () => {
+  const teardown = suiteTeardown();
+  after(() => teardown.run());
+  let browser: Browser;
+
+  before(async () => {
+    browser = await launchChromium();
+    teardown.after(() => browser.close());
+  });
+
+  it('over zellij, one space: the layout is its tabs, with no space strip and no New space', async () => {
+    const zellij = await openZellijWorld();
+    teardown.after(() => zellij.close());
+    const world = await startWebWorld(teardown, { mux: zellij.port, assets: PAGE_ASSETS });
+    const context = await browser.newContext(DESKTOP);
+    teardown.after(() => context.close());
+    const page = await pairedPage(context, world.bridge);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Tabs' }).click();
+    const main = page.getByRole('main');
+    await main.getByRole('heading', { name: 'Tabs', level: 1 }).waitFor();
+    await main.getByRole('heading', { name: '1: agents' }).waitFor();
+    assert.deepEqual(await main.getByRole('heading', { level: 2 }).allTextContents(), ['1: agents', '2: scratch'], 'the tabs, with no space above them');
+    assert.equal(await main.getByRole('button', { name: 'New space' }).count(), 0);
+    const where = await main.locator('.card .where').allTextContents();
+    assert.ok(where.length > 0 && where.every((text) => !text.includes('›')), `a pane is placed by its tab alone: ${where.join(', ')}`);
+  });
+
+  it('over herdr with a second session: lists the sessions, marking the one shown', async () => {
+    const herdr = await openHerdrWorld();
+    teardown.after(() => herdr.close());
+    mkdirSync(join(herdr.dir, 'sessions', 'review'), { recursive: true });
+    const review = new FakeHerdrServer({ seed: 'empty' });
+    await review.start(join(herdr.dir, 'sessions', 'review', 'herdr.sock'));
+    teardown.after(() => review.stop());
+    const world = await startWebWorld(teardown, { mux: herdr.port, assets: PAGE_ASSETS });
+    const context = await browser.newContext(PHONE);
+    teardown.after(() => context.close());
+    const page = await pairedPage(context, world.bridge);
+    await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Spaces' }).click();
+    const sessions = page.getByRole('list', { name: 'Sessions' });
+    await sessions.waitFor();
+    assert.deepEqual(await sessions.getByRole('listitem').allTextContents(), ['default (shown here)', 'review']);
+    assert.equal(await sessions.getByRole('listitem').first().getAttribute('aria-current'), 'true');
+    assert.equal(await page.getByRole('main').getByRole('button', { name: 'New space' }).count(), 1, 'herdr keeps many spaces: they stay');
   });
 });

@@ -3,7 +3,9 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { startBridge, type Bridge, type BridgeOptions, type EventKind } from '../../src/bridge/index.js';
+import { startBridge, type Bridge, type BridgeOptions, type EventKind, type MuxOpener } from '../../src/bridge/index.js';
+import { createMuxPort, TmuxAdapter } from '../../src/mux/index.js';
+import { Endpoint, Server } from '../../src/tmux/index.js';
 import { eventually } from '../support/wait.js';
 
 /** The page as the build bundles it, beside the compiled CLI (dist/cli/web). */
@@ -166,5 +168,23 @@ export function suiteTeardown(): Teardown & { run(): Promise<void> } {
     run: async () => {
       for (const step of steps.reverse()) await step();
     },
+  };
+}
+
+/**
+ * How `drover web` opens a port onto whichever tmux server answers at a socket now: a control-mode
+ * binding of its own and the port over it. `resyncMs`: how soon the watch notices a server gone.
+ */
+export function tmuxOpener(socketPath: string, resyncMs: number): MuxOpener {
+  return async () => {
+    const server = await Server.open(Endpoint.fromSocketPath(socketPath), { transport: 'control' });
+    const port = createMuxPort(new TmuxAdapter({ server, resyncMs }));
+    return {
+      port,
+      close: async () => {
+        await port.close();
+        await server.close();
+      },
+    };
   };
 }

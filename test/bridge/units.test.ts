@@ -15,15 +15,25 @@ import {
   finishedTurn,
   formatEvent,
   isLoopbackAddress,
+  isStaleTitle,
   menuOptions,
   normalisePairingCode,
   originVerdict,
+  paneName,
+  paneWhere,
   presentSpan,
   readAgentScreen,
   resolveState,
+  restartBanner,
   scanProgramScreen,
+  showsSessions,
+  showsSpaces,
+  staleTitleNote,
   triageGroup,
   triageOrder,
+  witnessTitle,
+  type PaneView,
+  type TitleFacts,
 } from '../../src/bridge/index.js';
 import { AGENT_KINDS, agentScreen, rulesFor, screenOfRows } from '../../src/agents/index.js';
 import { loadScreenFixture, screenFixtures } from '../agents/screens/fixtures.js';
@@ -132,7 +142,7 @@ describe('host, origin and rate checks', () => {
 describe('the event ring', () => {
   it('replays exactly the events after a Last-Event-ID, and asks for a resync when they are gone', () => {
     const hub = new EventHub(3);
-    const ids = [1, 2, 3, 4, 5].map((n) => hub.publish('pane', { pane_id: `p${n}`, revision: `${n}` }).id);
+    const ids = [1, 2, 3, 4, 5].map((n) => hub.publish('pane', { pane_id: `p${n}`, pane_key: `local::tmux::1-1::p${n}`, revision: `${n}` }).id);
     assert.equal(hub.size, 3, 'memory is the ring, not the history');
     assert.deepEqual(hub.since(ids[2]!)?.map((event) => event.id), [ids[3], ids[4]]);
     assert.deepEqual(hub.since(ids[4]!), []);
@@ -258,5 +268,77 @@ describe('the mirror and replies', () => {
     assert.throws(() => checkReplyText('esc\x1b[0m', tmux), (error) => codeOf(error) === 'bad_request' && /control character/.test((error as Error).message));
     assert.throws(() => checkReplyText('   ', tmux), (error) => codeOf(error) === 'bad_request');
     assert.throws(() => checkReplyText(42, tmux), (error) => codeOf(error) === 'bad_request');
+  });
+});
+
+describe('a title that outlived its program', () => {
+  /** Successive looks at one pane; the staleness after each. */
+  function staleness(looks: readonly TitleFacts[]): boolean[] {
+    let witness: ReturnType<typeof witnessTitle>;
+    return looks.map((pane) => {
+      witness = witnessTitle(witness, pane);
+      return isStaleTitle(witness, pane);
+    });
+  }
+
+  it('goes stale once the program that wrote it leaves the foreground', () => {
+    assert.deepEqual(
+      staleness([
+        { title: undefined, foreground: 'bash', alive: true },
+        { title: '✳ Fix the tests', foreground: 'claude', alive: true },
+        { title: '✳ Fix the tests', foreground: 'claude', alive: true },
+        { title: '✳ Fix the tests', foreground: 'bash', alive: true },
+      ]),
+      [false, false, false, true],
+    );
+  });
+
+  it("is the shell's when a shell wrote it, whatever runs after", () => {
+    assert.deepEqual(
+      staleness([
+        { title: 'me@box: ~/src', foreground: 'bash', alive: true },
+        { title: 'me@box: ~/src', foreground: 'make', alive: true },
+        { title: 'notes.txt - VIM', foreground: 'vim', alive: true },
+        { title: 'me@box: ~/src', foreground: 'bash', alive: true },
+      ]),
+      [false, false, false, false],
+    );
+  });
+
+  it('is stale on a pane whose program exited, and judged not at all without a foreground command', () => {
+    assert.deepEqual(staleness([{ title: 'build', foreground: 'make', alive: false }]), [true]);
+    assert.deepEqual(staleness([{ title: 'build', foreground: undefined, alive: true }, { title: 'build', foreground: 'sh', alive: true }]), [false, false]);
+  });
+});
+
+describe('the words on the page', () => {
+  const pane = (fields: Partial<PaneView>): PaneView =>
+    ({ pane_id: '%3', pane_key: 'local::tmux::1-2::%3', label: null, title: null, title_stale: false, foreground: 'bash', space_label: 'work', tab_id: '@1', tab_label: 'logs', ...fields }) as PaneView;
+
+  it('names a pane by its title only while the title is current', () => {
+    assert.equal(paneName(pane({ title: 'claude: tests', foreground: 'claude' })), 'claude: tests');
+    assert.equal(paneName(pane({ title: 'claude: tests', title_stale: true })), 'bash');
+    assert.equal(staleTitleNote(pane({ title: 'claude: tests', title_stale: true })), 'title “claude: tests” left by a program that has exited');
+    assert.equal(staleTitleNote(pane({ title: 'claude: tests' })), null);
+    assert.equal(paneName(pane({ label: 'reviewer', title: 'x', title_stale: true })), 'reviewer');
+  });
+
+  it('shows no space where the multiplexer has one', () => {
+    assert.equal(paneWhere(pane({}), { spaces: 'many' }), 'work › logs');
+    assert.equal(paneWhere(pane({}), { spaces: 'one' }), 'logs');
+    assert.equal(showsSpaces({ spaces: 'one' }), false);
+    assert.equal(showsSpaces(null), true, 'before the declaration is read, spaces are assumed');
+  });
+
+  it('lists sessions only where there are several', () => {
+    const session = (name: string, current: boolean) => ({ name, current });
+    assert.equal(showsSessions({ available: true, reason: null, sessions: [session('default', true), session('review', false)] }), true);
+    assert.equal(showsSessions({ available: true, reason: null, sessions: [session('default', true)] }), false);
+    assert.equal(showsSessions({ available: false, reason: 'tmux does not support listSessions', sessions: [] }), false);
+  });
+
+  it('says when the server was restarted and what happens to what was meant for the old one', () => {
+    const text = restartBanner('tmux', { at: '2026-03-01T09:30:05.000Z', previous_incarnation: '1-1', incarnation: '2-2' }, 'en-GB');
+    assert.match(text, /^The tmux server was restarted \(01\/03\/2026 \d\d:30:05\)\. These are the new server's panes: replies, answers and keys meant for a pane of the old one are refused/);
   });
 });

@@ -5,7 +5,7 @@ import { describe, it } from 'node:test';
 import { LongLivedChild, type RunResult } from '../../src/process/index.js';
 import { request } from '../bridge/support.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
-import { startTestServer } from '../support/tmux.js';
+import { RestartableServer, startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 function json<T>(result: RunResult, code = 0): T {
@@ -83,5 +83,43 @@ describe('drover web (the bundled CLI)', () => {
     assert.match(badPort.stderrText(), /--port must be a whole number from 0 to 65535/);
     const noId = await sandbox.drover(['web', 'revoke']);
     assert.equal(noId.exitCode, 2);
+  });
+
+  it('keeps serving across a tmux server restarted at the same socket: the new server’s panes, and the old %0’s key refused', async (t) => {
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['cat']);
+    const state = { DROVER_STATE_DIR: join(sandbox.dir, 'restart-state') };
+    const child = await LongLivedChild.start([process.execPath, CLI_PATH, '-S', tmux.socketPath, 'web', '--port', '0', '--json'], { env: { ...sandbox.env, ...state }, cwd: sandbox.dir });
+    t.after(() => child.stop(2000, 'SIGKILL').then(() => undefined));
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const { url } = await eventually('drover web to print its address', () => {
+      try {
+        return JSON.parse(out) as { url: string };
+      } catch {
+        return undefined;
+      }
+    });
+    const origin = url.replace(/\/$/, '');
+    const { code } = json<{ code: string }>(await sandbox.drover(['web', 'pair', '--json'], { env: state }));
+    const paired = await request(`${origin}/api/pair`, { method: 'POST', body: { code }, headers: { Origin: origin } });
+    const token = /drover_device=([^;]+)/.exec(String(paired.headers['set-cookie']))![1]!;
+    type Snapshot = { server: { incarnation: string; restarted: { previous_incarnation: string } | null }; panes: { pane_id: string; pane_key: string }[] };
+    const first = (await request(`${origin}/api/snapshot`, { token })).json as unknown as Snapshot;
+    const oldKey = first.panes.find((pane) => pane.pane_id === '%0')!.pane_key;
+
+    await tmux.restart(['cat']);
+    const after = await eventually('the snapshot of the new server', async () => {
+      const view = (await request(`${origin}/api/snapshot`, { token })).json as unknown as Snapshot;
+      return view.server?.restarted === null || view.server === undefined ? undefined : view;
+    });
+    assert.equal(after.server.restarted?.previous_incarnation, first.server.incarnation);
+    assert.deepEqual(after.panes.map((pane) => pane.pane_key), [`local::tmux::${after.server.incarnation}::%0`]);
+    const refused = await request(`${origin}/api/panes/${encodeURIComponent(oldKey)}/reply`, { method: 'POST', token, body: { text: 'meant-for-the-old-server' }, headers: { Origin: origin } });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json.error?.code, 'server_replaced');
+    assert.doesNotMatch(await tmux.history('%0'), /meant-for-the-old-server/);
+    assert.equal((await child.stop(10_000, 'SIGINT')).exitCode, 130);
   });
 });

@@ -5,6 +5,7 @@ import { describe, it } from 'node:test';
 import { ArgumentError, findExecutable } from '../../src/process/index.js';
 import {
   DEFAULT_PROMPT_TEMPLATE,
+  EFFORT_LEVELS,
   agentArgv,
   parsePromptTemplate,
   renderPromptTemplate,
@@ -42,11 +43,19 @@ describe('prompt templates', () => {
 });
 
 describe('validateAgentOptions', () => {
-  it('accepts each agent its own effort levels and model names', () => {
-    validateAgentOptions({ agent: 'claude', effort: 'max', model: 'claude-opus-4' });
-    validateAgentOptions({ agent: 'codex', effort: 'minimal', model: 'gpt-5.1-codex' });
-    validateAgentOptions({ agent: 'opencode', model: 'anthropic/claude-sonnet-4' });
+  it('accepts each agent its own effort levels and model names, and the agent is started with them', () => {
+    assert.deepEqual(EFFORT_LEVELS, { claude: ['low', 'medium', 'high', 'xhigh', 'max'], codex: ['minimal', 'low', 'medium', 'high', 'xhigh'], gemini: [], opencode: [], shell: [] });
+    const models: Record<string, string> = { claude: 'claude-opus-4', codex: 'gpt-5.1-codex', gemini: 'gemini-2.5-pro', opencode: 'anthropic/claude-sonnet-4' };
+    for (const [agent, model] of Object.entries(models) as [LaunchRequest['agent'], string][]) {
+      for (const effort of [undefined, ...EFFORT_LEVELS[agent]]) {
+        validateAgentOptions({ agent, model, effort });
+        const argv = agentArgv({ agent, model, effort, memberName: 'alice', values: VALUES, env: {} });
+        assert.equal(argv[argv.indexOf('--model') + 1], model, `${agent} starts with --model ${model}`);
+        if (effort !== undefined) assert.ok(argv.some((word) => word === effort || word.endsWith(`=${effort}`)), `${agent} starts with effort ${effort}: ${argv.join(' ')}`);
+      }
+    }
     validateAgentOptions({ agent: 'shell' });
+    assert.deepEqual(agentArgv({ agent: 'shell', memberName: 'alice', values: VALUES, env: { SHELL: '/bin/zsh' } }), ['/bin/zsh']);
   });
 
   it('refuses what an agent cannot take, as usage errors', () => {

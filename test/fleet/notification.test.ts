@@ -57,8 +57,13 @@ describe('notification line', () => {
 });
 
 describe('literal line validation', () => {
-  it('accepts an ordinary line, shell metacharacters and leading hyphens included', () => {
-    for (const text of ['hello', '-n', '! ls | wc -l && echo $(id)', 'ünï 🚀']) assert.doesNotThrow(() => validateLiteralLine(text));
+  it('accepts an ordinary line, shell metacharacters and leading hyphens included, where a control character in the same place is refused', () => {
+    for (const text of ['hello', '-n', '! ls | wc -l && echo $(id)', 'ünï 🚀']) {
+      assert.equal(validateLiteralLine(text), undefined, `${JSON.stringify(text)} is accepted`);
+      // The same line with a control character spliced in is refused, so the check did look at every character.
+      const spliced = `${text.slice(0, 1)}\u0007${text.slice(1)}`;
+      assert.throws(() => validateLiteralLine(spliced), { message: 'text may not contain control characters (\\x07 at offset 1).' });
+    }
   });
 
   it('refuses newlines first, then blank text, then other controls, naming what was wrong', () => {

@@ -330,6 +330,8 @@ describe('drover mcp', () => {
   it('reads an option whose name looks like a flag as that name, not as a flag', async () => {
     const session = await open('--allow', 'options');
     const result = await call(session, 'get_option', { scope: 'global-session', name: '-g' });
+    // Read as a flag, `show-options -g -g` would list every global option; read as a name, it is one tmux does not have.
+    assert.deepEqual(ok(result), { name: '-g', present: false, value: null });
     assert.doesNotMatch(JSON.stringify(result), /history-limit|status-style/, 'no listing of every global option');
   });
 

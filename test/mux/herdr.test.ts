@@ -365,8 +365,8 @@ describe('the herdr client', () => {
       assert.deepEqual(outcome, {
         ok: true,
         value: [
-          { name: 'default', endpoint: join(root, 'herdr.sock') },
-          { name: 'work', endpoint: join(root, 'sessions', 'work', 'herdr.sock') },
+          { name: 'default', endpoint: join(root, 'herdr.sock'), current: true },
+          { name: 'work', endpoint: join(root, 'sessions', 'work', 'herdr.sock'), current: false },
         ],
       });
       assert.equal(defaultServer.requestCount + workServer.requestCount, before);

@@ -3,7 +3,6 @@ import fs, { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, real
 import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { isProcessAlive as isAlive, processDiagnostics } from '../../src/process/index.js';
 import {
@@ -426,14 +425,30 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     }
   });
 
-  it('waits for a channel within the deadline', async () => {
+  it('waits for a channel within the deadline, and a signal releases it whether it comes first or after', async () => {
+    // Nobody signals this channel: the wait holds until its deadline.
+    await assert.rejects(t.server.waitFor('drover-never', 'wait', { timeoutMs: 300 }), TimeoutError);
+    // tmux remembers a signal nobody waited for, so the wait after it returns at once.
+    await t.server.waitFor('drover-early', 'signal');
+    await t.server.waitFor('drover-early', 'wait', { timeoutMs: 2000 });
+    // A wait already in progress is released by the signal.
     const waiting = t.server.waitFor('drover-chan', 'wait', { timeoutMs: 3000 });
-    // Not a synchronisation: tmux remembers a signal sent before anyone waits, so the order
-    // does not matter; the pause only makes the blocking path the likely one.
-    await sleep(100);
     await t.server.waitFor('drover-chan', 'signal');
     await waiting;
-    await assert.rejects(t.server.waitFor('drover-never', 'wait', { timeoutMs: 200 }), TimeoutError);
+  });
+
+  it('locks a channel: a second lock is granted once the first is unlocked, and unlocking a free channel fails', async () => {
+    await t.server.waitFor('drover-lock', 'lock', { timeoutMs: 2000 });
+    let secondHeld = false;
+    const second = t.server.waitFor('drover-lock', 'lock', { timeoutMs: 3000 }).then(() => {
+      secondHeld = true;
+    });
+    assert.equal(secondHeld, false);
+    await t.server.waitFor('drover-lock', 'unlock');
+    await second;
+    assert.equal(secondHeld, true, 'the unlock handed the lock to the waiting lock');
+    await t.server.waitFor('drover-lock', 'unlock');
+    await assert.rejects(t.server.waitFor('drover-lock', 'unlock'), CommandError, 'tmux refuses to unlock a channel nobody holds');
   });
 
   it('guards removals with expected membership', async () => {

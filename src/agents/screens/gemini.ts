@@ -6,8 +6,10 @@ import type { AgentScreen, AgentScreenRules, ScreenPhase, ScreenReading } from '
  *    ⠏ Thinking... (esc to cancel, 2s)        ? for shortcuts   status row (spinner while busy)
  *   ────────────────────────────────────────────────────────    full-width separator
  *    Shift+Tab to accept edits                                  approval-mode hint
+ *   ▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄▄    the band's top edge, where drawn
  *    > typed text, wrapped rows indented by three spaces         the composer (on a grey band,
  *      (at most 10 visual rows; longer text scrolls)              or between ─ rules with NO_COLOR)
+ *   ▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀▀    the band's bottom edge, where drawn
  *    notes.txt                                                   @ or / completion menu, if open
  *    workspace (/directory)     sandbox     /model               footer
  *
@@ -58,6 +60,11 @@ const DIALOG_TITLES: readonly { rule: string; pattern: RegExp }[] = [
 
 function isSeparator(line: string, width: number): boolean {
   return line.length >= width - 2 && /^─+$/.test(line);
+}
+
+/** A row of half blocks: the top or bottom edge of the composer's band, drawn on terminals with full colour. */
+function isBandEdge(line: string): boolean {
+  return /^[▀▄]+$/u.test(line);
 }
 
 function isBlank(line: string): boolean {
@@ -173,7 +180,7 @@ function readScreen(screen: AgentScreen): ScreenReading {
   const composer = findComposer(lines, width);
   if (composer !== null) {
     const text = draftText(composer.rows, width - 2 * PROMPT_WIDTH);
-    const below = lines.slice(composer.end).filter((line) => !isBlank(line));
+    const below = lines.slice(composer.end).filter((line) => !isBlank(line) && !isBandEdge(line));
     // The footer's two rows are the last ones; anything between the composer and them is a menu.
     const footer = below.findIndex((line) => /^ workspace \(/.test(line));
     const completion = (footer === -1 ? below.length : footer) > 0;

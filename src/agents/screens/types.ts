@@ -1,4 +1,4 @@
-import type { StyledRow } from '../../mux/index.js';
+import type { VisibleScreen } from '../../mux/index.js';
 
 /** The coding agents drover knows by name: their screens, processes and hooks. */
 export const AGENT_KINDS = Object.freeze(['claude', 'codex', 'gemini', 'opencode'] as const);
@@ -8,17 +8,11 @@ export function isAgentKind(value: string): value is AgentKind {
   return (AGENT_KINDS as readonly string[]).includes(value);
 }
 
-/** One pane's visible screen, as an agent's screen rules read it. */
-export interface AgentScreen {
-  /** The visible rows, top to bottom, with their styling. */
-  readonly rows: readonly StyledRow[];
-  /** The same rows as plain text, trailing blanks trimmed. */
-  readonly lines: readonly string[];
-  readonly width: number;
-  readonly height: number;
-  /** Where the terminal cursor is (0-based); null when unknown. Many TUIs hide it and draw their own. */
-  readonly cursor: { readonly x: number; readonly y: number; readonly visible: boolean } | null;
-}
+/**
+ * One pane's visible screen, as an agent's screen rules read it: the port's screen (MuxScreen,
+ * what a pane channel reads) without saying which pane, so a MuxScreen is read as it is.
+ */
+export type AgentScreen = VisibleScreen;
 
 /**
  * What an agent's screen shows:

@@ -8,6 +8,8 @@
  * capabilities, and an undeclared one is explained where its control would be.
  */
 import type { MuxCapability } from '../../mux/index.js';
+import { parsePaneKey } from '../../mux/identity.js';
+import { paneName, paneWhere, restartBanner, showsSessions, showsSpaces, staleTitleNote } from '../present.js';
 import type {
   ConfigView,
   DeviceView,
@@ -18,6 +20,7 @@ import type {
   PaneView,
   QuestionView,
   ReplyReceipt,
+  SessionsView,
   SnapshotView,
   TriageGroup,
 } from '../protocol.js';
@@ -25,7 +28,8 @@ import { ApiFailure, api, panePath } from './api.js';
 import { button, h, replaceChildren } from './dom.js';
 import { renderMirror } from './mirror.js';
 
-type Route = { view: 'home' } | { view: 'spaces' } | { view: 'pane'; paneId: string } | { view: 'fleet' };
+/** A pane is shown by its key, so a view opened before a restart never shows the new server's pane of the same id. */
+type Route = { view: 'home' } | { view: 'spaces' } | { view: 'pane'; paneKey: string } | { view: 'fleet' };
 
 const GROUP_TITLES: Readonly<Record<TriageGroup, string>> = { needs_you: 'Needs you', finished: 'Finished', working: 'Working', idle: 'Idle' };
 const STATE_WORDS: Readonly<Record<PaneView['state'], string>> = { blocked: 'needs you', done: 'done', working: 'working', idle: 'idle', unknown: 'no agent state' };
@@ -33,6 +37,7 @@ const STATE_WORDS: Readonly<Record<PaneView['state'], string>> = { blocked: 'nee
 const state = {
   config: null as ConfigView | null,
   snapshot: null as SnapshotView | null,
+  sessions: null as SessionsView | null,
   grid: null as GridView | null,
   scrollback: false,
   fleet: null as FleetListView | null,
@@ -48,28 +53,42 @@ let fleetTimer: number | undefined;
 const app = document.getElementById('app')!;
 const liveStatus = h('span', { class: 'live', role: 'status', 'aria-live': 'polite' }, 'connecting');
 const nav = h('nav', { 'aria-label': 'Sections' });
+const banner = h('div', { id: 'banner' });
 const side = h('aside', { class: 'side', 'aria-label': 'All panes' });
 const view = h('main', { class: 'view', id: 'view' });
 
 function route(): Route {
   const hash = location.hash.replace(/^#/, '');
   const pane = /^\/pane\/(.+)$/.exec(hash);
-  if (pane !== null) return { view: 'pane', paneId: decodeURIComponent(pane[1]!) };
+  if (pane !== null) return { view: 'pane', paneKey: decodeURIComponent(pane[1]!) };
   if (hash === '/spaces') return { view: 'spaces' };
   if (hash === '/fleet') return { view: 'fleet' };
   return { view: 'home' };
 }
 
-function paneHref(paneId: string): string {
-  return `#/pane/${encodeURIComponent(paneId)}`;
+function paneHref(paneKey: string): string {
+  return `#/pane/${encodeURIComponent(paneKey)}`;
 }
 
-function paneName(pane: PaneView): string {
-  return pane.label ?? pane.title ?? pane.foreground ?? pane.pane_id;
+/** The pane a route names: by its key, or by a bare id (an address typed by hand) on the run shown now. */
+function paneOf(paneKey: string): PaneView | undefined {
+  return state.snapshot?.panes.find((pane) => pane.pane_key === paneKey || pane.pane_id === paneKey);
 }
 
-function paneWhere(pane: PaneView): string {
-  return `${pane.space_label} › ${pane.tab_label ?? pane.tab_id}`;
+/** The pane id a route's key names, for a heading. */
+function paneIdOf(paneKey: string): string {
+  const parsed = parsePaneKey(paneKey);
+  return parsed.ok ? parsed.key.paneId : paneKey;
+}
+
+/** Why a pane of the route is not in the snapshot. */
+function goneText(paneKey: string): string {
+  const parsed = parsePaneKey(paneKey);
+  const server = state.snapshot?.server;
+  if (parsed.ok && server !== undefined && parsed.key.incarnation !== server.incarnation) {
+    return `This pane was on the ${state.config?.mux ?? 'multiplexer'} server before it was restarted; it is gone, and nothing sent to it reaches the new server.`;
+  }
+  return 'This pane is gone.';
 }
 
 function capability(name: MuxCapability): string | null {
@@ -88,7 +107,7 @@ function failureText(error: unknown): string {
 
 function frame(): void {
   const header = h('header', { class: 'bar' }, h('a', { class: 'brand', href: '#/' }, 'drover'), nav, liveStatus);
-  replaceChildren(app, header, h('div', { class: 'layout' }, side, view));
+  replaceChildren(app, header, banner, h('div', { class: 'layout' }, side, view));
 }
 
 function renderNav(): void {
@@ -98,9 +117,18 @@ function renderNav(): void {
   replaceChildren(
     nav,
     link('#/', counts === undefined || counts.needs_you === 0 ? 'Home' : `Home (${counts.needs_you} need you)`, current === 'home'),
-    link('#/spaces', 'Spaces', current === 'spaces'),
+    link('#/spaces', showsSpaces(state.config) ? 'Spaces' : 'Tabs', current === 'spaces'),
     link('#/fleet', 'Fleet', current === 'fleet'),
   );
+}
+
+/** Says, above everything, that the multiplexer was restarted and when: the panes shown are the new server's. */
+function renderBanner(): void {
+  const restart = state.snapshot?.server.restarted ?? null;
+  if (restart === null) return replaceChildren(banner);
+  if (banner.dataset.incarnation === restart.incarnation) return;
+  banner.dataset.incarnation = restart.incarnation;
+  replaceChildren(banner, h('section', { class: 'banner', role: 'region', 'aria-label': 'Server restarted' }, h('p', {}, restartBanner(state.config?.mux ?? 'multiplexer', restart))));
 }
 
 function setLive(live: typeof state.live): void {
@@ -169,11 +197,12 @@ async function loadSnapshot(): Promise<void> {
     return;
   }
   renderNav();
+  renderBanner();
   renderSide();
   const current = route();
   if (current.view === 'home') renderHome();
   else if (current.view === 'spaces') renderSpaces();
-  else if (current.view === 'pane') updatePane(current.paneId);
+  else if (current.view === 'pane') updatePane(current.paneKey);
 }
 
 function scheduleSnapshot(): void {
@@ -181,12 +210,22 @@ function scheduleSnapshot(): void {
   snapshotTimer = window.setTimeout(() => void loadSnapshot(), 250);
 }
 
-async function loadGrid(paneId: string): Promise<void> {
+async function loadSessions(): Promise<void> {
+  if (state.config?.supports.listSessions !== true) return;
+  try {
+    state.sessions = await api.get<SessionsView>('/api/sessions');
+  } catch {
+    return;
+  }
+  if (route().view === 'spaces') renderSpaces();
+}
+
+async function loadGrid(paneKey: string): Promise<void> {
   const query = state.scrollback ? '?lines=1000' : '';
   try {
-    const grid = await api.get<GridView>(`${panePath(paneId, 'grid')}${query}`);
+    const grid = await api.get<GridView>(`${panePath(paneKey, 'grid')}${query}`);
     const current = route();
-    if (current.view !== 'pane' || current.paneId !== paneId) return;
+    if (current.view !== 'pane' || current.paneKey !== paneKey) return;
     state.grid = grid;
     const mirror = document.getElementById('mirror');
     if (mirror !== null) {
@@ -200,9 +239,9 @@ async function loadGrid(paneId: string): Promise<void> {
   }
 }
 
-function scheduleGrid(paneId: string): void {
+function scheduleGrid(paneKey: string): void {
   window.clearTimeout(gridTimer);
-  gridTimer = window.setTimeout(() => void loadGrid(paneId), 50);
+  gridTimer = window.setTimeout(() => void loadGrid(paneKey), 50);
 }
 
 async function loadFleet(): Promise<void> {
@@ -247,30 +286,36 @@ function listen(): void {
   on('question', () => scheduleSnapshot());
   on('pane', (data) => {
     const current = route();
-    if (current.view === 'pane' && current.paneId === data.pane_id && data.revision !== state.grid?.revision) scheduleGrid(data.pane_id);
+    if (current.view === 'pane' && (current.paneKey === data.pane_key || current.paneKey === data.pane_id) && data.revision !== state.grid?.revision) scheduleGrid(current.paneKey);
   });
   on('fleet', () => scheduleFleet());
+  on('restart', () => {
+    scheduleSnapshot();
+    void loadSessions();
+  });
   on('resync', () => {
     scheduleSnapshot();
     scheduleFleet();
     const current = route();
-    if (current.view === 'pane') scheduleGrid(current.paneId);
+    if (current.view === 'pane') scheduleGrid(current.paneKey);
   });
 }
 
 // ---- the triage list ---------------------------------------------------------------------
 
 function paneCard(pane: PaneView): HTMLLIElement {
+  const stale = staleTitleNote(pane);
   return h(
     'li',
     { class: `card group-${pane.group}` },
     h(
       'a',
-      { href: paneHref(pane.pane_id) },
+      { href: paneHref(pane.pane_key) },
       h('span', { class: 'name' }, paneName(pane)),
       h('span', { class: 'agent' }, pane.agent ?? pane.foreground ?? 'shell'),
       h('span', { class: `state state-${pane.state}` }, pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state]),
-      h('span', { class: 'where' }, paneWhere(pane)),
+      h('span', { class: 'where' }, paneWhere(pane, state.config)),
+      stale === null ? null : h('span', { class: 'stale' }, stale),
       pane.question === null ? null : h('span', { class: 'snippet' }, pane.question.snippet),
     ),
   );
@@ -309,29 +354,67 @@ function renderSide(): void {
 
 // ---- spaces ------------------------------------------------------------------------------
 
+/** The multiplexer's sessions, where it keeps several: which one this page shows, and the others by name. */
+function sessionList(): HTMLElement | null {
+  const sessions = state.sessions;
+  if (sessions === null || !showsSessions(sessions)) return null;
+  return h(
+    'section',
+    { class: 'sessions', 'aria-labelledby': 'sessions-title' },
+    h('h2', { id: 'sessions-title' }, 'Sessions'),
+    h('ul', { 'aria-label': 'Sessions' }, ...sessions.sessions.map((session) => h('li', { 'aria-current': session.current ? 'true' : undefined }, session.current ? `${session.name} (shown here)` : session.name))),
+    h('p', { class: 'note' }, 'drover web shows one session; start another drover web on a session to see it.'),
+  );
+}
+
 function renderSpaces(): void {
   const snapshot = state.snapshot;
-  if (snapshot === null) return replaceChildren(view, h('h1', {}, 'Spaces'), h('p', {}, 'Loading…'));
+  const spaces = showsSpaces(state.config);
+  const title = spaces ? 'Spaces' : 'Tabs';
+  if (snapshot === null) return replaceChildren(view, h('h1', {}, title), h('p', {}, 'Loading…'));
   const newTab = (spaceId: string): HTMLButtonElement =>
     button('New tab', async () => {
       try {
-        const created = await api.post<{ pane_id: string }>('/api/tabs', { space_id: spaceId });
-        location.hash = paneHref(created.pane_id);
+        const created = await api.post<{ pane_key: string }>('/api/tabs', { space_id: spaceId });
+        location.hash = paneHref(created.pane_key);
       } catch (error) {
         alert(failureText(error));
       }
     }, { disabled: capability('createTab') });
   const newSpace = button('New space', async () => {
     try {
-      const created = await api.post<{ pane_id: string }>('/api/spaces', {});
-      location.hash = paneHref(created.pane_id);
+      const created = await api.post<{ pane_key: string }>('/api/spaces', {});
+      location.hash = paneHref(created.pane_key);
     } catch (error) {
       alert(failureText(error));
     }
   }, { disabled: capability('createSpace') });
+  const tabsOf = (spaceId: string, heading: 'h2' | 'h3'): HTMLElement[] =>
+    snapshot.tabs
+      .filter((tab) => tab.space_id === spaceId)
+      .map((tab) =>
+        h(
+          'div',
+          { class: 'tab' },
+          h(heading, {}, `${tab.number}: ${tab.label}`),
+          h('ul', { class: 'cards' }, ...snapshot.panes.filter((pane) => pane.tab_id === tab.tab_id).map(paneCard)),
+        ),
+      );
+  // One space (zellij's session): its tabs are the whole layout, with no strip of spaces above them.
+  if (!spaces) {
+    const only = snapshot.spaces[0];
+    return replaceChildren(
+      view,
+      h('h1', {}, title),
+      sessionList(),
+      only === undefined ? null : h('div', { class: 'actions' }, newTab(only.space_id), explain('createTab')),
+      ...(only === undefined ? [] : tabsOf(only.space_id, 'h2')),
+    );
+  }
   replaceChildren(
     view,
-    h('h1', {}, 'Spaces'),
+    h('h1', {}, title),
+    sessionList(),
     h('div', { class: 'actions' }, newSpace, explain('createSpace')),
     ...snapshot.spaces.map((space) =>
       h(
@@ -339,16 +422,7 @@ function renderSpaces(): void {
         { class: 'space', 'aria-labelledby': `space-${space.space_id}` },
         h('h2', { id: `space-${space.space_id}` }, `${space.label}${space.focused ? ' (on screen)' : ''}`),
         h('div', { class: 'actions' }, newTab(space.space_id), explain('createTab')),
-        ...snapshot.tabs
-          .filter((tab) => tab.space_id === space.space_id)
-          .map((tab) =>
-            h(
-              'div',
-              { class: 'tab' },
-              h('h3', {}, `${tab.number}: ${tab.label}`),
-              h('ul', { class: 'cards' }, ...snapshot.panes.filter((pane) => pane.tab_id === tab.tab_id).map(paneCard)),
-            ),
-          ),
+        ...tabsOf(space.space_id, 'h3'),
       ),
     ),
   );
@@ -362,7 +436,7 @@ function explain(name: MuxCapability): HTMLElement | null {
 
 // ---- one pane ----------------------------------------------------------------------------
 
-function renderPane(paneId: string): void {
+function renderPane(paneKey: string): void {
   state.grid = null;
   // Shift+Enter puts a line break in the textarea; only a multiplexer that pastes can deliver one.
   const placeholder = state.config?.supports.pasteText === true ? 'Reply… (Shift+Enter for a new line)' : 'Reply… (one line)';
@@ -378,7 +452,7 @@ function renderPane(paneId: string): void {
   }
   composer.addEventListener('submit', (event) => {
     event.preventDefault();
-    void reply(paneId, textarea, receipt);
+    void reply(paneKey, textarea, receipt);
   });
   textarea.addEventListener('keydown', (event) => {
     if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
@@ -390,7 +464,7 @@ function renderPane(paneId: string): void {
     'div',
     { class: 'keys', role: 'toolbar', 'aria-label': 'Keys' },
     ...(state.config?.keys_tray ?? []).map((entry) =>
-      button(entry.label, () => sendKeys(paneId, [entry.key], receipt), {
+      button(entry.label, () => sendKeys(paneKey, [entry.key], receipt), {
         disabled: entry.refused ?? capability('sendKeys'),
         name: `Send ${entry.key}`,
       }),
@@ -401,14 +475,14 @@ function renderPane(paneId: string): void {
   scrollback.disabled = state.config?.supports.gridScrollback !== true;
   scrollback.addEventListener('change', () => {
     state.scrollback = scrollback.checked;
-    void loadGrid(paneId);
+    void loadGrid(paneKey);
   });
   replaceChildren(
     view,
     h(
       'section',
       { class: 'pane', 'aria-labelledby': 'pane-title' },
-      h('h1', { id: 'pane-title' }, paneId),
+      h('h1', { id: 'pane-title' }, paneIdOf(paneKey)),
       h('p', { id: 'pane-meta', class: 'meta' }),
       h('div', { id: 'question' }),
       h('div', { id: 'mirror', class: 'mirror', role: 'region', 'aria-label': 'Pane screen', tabindex: '0' }),
@@ -418,27 +492,37 @@ function renderPane(paneId: string): void {
       h('div', { id: 'pane-actions', class: 'actions' }),
     ),
   );
-  updatePane(paneId);
-  void loadGrid(paneId);
+  updatePane(paneKey);
+  void loadGrid(paneKey);
 }
 
-function updatePane(paneId: string): void {
-  const pane = state.snapshot?.panes.find((candidate) => candidate.pane_id === paneId);
+function updatePane(paneKey: string): void {
+  const pane = paneOf(paneKey);
   const title = document.getElementById('pane-title');
   const meta = document.getElementById('pane-meta');
   if (title === null || meta === null) return;
   if (pane === undefined) {
-    title.textContent = paneId;
-    meta.textContent = state.snapshot === null ? 'Loading…' : 'This pane is gone.';
+    title.textContent = paneIdOf(paneKey);
+    meta.textContent = state.snapshot === null ? 'Loading…' : goneText(paneKey);
     return;
   }
+  // An address typed with a bare id is pinned to the pane it found, so a later restart cannot move it to another.
+  if (pane.pane_key !== paneKey) return location.replace(paneHref(pane.pane_key));
   title.textContent = paneName(pane);
-  meta.textContent = [paneWhere(pane), pane.agent ?? pane.foreground ?? 'shell', pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state], pane.verifiable ? 'replies verified' : 'replies not verifiable'].join(' · ');
-  renderQuestion(paneId, pane.question);
+  meta.textContent = [
+    paneWhere(pane, state.config),
+    pane.agent ?? pane.foreground ?? 'shell',
+    pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state],
+    pane.verifiable ? 'replies verified' : 'replies not verifiable',
+    staleTitleNote(pane),
+  ]
+    .filter((part) => part !== null)
+    .join(' · ');
+  renderQuestion(paneKey, pane.question);
   renderActions(pane);
 }
 
-function renderQuestion(paneId: string, question: QuestionView | null): void {
+function renderQuestion(paneKey: string, question: QuestionView | null): void {
   const box = document.getElementById('question');
   if (box === null) return;
   if (question === null) return replaceChildren(box);
@@ -460,7 +544,7 @@ function renderQuestion(paneId: string, question: QuestionView | null): void {
           button(option.label, async () => {
             status.textContent = 'answering…';
             try {
-              await api.post(panePath(paneId, 'answer'), { question: question.id, option: index });
+              await api.post(panePath(paneKey, 'answer'), { question: question.id, option: index });
               status.textContent = `answered: ${option.label}`;
             } catch (error) {
               status.textContent = failureText(error);
@@ -476,8 +560,8 @@ function renderQuestion(paneId: string, question: QuestionView | null): void {
 
 function renderActions(pane: PaneView): void {
   const box = document.getElementById('pane-actions');
-  if (box === null || box.dataset.pane === `${pane.pane_id}:${pane.label ?? ''}`) return;
-  box.dataset.pane = `${pane.pane_id}:${pane.label ?? ''}`;
+  if (box === null || box.dataset.pane === `${pane.pane_key}:${pane.label ?? ''}`) return;
+  box.dataset.pane = `${pane.pane_key}:${pane.label ?? ''}`;
   const status = h('p', { role: 'status', class: 'status' });
   const act = (label: string, name: MuxCapability, run: () => Promise<void>): HTMLElement[] => {
     const control = button(label, async () => {
@@ -492,31 +576,31 @@ function renderActions(pane: PaneView): void {
   replaceChildren(
     box,
     ...act('Show in terminal', 'setFocus', async () => {
-      await api.post(panePath(pane.pane_id, 'focus'));
+      await api.post(panePath(pane.pane_key, 'focus'));
       status.textContent = 'shown in the terminal';
     }),
     ...act('Rename', 'renamePane', async () => {
       const label = prompt('New name for this pane (empty clears it)', pane.label ?? '');
       if (label === null) return;
-      await api.post(panePath(pane.pane_id, 'rename'), { label: label.trim() === '' ? null : label });
+      await api.post(panePath(pane.pane_key, 'rename'), { label: label.trim() === '' ? null : label });
       scheduleSnapshot();
     }),
     ...act('Close pane', 'closePane', async () => {
       if (!confirm(`Close ${paneName(pane)}? Whatever runs in it ends.`)) return;
-      await api.post(panePath(pane.pane_id, 'close'));
+      await api.post(panePath(pane.pane_key, 'close'));
       location.hash = '#/';
     }),
     status,
   );
 }
 
-async function reply(paneId: string, textarea: HTMLTextAreaElement, receipt: HTMLElement): Promise<void> {
+async function reply(paneKey: string, textarea: HTMLTextAreaElement, receipt: HTMLElement): Promise<void> {
   const text = textarea.value;
   if (text.trim() === '') return;
-  const pane = state.snapshot?.panes.find((candidate) => candidate.pane_id === paneId);
+  const pane = paneOf(paneKey);
   receipt.textContent = pane?.verifiable ? 'delivering (drover checks the agent took it)…' : 'typing…';
   try {
-    const result = await api.post<ReplyReceipt>(panePath(paneId, 'reply'), { text, question: pane?.question?.options.length === 0 ? pane.question.id : undefined });
+    const result = await api.post<ReplyReceipt>(panePath(paneKey, 'reply'), { text, question: pane?.question?.options.length === 0 ? pane.question.id : undefined });
     receipt.textContent = `${result.status.replace('_', ' ')}: ${result.reason}`;
     if (result.status !== 'failed') textarea.value = '';
   } catch (error) {
@@ -524,9 +608,9 @@ async function reply(paneId: string, textarea: HTMLTextAreaElement, receipt: HTM
   }
 }
 
-async function sendKeys(paneId: string, keys: string[], receipt: HTMLElement): Promise<void> {
+async function sendKeys(paneKey: string, keys: string[], receipt: HTMLElement): Promise<void> {
   try {
-    await api.post(panePath(paneId, 'keys'), { keys });
+    await api.post(panePath(paneKey, 'keys'), { keys });
     receipt.textContent = `sent ${keys.join(' ')}`;
   } catch (error) {
     receipt.textContent = failureText(error);
@@ -608,7 +692,7 @@ function show(): void {
   renderNav();
   if (current.view === 'home') renderHome();
   else if (current.view === 'spaces') renderSpaces();
-  else if (current.view === 'pane') renderPane(current.paneId);
+  else if (current.view === 'pane') renderPane(current.paneKey);
   else {
     renderFleet();
     void loadFleet();
@@ -628,6 +712,7 @@ async function boot(): Promise<void> {
   listen();
   show();
   await loadSnapshot();
+  await loadSessions();
 }
 
 window.addEventListener('hashchange', () => {

@@ -2,9 +2,9 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
-import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge } from '../../bridge/index.js';
+import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge, type MuxLink } from '../../bridge/index.js';
 import { FleetRuntime, chooseStore, describeChoice, fleetStoreExists } from '../../fleet/index.js';
-import { MUX_NAMES, openMux, tmuxIds, type MuxName, type MuxPort } from '../../mux/index.js';
+import { MUX_NAMES, openMux, tmuxIds, type MuxName } from '../../mux/index.js';
 import { defaultAgentStatusContext, systemProcessLookup } from '../../agents/index.js';
 import { agentNamerFor, listPanes, paneCensus } from '../../panes/index.js';
 import { isProcessAlive } from '../../process/index.js';
@@ -87,24 +87,31 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
   const resolved = resolveMux(options, io);
   const closers: (() => Promise<void>)[] = [];
   let bridge: Bridge | undefined;
-  try {
-    let mux: MuxPort;
-    let census: AgentCensus | undefined;
-    if (resolved.tmuxEndpoint !== undefined) {
-      // One control connection carries every read; drover's census of agents shares it.
-      const server = await Server.open(resolved.tmuxEndpoint, { env: io.env, transport: 'control' });
-      closers.push(() => server.close());
-      mux = openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxServer: server });
-      census = tmuxAgentCensus(server, io.cwd);
-    } else {
-      mux = openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS });
+  /** A port onto whichever run of the multiplexer answers now; drover web opens another after a restart. */
+  const openLink = async (): Promise<MuxLink> => {
+    const tmuxEndpoint = resolved.tmuxEndpoint;
+    if (tmuxEndpoint === undefined) {
+      const port = openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS });
+      return { port, close: () => port.close() };
     }
-    closers.unshift(() => mux.close());
+    // One control connection carries every read; drover's census of agents shares it.
+    const server = await Server.open(tmuxEndpoint, { env: io.env, transport: 'control' });
+    const port = openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxServer: server });
+    return {
+      port,
+      census: tmuxAgentCensus(server, io.cwd),
+      close: async () => {
+        await port.close();
+        await server.close();
+      },
+    };
+  };
+  try {
     const fleetAvailable = fleetStoreExists(io.env);
     const fleet = fleetAvailable ? await FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
     if (fleet !== undefined) closers.unshift(() => fleet.close());
     bridge = await startBridge({
-      mux,
+      openMux: openLink,
       stateDirectory: webStateDirectory(io.env),
       host: options.host,
       port,
@@ -113,7 +120,6 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       assets: pageAssets(),
       fleet,
       fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`drover fleet create\`)`,
-      census,
       version: packageVersion(),
       log: (line) => writeLine(io.stderr, `drover web: ${line}`),
     });

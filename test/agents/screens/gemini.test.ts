@@ -161,3 +161,26 @@ describe('geminiRules.composerShows', () => {
     assert.ok(geminiRules.composerShows('', ''));
   });
 });
+
+describe('geminiRules on a composer band drawn with half-block edges', () => {
+  // Gemini CLI 0.61 in a full-colour tmux pane draws its band's top and bottom edges as rows of
+  // half blocks; the bottom edge sits between the composer and the footer, where a menu would.
+  const edged = (composer: readonly string[], between: readonly string[] = []): AgentScreen =>
+    agentScreen(
+      ['Tips for getting started:', '', '  ? for shortcuts', SEPARATOR, ' Shift+Tab to accept edits', '▄'.repeat(WIDTH), ...composer, '▀'.repeat(WIDTH), ...between, ...FOOTER].join('\n'),
+      { width: WIDTH, height: HEIGHT, cursor: { x: 25, y: 6, visible: false } },
+    );
+
+  it('reads the draft, with no menu open', () => {
+    const reading = geminiRules.read(edged([' > Say hello in one word.']));
+    assert.equal(reading.phase, 'composer');
+    assert.equal(reading.composer?.text, 'Say hello in one word.');
+    assert.equal(reading.completion, false);
+  });
+
+  it('still sees a completion menu opened under the band', () => {
+    const reading = geminiRules.read(edged([' > @no'], [' notes.txt']));
+    assert.equal(reading.composer?.text, '@no');
+    assert.equal(reading.completion, true);
+  });
+});

@@ -124,6 +124,8 @@ export class HerdrAdapter implements MuxAdapter {
   private readonly configRoot: string;
   private readonly timeoutMs: number;
   private readonly incarnation: string;
+  /** The socket this adapter drives, resolved: which of the listed sessions is its own. */
+  private readonly socketPath: string;
   private readonly streams = new Set<HerdrStream>();
 
   constructor(options: HerdrAdapterOptions) {
@@ -131,6 +133,7 @@ export class HerdrAdapter implements MuxAdapter {
     this.configRoot = options.configRoot ?? herdrConfigRoot();
     this.timeoutMs = options.timeoutMs ?? HERDR_DEFAULT_TIMEOUT_MS;
     this.incarnation = herdrIncarnation(options.socketPath);
+    this.socketPath = resolve(options.socketPath);
   }
 
   async serverIncarnation(): Promise<string> {
@@ -388,7 +391,8 @@ export class HerdrAdapter implements MuxAdapter {
   async listSessions(): Promise<MuxOutcome<readonly MuxSession[]>> {
     const sessions: MuxSession[] = [];
     const defaultSocket = join(this.configRoot, HERDR_SOCKET_FILE);
-    if (await isSocket(defaultSocket)) sessions.push({ name: 'default', endpoint: defaultSocket });
+    const session = (name: string, endpoint: string): MuxSession => ({ name, endpoint, current: resolve(endpoint) === this.socketPath });
+    if (await isSocket(defaultSocket)) sessions.push(session('default', defaultSocket));
     let names: string[];
     try {
       names = await readdir(join(this.configRoot, 'sessions'));
@@ -398,7 +402,7 @@ export class HerdrAdapter implements MuxAdapter {
     }
     for (const name of names.sort()) {
       const endpoint = join(this.configRoot, 'sessions', name, HERDR_SOCKET_FILE);
-      if (await isSocket(endpoint)) sessions.push({ name, endpoint });
+      if (await isSocket(endpoint)) sessions.push(session(name, endpoint));
     }
     return ok(sessions);
   }

@@ -1,0 +1,38 @@
+/**
+ * The words the page puts on a pane, a restart and the layout. Pure and free of the DOM, so the
+ * page bundles it and the tests check it directly.
+ */
+import type { ConfigView, PaneView, RestartView, SessionsView } from './protocol.js';
+
+/** What names a pane: a name given through drover, else its program's title unless that outlived it, else what runs. */
+export function paneName(pane: PaneView): string {
+  return pane.label ?? (pane.title_stale ? null : pane.title) ?? pane.foreground ?? pane.pane_id;
+}
+
+/** The note beside a title its program left behind; null for a title still current. */
+export function staleTitleNote(pane: PaneView): string | null {
+  return pane.title !== null && pane.title_stale ? `title “${pane.title}” left by a program that has exited` : null;
+}
+
+/** Whether the page walks spaces at all: a multiplexer with one space shows its tabs alone. */
+export function showsSpaces(config: Pick<ConfigView, 'spaces'> | null): boolean {
+  return config?.spaces !== 'one';
+}
+
+/** Where a pane sits: space › tab, or the tab alone where there is one space. */
+export function paneWhere(pane: PaneView, config: Pick<ConfigView, 'spaces'> | null): string {
+  const tab = pane.tab_label ?? pane.tab_id;
+  return showsSpaces(config) ? `${pane.space_label} › ${tab}` : tab;
+}
+
+/** The banner over a restarted multiplexer's panes. */
+export function restartBanner(mux: string, restart: RestartView, locale?: string): string {
+  const at = new Date(restart.at);
+  const when = `${at.toLocaleDateString(locale)} ${at.toLocaleTimeString(locale)}`;
+  return `The ${mux} server was restarted (${when}). These are the new server's panes: replies, answers and keys meant for a pane of the old one are refused, and nothing is sent.`;
+}
+
+/** Whether a session list is worth showing: the multiplexer keeps several sessions. */
+export function showsSessions(view: SessionsView | null): boolean {
+  return view !== null && view.available && view.sessions.length > 1;
+}
