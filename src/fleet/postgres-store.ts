@@ -32,17 +32,13 @@ function retryable(error: unknown): boolean {
 /** Connection and availability failures: the store could not be used just now. */
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOENT', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300', '55P03', '57014']);
 
-/** A PostgreSQL URL as drover may show it: the password, wherever it is given, masked. */
+/**
+ * A PostgreSQL URL as drover may show it: the password, wherever it is given, masked; the rest
+ * as written. Read as text, not as a WHATWG URL, which refuses libpq's socket form with no host
+ * (`postgresql://user@/db?host=/run/postgresql`).
+ */
 export function maskUrl(url: string): string {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    return `${url.split(':')[0]}:… (not a URL drover can read)`;
-  }
-  if (parsed.password !== '') parsed.password = '***';
-  if (parsed.searchParams.has('password')) parsed.searchParams.set('password', '***');
-  return parsed.toString();
+  return url.replace(/^([a-z][a-z0-9+.-]*:\/\/[^:@/?#]*):[^@/?#]*@/i, '$1:***@').replace(/([?&]password=)[^&#]*/gi, '$1***');
 }
 
 function sqlState(error: unknown): string | undefined {
