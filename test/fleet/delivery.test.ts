@@ -57,7 +57,7 @@ describe('deliverPending', () => {
 
     // 5 s hold: Escape line ends at 1.5 s, each direct line takes 1 s and needs 2.5 s left.
     assert.deepEqual(first, { notified: messages.slice(0, 3).map((m) => m.messageId), held: null, diagnostic: null });
-    assert.deepEqual(s.port.calls.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter', 'literal', 'enter']);
+    assert.deepEqual(s.port.inputs.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter', 'literal', 'enter']);
     assert.deepEqual(s.port.literals, messages.slice(0, 3).map((m) => formatNotificationLine(m)));
     assert.ok(s.port.calls.every((c) => c.pane === '%2'));
     for (const m of messages.slice(0, 3)) assert.ok((await s.broker.showMessage(m.messageId)).notifiedAt, `message ${m.messageId} stamped`);
@@ -68,7 +68,7 @@ describe('deliverPending', () => {
     s.port.onCall = undefined;
     const second = await deliverPending(s.options(s.bob));
     assert.deepEqual(second.notified, messages.slice(3).map((m) => m.messageId));
-    assert.deepEqual(s.port.calls.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter'], 'a new hold leads with Escape again');
+    assert.deepEqual(s.port.inputs.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter'], 'a new hold leads with Escape again');
     assert.deepEqual((await s.broker.pollMessages(s.bob.memberId)).length, 5, 'delivery leaves every message input_required');
     const after = await outsider.tryAcquire(key);
     assert.ok(after, 'the lock is released afterwards');
@@ -152,12 +152,12 @@ describe('deliverPending', () => {
     assert.match(attempt.diagnostic!.diagnostic, new RegExp(`^message ${b.messageId} was not notified to member ${s.bob.memberId}: typing into pane %2 may have been partial`));
     assert.equal((await s.broker.showMessage(b.messageId)).notifiedAt, null);
     assert.equal((await s.broker.showMessage(c.messageId)).notifiedAt, null);
-    assert.deepEqual(s.port.calls.map((call) => call.op), ['escape', 'literal', 'enter', 'literal'], 'the drain ends at the failure');
+    assert.deepEqual(s.port.inputs.map((call) => call.op), ['escape', 'literal', 'enter', 'literal'], 'the drain ends at the failure');
 
     // At-least-once: a later invocation types b again, with Escape.
     s.port.calls.length = 0;
     assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [b.messageId, c.messageId]);
-    assert.equal(s.port.calls[0]!.op, 'escape');
+    assert.equal(s.port.inputs[0]!.op, 'escape');
   });
 
   it('reports a multiplexer that cannot be resolved, typing nothing', async (t) => {

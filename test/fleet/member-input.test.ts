@@ -41,7 +41,7 @@ describe('promptMember and execInMember', () => {
     const s = await setup(t);
     const result = await promptMember({ ...s.options(s.alice.memberId), text: '/compact now' });
     assert.equal(result.line, '/compact now');
-    assert.deepEqual(s.port.calls.map((c) => [c.op, c.pane, c.text]), [
+    assert.deepEqual(s.port.inputs.map((c) => [c.op, c.pane, c.text]), [
       ['escape', '%1', undefined],
       ['literal', '%1', '/compact now'],
       ['enter', '%1', undefined],
