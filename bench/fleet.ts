@@ -1,10 +1,11 @@
 /**
- * Fleet messaging under load: 8 sender processes send 200 messages in total (`message send`
- * through the library, each waiting for its own delivery attempt) from the Director to 4
- * members whose panes run `cat -v` on an owned tmux server. Messages a busy pane lock left
- * pending are delivered afterwards by a `message wait`-style rotation. Before any figure is
- * reported, every message must be persisted, stamped notified_at, and found whole in its
- * member's pane history.
+ * Fleet messaging under load, on each store side by side: 8 sender processes send 200
+ * messages in total (`message send` through the library, each waiting for its own delivery
+ * attempt) from the Director to 4 members whose panes run `cat -v` on an owned tmux server.
+ * Messages a busy pane lock left pending are delivered afterwards by a `message wait`-style
+ * rotation. Before any figure is reported, every message must be persisted, stamped
+ * notified_at, and found whole in its member's pane history. The same run goes on SQLite and,
+ * where PostgreSQL is installed, on a private cluster started for the bench.
  *
  * `npm run bench fleet` runs the whole benchmark; `fleet --sender …` is one sender process.
  */
@@ -14,7 +15,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { LongLivedChild } from '../src/process/index.js';
 import { Endpoint, Server } from '../src/tmux/index.js';
-import { FleetRuntime, FleetStore, createFleetHere, createMember, deliverPending, formatNotificationLine, sendAndNotify, type Message } from '../src/fleet/index.js';
+import { FleetRuntime, SqlBroker, SqliteStore, createFleetHere, createMember, deliverPending, formatNotificationLine, openBroker, sendAndNotify, type Broker, type Message } from '../src/fleet/index.js';
+import { postgresSkipReason, startPostgres } from '../test/support/postgres.js';
 import { log, median, percentile, round } from './support.js';
 
 const SENDERS = 8;
@@ -33,12 +35,13 @@ function micros(timestamp: string): number {
 
 /** One sender process: waits for its stdin to close, then sends its share in order. */
 async function sender(args: string[]): Promise<Record<string, number>> {
-  const [databasePath, socketPath, from, targets, count, label] = args;
-  if (!databasePath || !socketPath || !from || !targets || !count || label === undefined) throw new Error('usage: fleet --sender DB SOCKET FROM TO,TO,… COUNT LABEL');
+  const [storeEnvironment, socketPath, from, targets, count, label] = args;
+  if (!storeEnvironment || !socketPath || !from || !targets || !count || label === undefined) throw new Error('usage: fleet --sender STORE-ENV-JSON SOCKET FROM TO,TO,… COUNT LABEL');
   process.stdin.resume();
   await new Promise((resolve) => process.stdin.once('end', resolve));
-  const store = FleetStore.open({ path: databasePath });
-  const runtime = FleetRuntime.open({ store, tmuxEndpoint: Endpoint.fromSocketPath(socketPath) });
+  // The store as a member's pane would reach it: the environment the bench's broker gives.
+  const broker = await openBroker({ env: JSON.parse(storeEnvironment) as NodeJS.ProcessEnv });
+  const runtime = await FleetRuntime.open({ broker, tmuxEndpoint: Endpoint.fromSocketPath(socketPath) });
   const recipients = targets.split(',').map(Number);
   let diagnostics = 0;
   try {
@@ -48,7 +51,7 @@ async function sender(args: string[]): Promise<Record<string, number>> {
     }
   } finally {
     await runtime.close();
-    store.close();
+    await broker.close();
   }
   return { sent: Number(count), diagnostics };
 }
@@ -60,19 +63,21 @@ function echoProgram(dir: string): string {
   return path;
 }
 
-async function benchmark(): Promise<Record<string, number>> {
+/** One store's run: `open` gives the bench's broker on a new, empty store in `dir`. */
+async function benchmark(kind: string, open: (dir: string) => Promise<Broker>): Promise<Record<string, number>> {
+  log(`== ${kind}`);
   const dir = mkdtempSync(join(tmpdir(), 'drover-bench-fleet-'));
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.TMUX;
   delete env.TMUX_PANE;
   const server = await Server.start({ env });
-  const store = FleetStore.open({ path: join(dir, 'drover.db') });
+  const broker = await open(dir);
   let runtime: FleetRuntime | undefined;
   const senders: LongLivedChild[] = [];
   try {
     const session = await server.newSession({ name: 'bench', width: 250, height: 60, cwd: dir });
     const director = (await session.listPanes())[0]!.id;
-    runtime = FleetRuntime.open({ store, env: { PATH: process.env.PATH, HOME: dir, SHELL: echoProgram(dir), TMUX_PANE: director }, tmuxEndpoint: server.endpoint });
+    runtime = await FleetRuntime.open({ broker, env: { PATH: process.env.PATH, HOME: dir, SHELL: echoProgram(dir), TMUX_PANE: director }, tmuxEndpoint: server.endpoint });
     const { fleet, director: directorMember } = await createFleetHere(runtime, { name: 'bench', agent: 'shell' });
     const members = [];
     for (let i = 0; i < MEMBERS; i += 1) members.push(await createMember(runtime, { fleetId: fleet.fleetId, name: `member-${i}`, cwd: dir }));
@@ -80,7 +85,7 @@ async function benchmark(): Promise<Record<string, number>> {
 
     for (let i = 0; i < SENDERS; i += 1) {
       const rotated = [...ids.slice(i % MEMBERS), ...ids.slice(0, i % MEMBERS)];
-      const args = ['fleet', '--sender', store.path, server.endpoint.socketPath, String(directorMember.memberId), rotated.join(','), String(MESSAGES / SENDERS), String(i)];
+      const args = ['fleet', '--sender', JSON.stringify(broker.connectionEnvironment()), server.endpoint.socketPath, String(directorMember.memberId), rotated.join(','), String(MESSAGES / SENDERS), String(i)];
       senders.push(await LongLivedChild.start([process.execPath, MAIN, ...args], { env }));
     }
     const gate = Date.now() * 1000;
@@ -90,18 +95,18 @@ async function benchmark(): Promise<Record<string, number>> {
       if (exit.exitCode !== 0) throw new Error(`a sender failed (${exit.exitCode ?? exit.signal}): ${child.stderr().tail.toString()}`);
     }
     const sendersDone = Date.now() * 1000;
-    const sent = (): Message[] => ids.flatMap((id) => runtime!.broker.pollMessages(id)).filter((message) => message.text.startsWith('bench '));
-    const leftAfterSend = sent().filter((message) => message.notifiedAt === null).length;
+    const sent = async (): Promise<Message[]> => (await Promise.all(ids.map((id) => broker.pollMessages(id)))).flat().filter((message) => message.text.startsWith('bench '));
+    const leftAfterSend = (await sent()).filter((message) => message.notifiedAt === null).length;
     log(`senders done in ${((sendersDone - gate) / 1e6).toFixed(1)} s; ${leftAfterSend} messages left pending by busy locks`);
 
     // What the senders could not deliver, as `message wait` would: each member's pane is drained in turn.
     const drainUntil = Date.now() + DRAIN_DEADLINE_MS;
-    while (sent().some((message) => message.notifiedAt === null) && Date.now() < drainUntil) {
+    while ((await sent()).some((message) => message.notifiedAt === null) && Date.now() < drainUntil) {
       await Promise.all(ids.map((id) => deliverPending({ ...runtime!.notify, recipientId: id, fleetId: fleet.fleetId })));
     }
 
     // Correctness first: every message persisted, stamped and visible, whole, in its pane.
-    const messages = sent();
+    const messages = await sent();
     if (messages.length !== MESSAGES) throw new Error(`correctness check failed: ${messages.length}/${MESSAGES} messages persisted`);
     const histories = new Map<number, string>();
     for (const member of members) histories.set(member.member.memberId, (await server.pane(member.pane).capture({ start: '-', join: true })).toString('utf8'));
@@ -111,29 +116,55 @@ async function benchmark(): Promise<Record<string, number>> {
     const created = messages.map((message) => micros(message.createdAt));
     const latency = messages.map((message) => (micros(message.notifiedAt!) - micros(message.createdAt)) / 1000);
     const persistSeconds = (Math.max(...created) - gate) / 1e6;
+    const lastNotified = Math.max(...messages.map((message) => micros(message.notifiedAt!)));
     const figures = {
+      messages_per_s: round(MESSAGES / ((lastNotified - gate) / 1e6), 2),
       messages_persisted_per_second: round(MESSAGES / persistSeconds, 2),
-      send_to_notified_median_ms: round(median(latency), 1),
-      send_to_notified_p95_ms: round(percentile(latency, 95), 1),
+      median_ms: round(median(latency), 1),
+      p95_ms: round(percentile(latency, 95), 1),
       persisted: messages.length,
-      delivered: delivered.length,
+      intact: delivered.length,
       left_pending_by_senders: leftAfterSend,
       senders: SENDERS,
       members: MEMBERS,
     };
-    log(`${MESSAGES} messages persisted in ${persistSeconds.toFixed(1)} s (${figures.messages_persisted_per_second}/s) by ${SENDERS} processes to ${MEMBERS} members`);
-    log(`send -> notified_at: median ${figures.send_to_notified_median_ms} ms, p95 ${figures.send_to_notified_p95_ms} ms`);
-    log(`persisted ${figures.persisted}/${MESSAGES}, delivered at least once ${figures.delivered}/${MESSAGES}`);
+    log(`${MESSAGES} messages persisted in ${persistSeconds.toFixed(1)} s (${figures.messages_persisted_per_second}/s) by ${SENDERS} processes to ${MEMBERS} members; all notified at ${figures.messages_per_s}/s`);
+    log(`send -> notified_at: median ${figures.median_ms} ms, p95 ${figures.p95_ms} ms`);
+    log(`persisted ${figures.persisted}/${MESSAGES}, delivered whole and visible ${figures.intact}/${MESSAGES}`);
     return figures;
   } finally {
     await Promise.all(senders.map((child) => child.stop(100, 'SIGKILL').catch(() => undefined)));
     await runtime?.close();
-    store.close();
+    await broker.close();
     await server.close();
     rmSync(dir, { recursive: true, force: true });
   }
 }
 
-export async function run(args: string[]): Promise<Record<string, number>> {
-  return args[0] === '--sender' ? sender(args.slice(1)) : benchmark();
+/** Both stores, one after the other, their figures side by side under each store's prefix. */
+async function bothStores(): Promise<Record<string, number | string>> {
+  const sqlite = await benchmark('sqlite', (dir) => Promise.resolve(new SqlBroker(SqliteStore.open({ path: join(dir, 'drover.db') }))));
+  const figures: Record<string, number | string> = {};
+  const add = (prefix: string, run: Record<string, number>): void => {
+    for (const [key, value] of Object.entries(run)) figures[`${prefix}_${key}`] = value;
+  };
+  add('sqlite', sqlite);
+  const skip = await postgresSkipReason();
+  if (skip !== undefined) {
+    log(`postgresql: skipped (${skip})`);
+    figures.postgres_skipped = skip;
+    return figures;
+  }
+  const cleanups: (() => unknown)[] = [];
+  try {
+    const cluster = await startPostgres((fn) => cleanups.push(fn));
+    add('postgres', await benchmark('postgresql', async () => openBroker({ env: { DROVER_BROKER: await cluster.createDatabase() } })));
+  } finally {
+    for (const cleanup of cleanups) await cleanup();
+  }
+  return figures;
+}
+
+export async function run(args: string[]): Promise<Record<string, number | string>> {
+  return args[0] === '--sender' ? sender(args.slice(1)) : bothStores();
 }

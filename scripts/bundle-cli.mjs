@@ -20,8 +20,9 @@ await build({
   format: 'esm',
   platform: 'node',
   target: 'node22',
-  // A native addon cannot be bundled; it is resolved from node_modules at run time.
-  external: ['better-sqlite3'],
+  // A native addon cannot be bundled, and node-postgres is loaded only when PostgreSQL is chosen
+  // (its optional native binding is never required): both are resolved from node_modules at run time.
+  external: ['better-sqlite3', 'pg'],
   // CommonJS dependencies bundled into ES modules still call require() for Node's built-ins.
   banner: { js: "import { createRequire as __droverRequire } from 'node:module'; const require = __droverRequire(import.meta.url);" },
   logLevel: 'warning',

@@ -1,12 +1,14 @@
 /**
  * The fleet as the page sees it: fleets and their members, the Director's inbox (the messages
  * the Director owns), sending as the Director through the broker's own delivery, and
- * acknowledging. New messages are noticed by reading the database's latest message id, once a
- * second: the store is SQLite shared with other drover processes, and a read is cheap.
+ * acknowledging. New messages are noticed by reading the store's latest message id whenever
+ * the store signals a change (PostgreSQL), or every quarter second (SQLite, which cannot
+ * signal other processes; a read is cheap).
  */
 import {
   PaneLockError,
   placementPaneKey,
+  type ChangeWatch,
   RegistryNotFoundError,
   RegistryStateError,
   placementLockKey,
@@ -25,7 +27,8 @@ import type { FleetListView, FleetMessageView, FleetView, InboxView } from './pr
 const INBOX_LIMIT = 50;
 /** How long a write from the page waits for a fleet delivery typing into the same pane: the fleet's own input budget. */
 const PANE_INPUT_WAIT_MS = 5000;
-const FLEET_POLL_MS = 1000;
+/** The longest the page's watch waits on a store that signals before it reads again anyway. */
+const FLEET_IDLE_MS = 60_000;
 
 export interface SendView {
   readonly message: FleetMessageView;
@@ -55,7 +58,8 @@ function fleetError(error: unknown): unknown {
 }
 
 export class FleetApi {
-  private timer: NodeJS.Timeout | undefined;
+  private watching: ChangeWatch | undefined;
+  private readonly stop = new AbortController();
   private latest = new Map<number, number>();
 
   constructor(
@@ -72,9 +76,9 @@ export class FleetApi {
    */
   async withPaneInput<T>(pane: { readonly port: MuxPort; readonly paneId: string; readonly incarnation: string }, write: () => Promise<T>): Promise<T> {
     const { broker, locks, clock } = this.runtime;
-    const keys = broker
-      .listFleets()
-      .flatMap((fleet) => broker.activePlacements(fleet.fleetId))
+    const placements = await Promise.all((await broker.listFleets()).map((fleet) => broker.activePlacements(fleet.fleetId)));
+    const keys = placements
+      .flat()
       .filter(
         ({ placement }) =>
           placement.backend === pane.port.mux &&
@@ -98,9 +102,10 @@ export class FleetApi {
     }
   }
 
-  list(): FleetListView {
-    const fleets = this.runtime.broker.listFleets().map((fleet): FleetView => {
-      const members = this.runtime.broker.listMembers(fleet.fleetId);
+  async list(): Promise<FleetListView> {
+    const fleets = await Promise.all(
+      (await this.runtime.broker.listFleets()).map(async (fleet): Promise<FleetView> => {
+      const members = await this.runtime.broker.listMembers(fleet.fleetId);
       return {
         fleet_id: fleet.fleetId,
         name: fleet.name,
@@ -115,15 +120,16 @@ export class FleetApi {
           gone: member.placement?.goneAt !== null && member.placement?.goneAt !== undefined,
         })),
       };
-    });
+      }),
+    );
     return { available: true, reason: null, fleets };
   }
 
-  inbox(fleetId: number): InboxView {
-    return this.guard(() => {
-      const director = this.director(fleetId);
-      const names = this.names(fleetId);
-      const messages = this.runtime.broker.deliveriesAfter(director.memberId, 0).messages;
+  inbox(fleetId: number): Promise<InboxView> {
+    return this.guard(async () => {
+      const director = await this.director(fleetId);
+      const names = await this.names(fleetId);
+      const messages = (await this.runtime.broker.deliveriesAfter(director.memberId, 0)).messages;
       const pending = messages.filter((message) => message.statusState === 'input_required').reverse();
       const done = messages.filter((message) => message.statusState === 'completed').reverse();
       return { fleet_id: fleetId, director_member_id: director.memberId, messages: [...pending, ...done].slice(0, INBOX_LIMIT).map((message) => messageView(message, names)) };
@@ -134,7 +140,7 @@ export class FleetApi {
   async send(fleetId: number, to: number, text: string): Promise<SendView> {
     let director: Member;
     try {
-      director = this.director(fleetId);
+      director = await this.director(fleetId);
     } catch (error) {
       throw fleetError(error);
     }
@@ -146,62 +152,73 @@ export class FleetApi {
     }
     this.hub.publish('fleet', { fleet_id: fleetId, message_id: result.message.messageId, change: 'message' });
     return {
-      message: messageView(result.message, this.names(fleetId)),
+      message: messageView(result.message, await this.names(fleetId)),
       notification_sent: result.notificationSent,
       diagnostic: result.diagnostic?.diagnostic ?? result.failure?.diagnostic ?? null,
     };
   }
 
   /** Acknowledges a message the Director owns. */
-  ack(fleetId: number, messageId: number): FleetMessageView {
-    return this.guard(() => {
-      const director = this.director(fleetId);
-      const message = this.runtime.broker.ackMessage(director.memberId, messageId);
+  ack(fleetId: number, messageId: number): Promise<FleetMessageView> {
+    return this.guard(async () => {
+      const director = await this.director(fleetId);
+      const message = await this.runtime.broker.ackMessage(director.memberId, messageId);
       this.hub.publish('fleet', { fleet_id: fleetId, message_id: messageId, change: 'ack' });
-      return messageView(message, this.names(fleetId));
+      return messageView(message, await this.names(fleetId));
     });
   }
 
-  /** Publishes a hint for every message stored since the last look, by any process. */
+  /** Publishes a hint for every message stored since the last look, by any process, until closed. */
   watch(): void {
-    this.look();
-    this.timer = setInterval(() => this.look(), FLEET_POLL_MS);
-    this.timer.unref();
+    void this.watchLoop();
+  }
+
+  private async watchLoop(): Promise<void> {
+    try {
+      this.watching = await this.runtime.broker.watch();
+      while (!this.stop.signal.aborted) {
+        await this.look();
+        await this.watching.next(FLEET_IDLE_MS, this.stop.signal);
+      }
+    } catch {
+      // A store that cannot be watched leaves the page to its own reloads.
+    }
   }
 
   close(): void {
-    clearInterval(this.timer);
+    this.stop.abort();
+    void this.watching?.close();
   }
 
-  private look(): void {
+  private async look(): Promise<void> {
     try {
-      for (const fleet of this.runtime.broker.listFleets()) {
+      for (const fleet of await this.runtime.broker.listFleets()) {
         if (fleet.directorMemberId === null) continue;
         const seen = this.latest.get(fleet.fleetId);
-        const fresh = this.runtime.broker.deliveriesAfter(fleet.directorMemberId, seen ?? 0);
+        const fresh = await this.runtime.broker.deliveriesAfter(fleet.directorMemberId, seen ?? 0);
         this.latest.set(fleet.fleetId, fresh.latestMessageId);
         if (seen === undefined) continue;
         for (const message of fresh.messages) this.hub.publish('fleet', { fleet_id: fleet.fleetId, message_id: message.messageId, change: 'message' });
       }
     } catch {
-      // A busy or briefly locked database is looked at again on the next tick.
+      // A busy or briefly unreachable store is looked at again on the next change.
     }
   }
 
-  private director(fleetId: number): Member {
-    const fleet = this.runtime.broker.getFleet(fleetId);
+  private async director(fleetId: number): Promise<Member> {
+    const fleet = await this.runtime.broker.getFleet(fleetId);
     if (fleet.deletedAt !== null) throw new RegistryStateError(`fleet ${fleetId} is deleted`);
     if (fleet.directorMemberId === null) throw new RegistryStateError(`fleet ${fleetId} has no Director`);
     return this.runtime.broker.getMember(fleet.directorMemberId);
   }
 
-  private names(fleetId: number): Map<number, string> {
-    return new Map(this.runtime.broker.listMembers(fleetId).map((member) => [member.memberId, member.name]));
+  private async names(fleetId: number): Promise<Map<number, string>> {
+    return new Map((await this.runtime.broker.listMembers(fleetId)).map((member) => [member.memberId, member.name]));
   }
 
-  private guard<T>(body: () => T): T {
+  private async guard<T>(body: () => Promise<T>): Promise<T> {
     try {
-      return body();
+      return await body();
     } catch (error) {
       throw fleetError(error);
     }

@@ -73,9 +73,9 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
   // Options for an explicit agent are checked before anything is read; an inherited agent once it is known.
   if (request.agent !== undefined) validateAgentOptions({ agent: request.agent, ...options });
   requireDirectory(request.cwd);
-  const fleet = broker.getFleet(request.fleetId);
+  const fleet = await broker.getFleet(request.fleetId);
   if (fleet.deletedAt !== null) throw new RegistryStateError(`fleet ${fleet.fleetId} is deleted`);
-  const director = broker.getMember(fleet.directorMemberId!);
+  const director = await broker.getMember(fleet.directorMemberId!);
   const directorPlacement = director.placement;
   if (!isConcrete(directorPlacement)) throw new PlacementError(`fleet ${fleet.fleetId}'s Director has no pane to place members beside.`);
   const agent = request.agent ?? director.codingAgent;
@@ -86,7 +86,7 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
   const backend = await runtime.backendFor(directorPlacement);
   const server = await backend.serverIncarnation(clock.now() + COMPENSATION_BUDGET_MS);
 
-  const member = broker.registerMember({
+  const member = await broker.registerMember({
     fleetId: fleet.fleetId,
     name: request.name,
     description: request.description,
@@ -109,20 +109,20 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
         directorPane: directorPlacement.pane,
         command,
         cwd: request.cwd,
-        env: { DROVER_DB: runtime.store.path },
+        env: runtime.memberEnvironment(),
         deadline: clock.now() + SPAWN_DEADLINE_MS,
       });
     } catch (error) {
       throw await compensate(runtime, backend, member.memberId, error, null);
     }
     try {
-      broker.recordPane(member.memberId, spawned.pane);
+      await broker.recordPane(member.memberId, spawned.pane);
     } catch (error) {
       throw await compensate(runtime, backend, member.memberId, error, spawned.pane);
     }
     const warnings = [...spawned.warnings];
     if (agent !== 'shell' && !takesPromptOnCommandLine(agent)) warnings.push(...(await sendSpawnPrompt(runtime, director.memberId, member.memberId, spawnPrompt(launch))));
-    return { member: broker.getMember(member.memberId), pane: spawned.pane, warnings };
+    return { member: await broker.getMember(member.memberId), pane: spawned.pane, warnings };
   } finally {
     spans.exit();
   }
@@ -159,7 +159,7 @@ async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId
     if (cleanup.kind === 'unknown') diagnostics.push(`pane compensation is unconfirmed for member ${memberId}: ${cleanup.detail}; no pane was closed`);
   }
   try {
-    broker.store.withBusyTimeout(Math.max(1, Math.floor(deadline - clock.now())), () => broker.deregisterMember(memberId));
+    await broker.within(Math.max(1, Math.floor(deadline - clock.now()))).deregisterMember(memberId);
   } catch (deregisterError) {
     if (!(deregisterError instanceof RegistryNotFoundError)) diagnostics.push(`cleanup failed for member ${memberId}: ${errorMessage(deregisterError)}`);
   }

@@ -1,8 +1,11 @@
-import { isAgentKind, rulesFor, type AgentScreenRules } from '../agents/index.js';
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { isAgentKind, rulesFor, SUBMIT_TIMEOUT_MS, type AgentScreenRules } from '../agents/index.js';
 import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
-import type { Broker, DeliverySnapshot } from './broker.js';
+import type { BroadcastInput, Broker, ClaimRequest, DeliverySnapshot, SendInput } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import {
+  ENTER_MS,
   INPUT_RESERVATION_MS,
   MIN_LITERAL_MS,
   TRANSPORT_BUDGET_MS,
@@ -13,7 +16,7 @@ import {
   type Lead,
   type PaneInput,
 } from './dispatch.js';
-import { errorMessage, isDatabaseBusy, isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError } from './errors.js';
+import { errorMessage, isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError, StoreUnavailableError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
@@ -21,6 +24,21 @@ import { formatNotificationLine } from './notification.js';
 /** Finalization (the last stamp) may run this long past the start of finalization. */
 export const FINALIZATION_GRACE_MS = 1000;
 export const LOCK_BUSY_REASON = 'pane input remained busy';
+export const CLAIMED_ELSEWHERE_REASON = 'another dispatcher holds its delivery claim';
+/**
+ * How long a delivery claim stands unless stamped or released: one hold's whole budget, the
+ * watch after Enter and the stamp's grace. A dispatcher that died leaves its claim to run out.
+ */
+export const CLAIM_LEASE_MS = TRANSPORT_BUDGET_MS + SUBMIT_TIMEOUT_MS + ENTER_MS + FINALIZATION_GRACE_MS;
+
+/** This machine's prefix of a claimant: claims made here were made under this machine's pane locks. */
+const CLAIM_HOST = `${hostname()}/`;
+/** This process as a claimant. */
+const CLAIMANT = `${CLAIM_HOST}${process.pid}/${randomUUID().slice(0, 8)}`;
+
+function claimRequest(exclude: ReadonlySet<number>): ClaimRequest {
+  return { exclude, claimant: CLAIMANT, voids: CLAIM_HOST, leaseMs: CLAIM_LEASE_MS };
+}
 
 /**
  * Opens a placement's pane for input through its multiplexer's port, once that multiplexer is
@@ -90,15 +108,16 @@ export function notNotifiedDiagnostic(messageId: number, memberId: number, reaso
 type Budgeted<T> = { value: T } | { failure: string };
 
 /**
- * A database step under the lock, bounded by the remaining budget. Busy or out of budget
- * is a notification failure; anything else (corruption, unreadable storage) keeps its cause.
+ * A store step under the lock, bounded by the remaining budget. A store busy or unreachable,
+ * or out of budget, is a notification failure; anything else (corruption, unreadable
+ * storage) keeps its cause.
  */
-function budgeted<T>(broker: Broker, remainingMs: number, step: () => T): Budgeted<T> {
+async function budgeted<T>(broker: Broker, remainingMs: number, step: (bounded: Broker) => Promise<T>): Promise<Budgeted<T>> {
   if (remainingMs <= 0) return { failure: 'the pane input budget ran out' };
   try {
-    return { value: broker.store.withBusyTimeout(remainingMs, step) };
+    return { value: await step(broker.within(remainingMs)) };
   } catch (error) {
-    if (isDatabaseBusy(error)) return { failure: `the database stayed busy (${errorMessage(error)})` };
+    if (error instanceof StoreUnavailableError) return { failure: error.message };
     throw error;
   }
 }
@@ -116,7 +135,7 @@ function placementVerdict(snapshot: DeliverySnapshot, locked: ConcretePlacement)
  * The first line leads with Escape, later lines are typed directly. notified_at is stamped
  * only after a complete submission, so delivery is at-least-once: any failure leaves the
  * message pending with one not-notified diagnostic, for the next send or `message wait`.
- * Database failures other than busy/deadline are thrown with their cause.
+ * Store failures other than busy, unreachable or out of budget are thrown with their cause.
  */
 export async function deliverPending(options: DeliveryOptions): Promise<DeliveryAttempt> {
   const { broker, locks, recipientId, fleetId } = options;
@@ -136,7 +155,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
   };
 
   // 1. The eligibility snapshot, before any lock or multiplexer.
-  const initial = broker.deliverySnapshot(recipientId, fleetId, attempted);
+  const initial = await broker.deliverySnapshot(recipientId, fleetId, attempted);
   if (initial.next === null) return result;
   if (initial.eligibility === 'pending_placement') return hold('pending_placement');
   if (initial.eligibility === 'pane_gone') return fail(initial.next, paneGoneReason(initial.placement!.pane));
@@ -153,7 +172,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
     throw error;
   }
   if (!guard) {
-    const now = broker.deliverySnapshot(recipientId, fleetId, attempted);
+    const now = await broker.deliverySnapshot(recipientId, fleetId, attempted);
     return now.next ? fail(now.next, LOCK_BUSY_REASON) : result;
   }
 
@@ -161,7 +180,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
   try {
     if (options.signal?.aborted) return fail(initial.next, 'interrupted before the line was typed; nothing was typed');
     // 3. Revalidate under the lock, then resolve the multiplexer.
-    const revalidated = budgeted(broker, deadline - clock.now(), () => broker.deliverySnapshot(recipientId, fleetId, attempted));
+    const revalidated = await budgeted(broker, deadline - clock.now(), (bounded) => bounded.deliverySnapshot(recipientId, fleetId, attempted));
     if ('failure' in revalidated) return fail(initial.next, revalidated.failure);
     const verdict = placementVerdict(revalidated.value, placement);
     if (verdict === 'gone' || revalidated.value.next === null) return result;
@@ -175,19 +194,32 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
 
     let lead: Lead = 'escape';
     for (;;) {
-      // 4. The oldest message not yet attempted, with the recipient re-read.
-      const read = budgeted(broker, deadline - clock.now(), () => broker.deliverySnapshot(recipientId, fleetId, attempted));
+      // 4. The oldest message not yet attempted, claimed, with the recipient re-read.
+      const read = await budgeted(broker, deadline - clock.now(), (bounded) => bounded.claimNext(recipientId, fleetId, claimRequest(attempted)));
       if ('failure' in read) return result.notified.length === 0 ? fail(initial.next, read.failure) : result;
+      const message = read.value.next;
+      // A claim is given back whenever its message is not stamped; one that cannot be (the store
+      // is unreachable) runs out with its lease.
+      const giveBack = async (): Promise<void> => {
+        if (message !== null) await broker.within(FINALIZATION_GRACE_MS).releaseClaim(message.messageId, CLAIMANT).catch(() => undefined);
+      };
+      const failClaimed = async (reason: string): Promise<DeliveryAttempt> => {
+        await giveBack();
+        return fail(message!, reason);
+      };
       const current = placementVerdict(read.value, placement);
+      if (current !== 'same') await giveBack();
       if (current === 'gone') return result;
       if (current === 'changed') return hold('placement_changed');
-      const message = read.value.next;
+      if (read.value.claimedElsewhere !== null) return result.notified.length === 0 ? fail(read.value.claimedElsewhere, CLAIMED_ELSEWHERE_REASON) : result;
       if (message === null) return result;
 
       // 5. Enough budget left for this lead's reservation plus a minimal literal?
       const rules = read.value.codingAgent === null ? undefined : (options.agentRules ?? codingAgentRules)(read.value.codingAgent);
       if (deadline - clock.now() < (rules === undefined ? leadReservation(lead) : 0) + MIN_LITERAL_MS) {
-        return result.notified.length === 0 ? fail(message, INSUFFICIENT_BUDGET_MESSAGE) : result;
+        if (result.notified.length === 0) return failClaimed(INSUFFICIENT_BUDGET_MESSAGE);
+        await giveBack();
+        return result;
       }
       attempted.add(message.messageId);
 
@@ -199,7 +231,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
           const outcome = await submitAgentLine({ input, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
           if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
           if (outcome.status !== 'submitted') {
-            const failed = fail(message, `${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
+            const failed = await failClaimed(`${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
             // Found mid-turn with nothing typed (often the turn this same wait's previous line
             // started): not an attempt, so a later retry of the same `message wait` may deliver it.
             if (outcome.stage === 'not_typed' && outcome.reading.phase === 'busy') attempted.delete(message.messageId);
@@ -208,20 +240,20 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         }
       } catch (error) {
         if (isPaneGone(error)) {
-          broker.markPaneGone(recipientId, placement.pane);
-          return fail(message, paneGoneReason(placement.pane));
+          await broker.markPaneGone(recipientId, placement.pane);
+          return failClaimed(paneGoneReason(placement.pane));
         }
         if (isServerReplaced(error)) {
-          broker.markServerReplaced(recipientId, placement.pane);
-          return fail(message, new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
+          await broker.markServerReplaced(recipientId, placement.pane);
+          return failClaimed(new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
         }
-        return fail(message, errorMessage(error));
+        return failClaimed(errorMessage(error));
       }
 
       // 7. Stamp while still pending; an ACK or another invocation's stamp also counts.
       const finalDeadline = Math.max(deadline, clock.now() + FINALIZATION_GRACE_MS);
-      const stamp = budgeted(broker, finalDeadline - clock.now(), () => broker.stampNotified(message.messageId));
-      if ('failure' in stamp) return fail(message, stamp.failure);
+      const stamp = await budgeted(broker, finalDeadline - clock.now(), (bounded) => bounded.stampNotified(message.messageId));
+      if ('failure' in stamp) return failClaimed(stamp.failure);
       if (stamp.value !== 'missing') result.notified.push(message.messageId);
       // One line per hold for a coding agent: its turn on that line runs now, and between Enter
       // and the busy screen some agents briefly draw an idle composer that would take, and lose,
@@ -264,12 +296,12 @@ export interface SendResult {
  * its pane. A self-send, a director recipient or a recipient without a concrete pane gets
  * no pane input. No notification outcome undoes the committed message.
  */
-export async function sendAndNotify(options: NotifyOptions & { from: number; to: number; text: string }): Promise<SendResult> {
-  const message = options.broker.sendMessage({ from: options.from, to: options.to, text: options.text });
+export async function sendAndNotify(options: NotifyOptions & SendInput): Promise<SendResult> {
+  const message = await options.broker.sendMessage({ from: options.from, to: options.to, text: options.text, idempotencyKey: options.idempotencyKey });
   const result: SendResult = { message, notificationSent: false, diagnostic: null, failure: null };
   if (message.fromMemberId === message.ownerMemberId) return result;
   try {
-    const { fleetId } = options.broker.getMember(message.ownerMemberId);
+    const { fleetId } = await options.broker.getMember(message.ownerMemberId);
     const attempt = await deliverPending({ ...options, recipientId: message.ownerMemberId, fleetId });
     return { ...result, notificationSent: attempt.notified.includes(message.messageId), diagnostic: attempt.diagnostic };
   } catch (cause) {
@@ -286,9 +318,9 @@ export interface BroadcastNotifyResult extends BroadcastResult {
 }
 
 /** `message broadcast`: persists the N+1 rows, then drains each recipient in turn. */
-export async function broadcastAndNotify(options: NotifyOptions & { from: number; text: string }): Promise<BroadcastNotifyResult> {
-  const result = options.broker.broadcastMessage({ from: options.from, text: options.text });
-  const { fleetId } = options.broker.getMember(options.from);
+export async function broadcastAndNotify(options: NotifyOptions & BroadcastInput): Promise<BroadcastNotifyResult> {
+  const result = await options.broker.broadcastMessage({ from: options.from, text: options.text, idempotencyKey: options.idempotencyKey });
+  const { fleetId } = await options.broker.getMember(options.from);
   const attempted = options.attempted ?? new Set<number>();
   let delivered = 0;
   const diagnostics: NotNotified[] = [];

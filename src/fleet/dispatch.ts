@@ -1,5 +1,6 @@
 import { SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
-import type { PaneChannel } from '../mux/index.js';
+import type { MuxScreen, PaneChannel } from '../mux/index.js';
+import { cursorFollows } from '../panes/index.js';
 import { DroverError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { errorMessage, PaneInputError } from './errors.js';
@@ -8,8 +9,12 @@ import { validateLiteralLine } from './notification.js';
 /** Every submission's whole transport budget. */
 export const TRANSPORT_BUDGET_MS = 5000;
 export const ESCAPE_MAX_MS = 1000;
+/** The longest wait after Escape: a line editor that shows nothing for it holds it this long as a key prefix (readline's keyseq-timeout). */
 export const ESCAPE_SETTLE_MS = 500;
+/** The longest wait for the typed line to show before Enter. */
 export const SUBMIT_SETTLE_MS = 1000;
+/** How often the pane is read while a settle waits for its evidence. */
+export const EVIDENCE_POLL_MS = 15;
 export const ENTER_MS = 1000;
 export const MIN_LITERAL_MS = 500;
 export const REVALIDATION_MARGIN_MS = 500;
@@ -59,10 +64,63 @@ function provablyNotStarted(error: unknown): boolean {
   return error instanceof DroverError && error.delivery === 'not_sent';
 }
 
+/** What a pane's screen shows, compared: its rows and its cursor. */
+function screenKey(screen: MuxScreen): string {
+  return `${screen.cursor === null ? '' : `${screen.cursor.x},${screen.cursor.y}`}\n${screen.lines.join('\n')}`;
+}
+
+/**
+ * When the pane may take the next key after Escape: at once when the screen changed from
+ * `before` (the program took Escape as a key of its own, as `cat -v` echoes ^[), or after the
+ * whole settle when nothing showed (a line editor may be holding it as the start of a key
+ * sequence, and a key typed within its timeout would join it).
+ */
+export function escapeTaken(before: MuxScreen | undefined, after: MuxScreen): boolean {
+  return before !== undefined && screenKey(before) !== screenKey(after);
+}
+
+/** Whether the typed line shows: the cursor stands right after it on its input line. */
+export function lineShown(screen: MuxScreen, line: string): boolean {
+  return cursorFollows(screen, line) === true;
+}
+
+/**
+ * Reads the pane every EVIDENCE_POLL_MS until `seen` holds for a screen, for at most `boundMs`:
+ * the settle ends on the evidence, the bound only when it never shows. A read that fails ends
+ * the looking and the bound is waited out, as before there was evidence to read.
+ */
+async function settleOnEvidence(input: PaneInput, clock: Clock, boundMs: number, seen: (screen: MuxScreen) => boolean): Promise<void> {
+  const until = clock.now() + boundMs;
+  for (;;) {
+    const left = until - clock.now();
+    if (left <= 0) return;
+    let screen: MuxScreen;
+    try {
+      screen = await input.channel(until).read();
+    } catch {
+      await clock.sleep(until - clock.now());
+      return;
+    }
+    if (seen(screen)) return;
+    await clock.sleep(Math.min(EVIDENCE_POLL_MS, until - clock.now()));
+  }
+}
+
+/** The screen before a key, when it can be read within the budget; undefined otherwise (the settle then runs its bound). */
+async function screenBefore(input: PaneInput, deadline: number): Promise<MuxScreen | undefined> {
+  try {
+    return await input.channel(deadline).read();
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Submits one literal line: [Escape, settle,] literal, settle, Enter, within the deadline.
- * The line is validated before anything is sent. Success establishes complete submission
- * only; failures are PaneInputErrors that say whether anything may have been typed.
+ * Each settle ends as soon as the pane shows its evidence (the Escape taken, the line typed);
+ * ESCAPE_SETTLE_MS and SUBMIT_SETTLE_MS bound it when the evidence never shows. The line is
+ * validated before anything is sent. Success establishes complete submission only; failures
+ * are PaneInputErrors that say whether anything may have been typed.
  */
 export async function submitLine(options: SubmitOptions): Promise<void> {
   const { input, line, lead, deadline } = options;
@@ -74,12 +132,14 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
   if (slack <= 0) throw new PaneInputError(INSUFFICIENT_BUDGET_MESSAGE, 'budget', { delivery: 'not_sent' });
 
   if (lead === 'escape') {
+    const escapeDeadline = clock.now() + Math.min(ESCAPE_MAX_MS, slack);
+    const before = await screenBefore(input, escapeDeadline);
     try {
-      await input.channel(clock.now() + Math.min(ESCAPE_MAX_MS, slack)).keys(['Escape']);
+      await input.channel(escapeDeadline).keys(['Escape']);
     } catch (cause) {
       throw new PaneInputError(`Escape could not be sent to pane ${pane}; no text was typed: ${errorMessage(cause)}`, 'escape', { delivery: 'not_sent', cause });
     }
-    await clock.sleep(ESCAPE_SETTLE_MS);
+    await settleOnEvidence(input, clock, ESCAPE_SETTLE_MS, (screen) => escapeTaken(before, screen));
   }
 
   // The settle and Enter keep their reservation: the line is typed by then.
@@ -97,7 +157,7 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
     });
   }
 
-  await clock.sleep(SUBMIT_SETTLE_MS);
+  await settleOnEvidence(input, clock, SUBMIT_SETTLE_MS, (screen) => lineShown(screen, line));
   try {
     await input.channel(deadline).keys(['Enter']);
   } catch (cause) {

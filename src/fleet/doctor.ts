@@ -1,36 +1,33 @@
 import { accessSync, constants, statSync } from 'node:fs';
-import Database from 'better-sqlite3';
 import { MUX_DECLARATIONS, selectMux } from '../mux/index.js';
 import { run } from '../process/index.js';
 import { fleetUnsupported } from './backend.js';
+import type { StoreKind } from './broker.js';
 import { errorMessage } from './errors.js';
-import { LATEST_SCHEMA_VERSION } from './migrations.js';
-import { paneLockDirectory, resolveDatabasePath } from './store.js';
+import { inspectPostgres, LATEST_POSTGRES_SCHEMA_VERSION } from './postgres-store.js';
+import { inspectSqliteSchema, LATEST_SQLITE_SCHEMA_VERSION, paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
+import { chooseStore, describeChoice } from './stores.js';
 
 export interface FleetDoctorSection {
-  database: {
-    path: string | null;
-    exists: boolean;
-    /** The applied schema version; null when the database is missing, unversioned or unreadable. */
+  store: {
+    kind: StoreKind | null;
+    /** The SQLite file, or the PostgreSQL URL with its password masked. */
+    location: string | null;
+    /** What chose the store: DROVER_BROKER, the config file's broker key, or DROVER_DB (the default). */
+    chosenBy: string | null;
+    /** A SQLite file exists; a PostgreSQL server answered. */
+    reachable: boolean;
+    /** The applied schema version; 0 when nothing was stored yet; null when unversioned or unreadable. */
     schemaVersion: number | null;
-    latestSchemaVersion: number;
+    latestSchemaVersion: number | null;
+    /** PostgreSQL: a notification came back to a listening connection (dispatchers wake on it); null for SQLite. */
+    listens: boolean | null;
   };
   lockDirectory: { path: string | null; exists: boolean; writable: boolean };
   backend: { resolved: string | null; summary: string | null };
   flock: { available: boolean; version: string | null };
   /** Everything that would stop the fleet from working, one sentence each; empty when all is well. */
   problems: string[];
-}
-
-function inspectSchema(path: string): number | null {
-  const db = new Database(path, { readonly: true, fileMustExist: true });
-  try {
-    const ledger = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_migrations'").get();
-    if (ledger === undefined) return null;
-    return (db.prepare('SELECT max(version) AS version FROM schema_migrations').get() as { version: number | null }).version;
-  } finally {
-    db.close();
-  }
 }
 
 function isWritableDirectory(path: string): boolean {
@@ -42,15 +39,40 @@ function isWritableDirectory(path: string): boolean {
   }
 }
 
+/** The store the environment chooses, inspected without creating, migrating or writing anything. */
+async function inspectStore(env: NodeJS.ProcessEnv, section: FleetDoctorSection, problems: string[]): Promise<void> {
+  const choice = chooseStore(env);
+  const location = describeChoice(choice);
+  section.store = { ...section.store, kind: choice.kind, location, chosenBy: choice.source };
+  if (choice.kind === 'postgresql') {
+    section.store.latestSchemaVersion = LATEST_POSTGRES_SCHEMA_VERSION;
+    const found = await inspectPostgres(choice.url);
+    Object.assign(section.store, { reachable: found.reachable, schemaVersion: found.schemaVersion, listens: found.reachable ? found.listens : null });
+    if (found.problem !== null) problems.push(found.problem);
+  } else {
+    section.store.latestSchemaVersion = LATEST_SQLITE_SCHEMA_VERSION;
+    section.store.reachable = statSync(choice.path, { throwIfNoEntry: false })?.isFile() === true;
+    if (section.store.reachable) {
+      section.store.schemaVersion = inspectSqliteSchema(choice.path);
+      if (section.store.schemaVersion === null) problems.push(`the database ${location} has no schema_migrations ledger; drover will not use it`);
+    } else section.store.schemaVersion = 0;
+  }
+  const { schemaVersion, latestSchemaVersion } = section.store;
+  if (schemaVersion !== null && latestSchemaVersion !== null && schemaVersion > latestSchemaVersion) {
+    problems.push(`the ${choice.kind === 'sqlite' ? 'database' : 'PostgreSQL store'} ${location} is at schema version ${schemaVersion}, newer than this drover knows (${latestSchemaVersion})`);
+  }
+}
+
 /**
- * The fleet's part of `drover doctor`: where the database is and which schema it has (read
- * only: nothing is created or migrated), where the pane input locks live, which backend this
- * environment resolves to, and whether util-linux flock (the pane input lock) works.
+ * The fleet's part of `drover doctor`: which store the fleet uses and what chose it, whether
+ * it answers and which schema it has (read only: nothing is created or migrated), whether a
+ * PostgreSQL store's notifications arrive, where the pane input locks live, which backend
+ * this environment resolves to, and whether util-linux flock (the pane input lock) works.
  */
 export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): Promise<FleetDoctorSection> {
   const problems: string[] = [];
   const section: FleetDoctorSection = {
-    database: { path: null, exists: false, schemaVersion: null, latestSchemaVersion: LATEST_SCHEMA_VERSION },
+    store: { kind: null, location: null, chosenBy: null, reachable: false, schemaVersion: null, latestSchemaVersion: null, listens: null },
     lockDirectory: { path: null, exists: false, writable: false },
     backend: { resolved: null, summary: null },
     flock: { available: false, version: null },
@@ -58,23 +80,18 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
   };
 
   try {
-    const path = resolveDatabasePath(env);
-    section.database.path = path;
-    section.database.exists = statSync(path, { throwIfNoEntry: false })?.isFile() === true;
-    if (section.database.exists) {
-      section.database.schemaVersion = inspectSchema(path);
-      if (section.database.schemaVersion === null) problems.push(`the database ${path} has no schema_migrations ledger; drover will not use it`);
-      else if (section.database.schemaVersion > LATEST_SCHEMA_VERSION) {
-        problems.push(`the database ${path} is at schema version ${section.database.schemaVersion}, newer than this drover knows (${LATEST_SCHEMA_VERSION})`);
-      }
-    }
-    const lockDirectory = paneLockDirectory(path);
+    await inspectStore(env, section, problems);
+  } catch (error) {
+    problems.push(`the fleet store cannot be inspected: ${errorMessage(error)}`);
+  }
+  try {
+    const lockDirectory = paneLockDirectory(resolveDatabasePath(env));
     section.lockDirectory.path = lockDirectory;
     section.lockDirectory.exists = statSync(lockDirectory, { throwIfNoEntry: false })?.isDirectory() === true;
     section.lockDirectory.writable = section.lockDirectory.exists && isWritableDirectory(lockDirectory);
     if (section.lockDirectory.exists && !section.lockDirectory.writable) problems.push(`the pane lock directory ${lockDirectory} is not writable`);
   } catch (error) {
-    problems.push(`the database cannot be inspected: ${errorMessage(error)}`);
+    problems.push(`the pane lock directory cannot be inspected: ${errorMessage(error)}`);
   }
 
   try {

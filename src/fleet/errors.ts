@@ -26,6 +26,12 @@ export class StoreError extends DroverError {
   }
 }
 
+/**
+ * The store could not be used just now: it stayed busy past the wait, or could not be
+ * reached. Nothing of the call was stored; the same call may succeed later.
+ */
+export class StoreUnavailableError extends StoreError {}
+
 /** A pane's input lock stayed busy until the writer's wait ended. Nothing was typed. */
 export class PaneInputBusyError extends DroverError {
   constructor(message: string) {
@@ -64,12 +70,6 @@ export class PlacementError extends DroverError {
   constructor(message: string) {
     super(message, { phase: 'placement', delivery: 'not_sent' });
   }
-}
-
-/** Whether a better-sqlite3 error means another connection kept the database locked past the busy wait. */
-export function isDatabaseBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED');
 }
 
 /** The message of anything thrown, for embedding in a diagnostic. */

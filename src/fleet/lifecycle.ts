@@ -52,9 +52,9 @@ export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: n
   const clock = options.clock ?? systemClock;
   const spans = options.spans ?? terminationSpans;
   const deadline = clock.now() + TRANSPORT_BUDGET_MS;
-  broker.getFleet(fleetId);
+  await broker.getFleet(fleetId);
   for (let round = 0; ; round += 1) {
-    const placements = broker.activePlacements(fleetId);
+    const placements = await broker.activePlacements(fleetId);
     const memberByKey = new Map<string, number>();
     for (const { memberId, placement } of placements) {
       const key = placementLockKey(placement);
@@ -68,9 +68,9 @@ export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: n
     if ('busyKey' in taken) throw busy(taken.busyKey);
     spans.enter();
     try {
-      if (!sameActivePlacements(broker.activePlacements(fleetId), placements)) continue;
+      if (!sameActivePlacements(await broker.activePlacements(fleetId), placements)) continue;
       const tidy = await options.closePanes?.(placements, deadline);
-      const deletion = broker.deleteFleet(fleetId, placements);
+      const deletion = await broker.deleteFleet(fleetId, placements);
       if (deletion.status === 'deleted') {
         const diagnostics = await tidyAfter(tidy, deadline, `restoring the layout after deleting fleet ${fleetId} failed`);
         return { deregisteredCount: deletion.deregisteredCount, placements, diagnostics };
@@ -108,7 +108,7 @@ export async function deleteMemberLocked(options: LifecycleOptions & { memberId:
   for (let round = 0; ; round += 1) {
     // A placement that keeps changing must not outlast the deadline.
     if (round > 0 && clock.now() >= deadline) throw busy();
-    const member = broker.getMember(memberId);
+    const member = await broker.getMember(memberId);
     if (member.kind === 'director') throw new RegistryStateError("cannot deregister the root Director; use 'drover fleet delete' instead");
     const placement = member.placement;
     if (!isConcrete(placement)) {
@@ -120,9 +120,9 @@ export async function deleteMemberLocked(options: LifecycleOptions & { memberId:
     if (!guard) throw busy();
     spans.enter();
     try {
-      if (!samePlacement(broker.getMember(memberId).placement, placement)) continue;
+      if (!samePlacement((await broker.getMember(memberId)).placement, placement)) continue;
       const tidy = await options.closePane(placement, deadline);
-      broker.deregisterMember(memberId);
+      await broker.deregisterMember(memberId);
       const diagnostics = await tidyAfter(tidy, deadline, `rebalancing the layout after closing pane ${placement.pane} failed`);
       return { memberId, placement, diagnostics };
     } finally {

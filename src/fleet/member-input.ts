@@ -51,7 +51,7 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
   const deadline = clock.now() + TRANSPORT_BUDGET_MS;
   const verb = what === 'prompt' ? 'prompt' : 'exec';
 
-  const member = broker.getMember(memberId);
+  const member = await broker.getMember(memberId);
   const placement = member.placement;
   const rules = codingAgentRules(member.codingAgent);
   if (placement === null) throw new PlacementError(`member ${memberId} has no placement row; it was not spawned via \`drover member create\`.`);
@@ -63,7 +63,7 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
   try {
     // An interrupt that came as the lock was taken still stops everything: nothing is typed yet.
     if (options.signal?.aborted) throw new AbortedError(`interrupted before the ${what} was typed; it was not dispatched`, { phase: 'input', delivery: 'not_sent' });
-    const current = broker.store.withBusyTimeout(deadline - clock.now(), () => broker.getMember(memberId).placement);
+    const current = (await broker.within(deadline - clock.now()).getMember(memberId)).placement;
     if (!samePlacement(current, placement)) {
       throw new PlacementError(`member ${memberId}'s placement changed while waiting for its pane input; ${what} was not dispatched.`);
     }
@@ -88,9 +88,9 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
         await submitLine({ input, line, lead: 'direct', deadline, clock });
       }
     } catch (error) {
-      if (isPaneGone(error)) broker.markPaneGone(memberId, placement.pane);
+      if (isPaneGone(error)) await broker.markPaneGone(memberId, placement.pane);
       if (isServerReplaced(error)) {
-        broker.markServerReplaced(memberId, placement.pane);
+        await broker.markServerReplaced(memberId, placement.pane);
         throw new PlacementStaleError(memberId, placement.pane, placement.backend);
       }
       throw error;

@@ -28,7 +28,7 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
   const deadline = runtime.clock.now() + TRANSPORT_BUDGET_MS;
   const { backend, incarnation } = await runtime.current(backendName, deadline);
   const location = await backend.locate(pane, deadline);
-  return runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server: incarnation } });
+  return await runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server: incarnation } });
 }
 
 /** How long a roster waits for each multiplexer's pane list. */
@@ -46,7 +46,7 @@ function checkable(member: Member): member is Member & { placement: ConcretePlac
  * but not recorded. Best effort: a multiplexer that cannot be asked leaves its members as
  * stored (an unreachable server is not proof that a pane is gone).
  */
-export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, members: readonly M[], reread: () => M[]): Promise<M[]> {
+export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, members: readonly M[], reread: () => Promise<M[]>): Promise<M[]> {
   const found = new Map<number, { pane: string; finding: 'goneAt' | 'staleAt' }>();
   for (const name of new Set(members.flatMap((m) => (checkable(m) ? [m.placement.backend] : [])))) {
     let live: Set<string>;
@@ -67,14 +67,14 @@ export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, 
     }
   }
   if (found.size === 0) return [...members];
-  if (!runtime.store.readOnly) {
+  if (!runtime.broker.store.readOnly) {
     for (const [memberId, { pane, finding }] of found) {
-      if (finding === 'staleAt') runtime.broker.markServerReplaced(memberId, pane);
-      else runtime.broker.markPaneGone(memberId, pane);
+      if (finding === 'staleAt') await runtime.broker.markServerReplaced(memberId, pane);
+      else await runtime.broker.markPaneGone(memberId, pane);
     }
     return reread();
   }
-  const now = runtime.store.timestamp();
+  const now = runtime.broker.timestamp();
   return members.map((member) => {
     const finding = found.get(member.memberId)?.finding;
     return finding === undefined ? member : { ...member, placement: { ...member.placement!, [finding]: now } };
@@ -87,9 +87,9 @@ function leftAlone(error: PlacementStaleError): string {
 }
 
 /** The Director's pane when it lives on `backend`, for the layout tidy. */
-function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: PlacementBackend): string | null {
-  const fleet = runtime.broker.getFleet(fleetId);
-  const director = fleet.directorMemberId === null ? null : runtime.broker.getMember(fleet.directorMemberId).placement;
+async function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: PlacementBackend): Promise<string | null> {
+  const fleet = await runtime.broker.getFleet(fleetId);
+  const director = fleet.directorMemberId === null ? null : (await runtime.broker.getMember(fleet.directorMemberId)).placement;
   return isConcrete(director) && director.backend === backend ? director.pane : null;
 }
 
@@ -123,7 +123,7 @@ export async function deleteMember(runtime: FleetRuntime, memberId: number): Pro
     spans: runtime.spans,
     memberId,
     closePane: async (placement, deadline) => {
-      const directorPane = directorPaneOn(runtime, runtime.broker.getMember(placement.memberId).fleetId, placement.backend);
+      const directorPane = await directorPaneOn(runtime, (await runtime.broker.getMember(placement.memberId)).fleetId, placement.backend);
       let backend: FleetBackend;
       try {
         backend = await runtime.backendFor(placement, deadline);
@@ -152,7 +152,7 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
     spans: runtime.spans,
     fleetId,
     closePanes: async (placements, deadline) => {
-      const fleet = runtime.broker.getFleet(fleetId);
+      const fleet = await runtime.broker.getFleet(fleetId);
       const directorEntry = placements.find((entry) => entry.memberId === fleet.directorMemberId);
       const closed: { backend: FleetBackend; pane: ClosedPane }[] = [];
       for (const { memberId, placement } of placements) {
@@ -225,7 +225,7 @@ async function capturePlacement(runtime: FleetRuntime, memberId: number, placeme
     paneKey: placementPaneKey(placement),
     lines,
     content,
-    capturedAt: runtime.store.timestamp(),
+    capturedAt: runtime.broker.timestamp(),
     contentSha256: createHash('sha256').update(content, 'utf8').digest('hex'),
   };
 }
@@ -239,7 +239,7 @@ function requirePane(member: Member, verb: string): ConcretePlacement {
 /** `member capture`: read-only, no input lock. */
 export async function captureMember(runtime: FleetRuntime, memberId: number, options: CaptureOptions = {}): Promise<MemberCapture> {
   const lines = captureLines(options);
-  return capturePlacement(runtime, memberId, requirePane(runtime.broker.getMember(memberId), 'capture'), lines, options.ansi === true);
+  return capturePlacement(runtime, memberId, requirePane(await runtime.broker.getMember(memberId), 'capture'), lines, options.ansi === true);
 }
 
 export type FleetCaptureEntry =
@@ -260,8 +260,8 @@ export interface FleetCapture {
 /** `fleet capture`: every active member's pane, read-only, plus the unregistered panes beside the Director. */
 export async function captureFleet(runtime: FleetRuntime, fleetId: number, options: CaptureOptions = {}): Promise<FleetCapture> {
   const lines = captureLines(options);
-  const fleet = runtime.broker.getFleet(fleetId);
-  const roster = runtime.broker.listMembers(fleetId);
+  const fleet = await runtime.broker.getFleet(fleetId);
+  const roster = await runtime.broker.listMembers(fleetId);
   const members: FleetCaptureEntry[] = [];
   for (const member of roster) {
     const base = { memberId: member.memberId, name: member.name, kind: member.kind };
@@ -292,5 +292,5 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
       unregisteredPaneKeys = unregisteredPanes.map((pane) => placementPaneKey({ ...director, pane, server })!);
     }
   }
-  return { fleetId: fleet.fleetId, capturedAt: runtime.store.timestamp(), members, unregisteredPanes, unregisteredPaneKeys };
+  return { fleetId: fleet.fleetId, capturedAt: runtime.broker.timestamp(), members, unregisteredPanes, unregisteredPaneKeys };
 }

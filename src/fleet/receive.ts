@@ -1,4 +1,3 @@
-import { setTimeout as delay } from 'node:timers/promises';
 import { AbortedError, DroverError } from '../process/index.js';
 import { systemClock } from './clock.js';
 import { deliverPending, type NotNotified, type NotifyOptions } from './delivery.js';
@@ -6,14 +5,15 @@ import type { Message } from './model.js';
 
 /** `message wait` attempts at most one member's held deliveries per interval. */
 export const WAIT_ROTATION_INTERVAL_MS = 1000;
-/** How often `message wait` and `message listen` look for new messages. */
-export const RECEIVE_POLL_INTERVAL_MS = 250;
+/** The longest `message listen` waits on a store that signals before it reads again anyway. */
+const LISTEN_IDLE_MS = 60_000;
 
 export interface WaitOptions extends NotifyOptions {
   /** The member waiting for messages (the wait's subject). */
   memberId: number;
   timeoutMs: number;
   rotationIntervalMs?: number;
+  /** How often a store that cannot signal a change (SQLite) is read again (default 250 ms). */
   pollIntervalMs?: number;
   signal?: AbortSignal;
 }
@@ -42,14 +42,6 @@ export class WaitError extends DroverError {
   }
 }
 
-async function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  try {
-    await delay(Math.max(0, ms), undefined, { signal });
-  } catch {
-    // Aborted: the caller's loop notices the signal.
-  }
-}
-
 /** The candidates after the last attempted member first, so that every member gets its turn. */
 function rotate(candidates: readonly number[], last: number): number[] {
   return [...candidates.filter((id) => id > last), ...candidates.filter((id) => id <= last)];
@@ -63,30 +55,36 @@ function rotate(candidates: readonly number[], last: number): number[] {
  * found busy with a turn, nothing typed, is retried at later rotations (one line per hold
  * means a member's second message usually meets the turn its first one started).
  * Notification failures are collected, one per message; anything else ends the wait with a
- * WaitError carrying them.
+ * WaitError carrying them. Between looks it waits on the store's change signal: retries are
+ * paced by the rotation interval, and with nothing left to retry only a change (or the
+ * timeout) wakes it.
  */
 export async function waitForMessages(options: WaitOptions): Promise<WaitResult> {
   const { broker, memberId, signal } = options;
   const clock = options.clock ?? systemClock;
   const rotationInterval = options.rotationIntervalMs ?? WAIT_ROTATION_INTERVAL_MS;
-  const pollInterval = options.pollIntervalMs ?? RECEIVE_POLL_INTERVAL_MS;
-  const { fleetId } = broker.getMember(memberId);
+  const { fleetId } = await broker.getMember(memberId);
   const deadline = clock.now() + options.timeoutMs;
   const attempted = new Set<number>();
   const result: WaitResult = { memberId, messages: [], timedOut: false, notified: [], diagnostics: [] };
   let lastAttempted = 0;
   let nextRotation = clock.now();
+  // Watching starts before the first look, so a change between a look and the wait is not missed.
+  const watch = await broker.watch({ fleetId, pollMs: options.pollIntervalMs });
   try {
     for (;;) {
       if (signal?.aborted) throw new AbortedError('message wait was interrupted', { delivery: 'not_sent' });
-      result.messages = broker.pollMessages(memberId).reverse();
+      result.messages = (await broker.pollMessages(memberId)).reverse();
       if (result.messages.length > 0) return result;
       if (clock.now() >= deadline) return { ...result, timedOut: true };
+      let retrying = true;
       if (clock.now() >= nextRotation) {
         nextRotation = clock.now() + rotationInterval;
-        for (const candidate of rotate(broker.recipientsAwaitingNotification(fleetId, [memberId]), lastAttempted)) {
+        retrying = false;
+        for (const candidate of rotate(await broker.recipientsAwaitingNotification(fleetId, [memberId]), lastAttempted)) {
           const attempt = await deliverPending({ ...options, recipientId: candidate, fleetId, attempted });
           if (attempt.notified.length === 0 && attempt.diagnostic === null && attempt.held === null) continue;
+          retrying = true;
           lastAttempted = candidate;
           result.notified.push(...attempt.notified);
           // A message retried after a busy turn keeps one diagnostic, its latest, and none once notified.
@@ -97,16 +95,19 @@ export async function waitForMessages(options: WaitOptions): Promise<WaitResult>
           break;
         }
       }
-      await pause(Math.min(pollInterval, deadline - clock.now(), nextRotation - clock.now()), signal);
+      await watch.next((retrying ? Math.min(deadline, nextRotation) : deadline) - clock.now(), signal);
     }
   } catch (error) {
     if (error instanceof AbortedError) throw error;
     throw new WaitError(error, result.diagnostics);
+  } finally {
+    await watch.close();
   }
 }
 
 export interface ListenOptions extends Pick<NotifyOptions, 'broker'> {
   memberId: number;
+  /** How often a store that cannot signal a change (SQLite) is read again (default 250 ms). */
   pollIntervalMs?: number;
   signal?: AbortSignal;
 }
@@ -118,15 +119,20 @@ export interface ListenOptions extends Pick<NotifyOptions, 'broker'> {
  */
 export async function* listenForMessages(options: ListenOptions): AsyncGenerator<Message> {
   const { broker, memberId, signal } = options;
-  const pollInterval = options.pollIntervalMs ?? RECEIVE_POLL_INTERVAL_MS;
-  const backlog = broker.deliveriesAfter(memberId, 0);
-  for (const message of backlog.messages) if (message.statusState === 'input_required') yield message;
-  let cursor = backlog.latestMessageId;
-  while (!signal?.aborted) {
-    await pause(pollInterval, signal);
-    if (signal?.aborted) return;
-    const fresh = broker.deliveriesAfter(memberId, cursor);
-    yield* fresh.messages;
-    cursor = fresh.latestMessageId;
+  const { fleetId } = await broker.getMember(memberId);
+  const watch = await broker.watch({ fleetId, pollMs: options.pollIntervalMs });
+  try {
+    const backlog = await broker.deliveriesAfter(memberId, 0);
+    for (const message of backlog.messages) if (message.statusState === 'input_required') yield message;
+    let cursor = backlog.latestMessageId;
+    while (!signal?.aborted) {
+      await watch.next(LISTEN_IDLE_MS, signal);
+      if (signal?.aborted) return;
+      const fresh = await broker.deliveriesAfter(memberId, cursor);
+      yield* fresh.messages;
+      cursor = fresh.latestMessageId;
+    }
+  } finally {
+    await watch.close();
   }
 }

@@ -2,13 +2,14 @@ import { MUX_DECLARATIONS, MuxError, openMux, resolveEndpoint, selectMux, zellij
 import { terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { OpenMuxOptions } from '../mux/index.js';
 import { FleetBackend, requireFleetSupport } from './backend.js';
-import { Broker } from './broker.js';
+import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import type { NotifyOptions, PortOpener } from './delivery.js';
 import { PaneLocks } from './lock.js';
 import { PlacementStaleError } from './errors.js';
 import type { ConcretePlacement, PlacementBackend } from './model.js';
-import { FleetStore } from './store.js';
+import { paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
+import { openBroker } from './stores.js';
 
 /** How long asking a multiplexer which server it is may take. */
 const SERVER_CHECK_TIMEOUT_MS = 2000;
@@ -28,12 +29,10 @@ export interface FleetRuntimeOptions {
   env?: NodeJS.ProcessEnv;
   /** An explicit tmux server (the CLI's -L/-S). Otherwise DROVER_MUX_ENDPOINT_TMUX, else $TMUX, else tmux's default. */
   tmuxEndpoint?: OpenMuxOptions['tmuxEndpoint'];
-  /** An open store; by default DROVER_DB is opened (and closed with the runtime). */
-  store?: FleetStore;
-  /** Open DROVER_DB only to read: it must exist, nothing is created, no write lock is taken. */
-  readOnly?: boolean;
-  /** A broker over `store` (tests inject failing ones). */
+  /** An open broker, the caller's to close; by default the store the environment chooses is opened (and closed with the runtime). */
   broker?: Broker;
+  /** Open the store only to read: it must exist, nothing is created, no write lock is taken. */
+  readOnly?: boolean;
   /** Ready backends by multiplexer, used instead of opening one (tests); the caller closes them. */
   backends?: Partial<Record<PlacementBackend, FleetBackend>>;
   clock?: Clock;
@@ -41,36 +40,45 @@ export interface FleetRuntimeOptions {
 }
 
 /**
- * What every fleet command works with: the database, the pane input locks, and one backend
- * per multiplexer its placements name, each a mux port opened on first use and closed with
- * the runtime.
+ * What every fleet command works with: the broker over the chosen store, the pane input
+ * locks of this machine, and one backend per multiplexer its placements name, each a mux
+ * port opened on first use and closed with the runtime.
  */
 export class FleetRuntime {
   readonly env: NodeJS.ProcessEnv;
-  readonly store: FleetStore;
   readonly broker: Broker;
   readonly locks: PaneLocks;
   readonly clock: Clock;
   readonly spans: TerminationSpans;
-  private readonly ownsStore: boolean;
+  /**
+   * This machine's drover database path: the SQLite store itself, or, beside a server store,
+   * where the pane input locks live (they belong to this machine's panes, not to the store).
+   */
+  private readonly localDatabasePath: string;
+  private readonly ownsBroker: boolean;
   private readonly options: FleetRuntimeOptions;
   private readonly backends = new Map<PlacementBackend, Promise<FleetBackend>>();
 
-  private constructor(options: FleetRuntimeOptions, store: FleetStore, ownsStore: boolean) {
+  private constructor(options: FleetRuntimeOptions, broker: Broker, ownsBroker: boolean) {
     this.options = options;
     this.env = options.env ?? process.env;
-    this.store = store;
-    this.ownsStore = ownsStore;
-    this.broker = options.broker ?? new Broker(store);
-    this.locks = new PaneLocks(store.lockDirectory);
+    this.broker = broker;
+    this.ownsBroker = ownsBroker;
+    this.localDatabasePath = broker.store.kind === 'sqlite' ? broker.store.location : resolveDatabasePath(this.env);
+    this.locks = new PaneLocks(paneLockDirectory(this.localDatabasePath));
     this.clock = options.clock ?? systemClock;
     this.spans = options.spans ?? terminationSpans;
     for (const [name, backend] of Object.entries(options.backends ?? {})) this.backends.set(name as PlacementBackend, Promise.resolve(backend));
   }
 
-  static open(options: FleetRuntimeOptions = {}): FleetRuntime {
-    if (options.store) return new FleetRuntime(options, options.store, false);
-    return new FleetRuntime(options, FleetStore.open({ env: options.env ?? process.env, readOnly: options.readOnly }), true);
+  static async open(options: FleetRuntimeOptions = {}): Promise<FleetRuntime> {
+    if (options.broker) return new FleetRuntime(options, options.broker, false);
+    return new FleetRuntime(options, await openBroker({ env: options.env ?? process.env, readOnly: options.readOnly }), true);
+  }
+
+  /** What a member's pane needs in its environment to reach this store and share these pane locks. */
+  memberEnvironment(): Record<string, string> {
+    return { DROVER_DB: this.localDatabasePath, ...this.broker.connectionEnvironment() };
   }
 
   /** The multiplexer this process runs in: tmux when a tmux server was named explicitly, else the mux selection. */
@@ -135,7 +143,7 @@ export class FleetRuntime {
     if (placement.server === null) return this.openBackend(placement.backend);
     const { backend, incarnation } = await this.current(placement.backend, Math.min(deadline, this.clock.now() + SERVER_CHECK_TIMEOUT_MS));
     if (backend.port.sameIncarnation(incarnation, placement.server)) return backend;
-    if (!this.store.readOnly) this.broker.markServerReplaced(placement.memberId, placement.pane);
+    if (!this.broker.store.readOnly) await this.broker.markServerReplaced(placement.memberId, placement.pane);
     throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
   }
 
@@ -147,7 +155,7 @@ export class FleetRuntime {
     return { broker: this.broker, locks: this.locks, openPort: this.openPort, clock: this.clock, spans: this.spans };
   }
 
-  /** Closes the backends this runtime opened (not injected ones) and the store it opened. */
+  /** Closes the backends this runtime opened (not injected ones) and the broker it opened. */
   async close(): Promise<void> {
     const opened = [...this.backends].filter(([name]) => !this.injected(name)).map(([, opening]) => opening);
     this.backends.clear();
@@ -155,6 +163,6 @@ export class FleetRuntime {
       const backend = await opening.catch(() => undefined);
       await backend?.close();
     }
-    if (this.ownsStore) this.store.close();
+    if (this.ownsBroker) await this.broker.close();
   }
 }

@@ -13,7 +13,7 @@ export { defineTool, type ToolContext, type ToolDefinition } from './tool.js';
 export { tmuxTools } from './tools/tmux.js';
 export { paneTools } from './tools/panes.js';
 export { libraryTools } from './tools/library.js';
-export { waitTools, workspaceTools, fleetTools, fleetDatabaseExists } from './tools/more.js';
+export { waitTools, workspaceTools, fleetTools } from './tools/more.js';
 export { CAPABILITIES_TOOL } from './tools/capabilities.js';
 export { FrameSplitter, type FrameEvent } from '../process/index.js';
 export { StdioTransport, DEFAULT_STDIO_LIMITS, STDIO_ERRORS, type StdioLimits, type StdioEnd } from './stdio.js';

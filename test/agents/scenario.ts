@@ -4,7 +4,8 @@ import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   FleetRuntime,
-  FleetStore,
+  SqlBroker,
+  SqliteStore,
   checkMemberPanes,
   createFleetHere,
   createMember,
@@ -207,9 +208,9 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
     it('fleet: messages reach an idle and a busy member whole, in order, once; a dead member is reported', async (t) => {
       if (requireAgent(t, name) === undefined) return;
       const bed = await startAgentBed(name);
-      const store = FleetStore.open({ path: join(bed.home, 'drover.db') });
+      const broker = new SqlBroker(SqliteStore.open({ path: join(bed.home, 'drover.db') }));
       const director = (await bed.server.snapshot()).panes.toArray()[0]!.paneId as string;
-      const runtime = FleetRuntime.open({ store, env: { ...bed.env, TMUX_PANE: director }, tmuxEndpoint: bed.server.endpoint });
+      const runtime = await FleetRuntime.open({ broker, env: { ...bed.env, TMUX_PANE: director }, tmuxEndpoint: bed.server.endpoint });
       try {
         const fleet = await createFleetHere(runtime, { name: 'bed', agent: 'shell' });
         const created = await createMember(runtime, { fleetId: fleet.fleet.fleetId, name: 'worker', agent: name, prompt: 'You are a test member; reply briefly.', cwd: bed.workdir });
@@ -232,7 +233,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         for (const text of ['second message', 'third message ✓ "quoted"']) {
           const sent = await sendAndNotify({ ...runtime.notify, from, to, text });
           assert.equal(sent.notificationSent, false, 'nothing is typed into a running turn');
-          assert.equal(store.read(() => runtime.broker.showMessage(sent.message.messageId).notifiedAt), null);
+          assert.equal((await runtime.broker.showMessage(sent.message.messageId)).notifiedAt, null);
           held.push(sent.message);
         }
         // `message wait` retries held deliveries once the turn ended.
@@ -251,11 +252,11 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         const dead = await sendAndNotify({ ...runtime.notify, from, to, text: 'are you there?' });
         assert.equal(dead.notificationSent, false);
         assert.match(dead.diagnostic?.diagnostic ?? '', /no longer exists/);
-        const [member] = await checkMemberPanes(runtime, [runtime.broker.getMember(to)], () => [runtime.broker.getMember(to)]);
+        const [member] = await checkMemberPanes(runtime, [await runtime.broker.getMember(to)], async () => [await runtime.broker.getMember(to)]);
         assert.ok(member?.placement?.goneAt, 'the member shows as gone');
       } finally {
         await runtime.close();
-        store.close();
+        await broker.close();
         await bed.close();
       }
     });
@@ -285,9 +286,9 @@ async function skipReason(bed: AgentBed, pane: string): Promise<string | undefin
 
 /** Retries a member's held deliveries, as `message wait` does, until none is left (or 60 s pass). */
 async function drain(runtime: FleetRuntime, memberId: number): Promise<void> {
-  const { fleetId } = runtime.broker.getMember(memberId);
+  const { fleetId } = await runtime.broker.getMember(memberId);
   const deadline = Date.now() + 60_000;
-  while (runtime.broker.deliverySnapshot(memberId, fleetId).next !== null) {
+  while ((await runtime.broker.deliverySnapshot(memberId, fleetId)).next !== null) {
     if (Date.now() > deadline) assert.fail(`member ${memberId} still has messages awaiting delivery`);
     await deliverPending({ ...runtime.notify, recipientId: memberId, fleetId });
     await delay(500);

@@ -37,7 +37,7 @@ describe('drover web: the fleet', () => {
     const stream = await world.stream();
     t.after(() => stream.close());
     // alice writes to the Director from her own process, as `drover message send` does.
-    const incoming = fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'tests pass <b>now</b>' });
+    const incoming = await fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'tests pass <b>now</b>' });
     await stream.next('a fleet event', (event) => event.kind === 'fleet' && event.data.message_id === incoming.messageId);
     const inbox = (await world.call(`/api/fleet/${fleet.fleetId}/inbox`)).json as unknown as InboxView;
     assert.deepEqual(
@@ -55,7 +55,7 @@ describe('drover web: the fleet', () => {
     assert.equal(sent.status, 200, sent.text);
     assert.equal(sent.json.notification_sent, true, String(sent.json.diagnostic));
     const messageId = (sent.json.message as { message_id: number }).message_id;
-    assert.equal(fleet.broker.showMessage(messageId).fromMemberId, fleet.directorId, 'sent as the Director');
+    assert.equal((await fleet.broker.showMessage(messageId)).fromMemberId, fleet.directorId, 'sent as the Director');
     await eventually('the line in alice’s pane', async () => (await paneHistory(fleet.server, alice.pane)).includes('please rerun the flaky test'));
     assert.equal((await world.post(`/api/fleet/${fleet.fleetId}/messages`, { to: 999, text: 'x' })).json.error?.code, 'not_found');
     assert.equal((await world.post('/api/fleet/abc/messages', { to: 1, text: 'x' })).json.error?.code, 'bad_request');
@@ -67,7 +67,7 @@ describe('drover web: the fleet', () => {
     const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
     t.after(() => port.close());
     const world = await startWebWorld(t, { mux: port, fleet: fleet.runtime });
-    const placement = fleet.broker.getMember(bob.member.memberId).placement!;
+    const placement = (await fleet.broker.getMember(bob.member.memberId)).placement!;
     const reply = (text: string) => world.post(`/api/panes/${encodeURIComponent(bob.pane)}/reply`, { text });
 
     // Another drover process typing a message into bob's pane holds its lock: the reply waits, then gives up untyped.

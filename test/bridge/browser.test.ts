@@ -167,12 +167,12 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
       await page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name: 'Fleet' }).click();
       const team = page.getByRole('region', { name: 'team' });
       await team.waitFor();
-      const incoming = fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'review ready' });
+      const incoming = await fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'review ready' });
       const inbox = team.getByRole('list', { name: 'Inbox' });
       await shows(inbox, 'alice: review ready');
       await inbox.getByRole('button', { name: `Ack message ${incoming.messageId}` }).click();
       await shows(inbox, '✓');
-      assert.equal(fleet.broker.showMessage(incoming.messageId).statusState, 'completed');
+      assert.equal((await fleet.broker.showMessage(incoming.messageId)).statusState, 'completed');
 
       const form = team.getByRole('form', { name: 'Send as Director' });
       await form.getByRole('combobox', { name: 'To' }).selectOption({ label: 'alice' });

@@ -3,7 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
-import { FleetStore, LATEST_SCHEMA_VERSION } from '../../src/fleet/index.js';
+import { LATEST_SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/fleet/index.js';
 import type { RunResult } from '../../src/process/index.js';
 import { seed } from '../mux/tmux-world.js';
 import { cliSandbox } from '../support/cli.js';
@@ -14,7 +14,7 @@ interface DoctorDocument {
   issues: string[];
   multiplexer: { backend: string | null; chosen_by: string | null; endpoint: Record<string, string | null> | null; tmux_version: string | null; reachable: boolean };
   tools: Record<string, string | null>;
-  fleet: { database: { path: string; exists: boolean; schema_version: number | null; latest_schema_version: number }; backend: { resolved: string | null }; problems: string[] };
+  fleet: { store: Record<string, unknown>; backend: { resolved: string | null }; problems: string[] };
   checks: { section: string; check: string; ok: boolean; detail: string }[];
 }
 
@@ -44,21 +44,29 @@ describe('drover doctor inside a tmux session', () => {
       '  ✓ reachable: 2 spaces, 4 panes',
     ]);
     assert.match(text.text(), /\ntools\n {2}✓ tmux: \/\S+\/tmux\n {2}✓ git: \/\S+\/git\n {2}✓ flock: \/\S+\/flock\nfleet\n/);
-    assert.match(text.text(), new RegExp(`\n {2}✓ database: ${join(sandbox.dir, 'drover.db')} \\(not created yet\\)\n`));
+    assert.match(text.text(), new RegExp(`\n {2}✓ store: sqlite ${join(sandbox.dir, 'drover.db')} \\(not created yet; chosen by DROVER_DB\\)\n`));
     assert.match(text.text(), /\n {2}✓ fleet backend: tmux\n/);
     assert.match(text.text(), /\nno issues found\n$/);
     assert.doesNotMatch(text.text(), /✗/);
   });
 
   it('reads the schema of an existing fleet database, and judges the server -S names the same way', async () => {
-    FleetStore.open({ path: join(sandbox.dir, 'drover.db') }).close();
+    SqliteStore.open({ path: join(sandbox.dir, 'drover.db') }).db.close();
     const document = doctorJson(await sandbox.drover(['-S', owned.server.endpoint.socketPath, 'doctor', '--json']), 0);
     assert.deepEqual([document.ok, document.issues], [true, []]);
     assert.deepEqual([document.multiplexer.backend, document.multiplexer.chosen_by, document.multiplexer.reachable], ['tmux', '-S', true]);
     assert.match(document.multiplexer.tmux_version!, /^tmux \d/);
-    assert.deepEqual(document.fleet.database, { path: join(sandbox.dir, 'drover.db'), exists: true, schema_version: LATEST_SCHEMA_VERSION, latest_schema_version: LATEST_SCHEMA_VERSION });
+    assert.deepEqual(document.fleet.store, {
+      kind: 'sqlite',
+      location: join(sandbox.dir, 'drover.db'),
+      chosen_by: 'DROVER_DB',
+      reachable: true,
+      schema_version: LATEST_SQLITE_SCHEMA_VERSION,
+      latest_schema_version: LATEST_SQLITE_SCHEMA_VERSION,
+      listens: null,
+    });
     assert.equal(document.fleet.backend.resolved, 'tmux');
-    assert.ok(document.checks.some((check) => check.check === 'database' && check.detail.endsWith(`(schema ${LATEST_SCHEMA_VERSION} of ${LATEST_SCHEMA_VERSION})`)));
+    assert.ok(document.checks.some((check) => check.check === 'store' && check.detail.endsWith(`(schema ${LATEST_SQLITE_SCHEMA_VERSION} of ${LATEST_SQLITE_SCHEMA_VERSION}; chosen by DROVER_DB)`)));
   });
 
   it('counts a server that does not answer as an issue', async () => {

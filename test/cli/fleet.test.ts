@@ -7,7 +7,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { after, before, describe, it } from 'node:test';
 import { LongLivedChild, type RunResult } from '../../src/process/index.js';
 import { HerdrClient } from '../../src/mux/index.js';
-import { FleetStore, PaneLocks, paneLockDirectory, paneLockKey } from '../../src/fleet/index.js';
+import { PaneLocks, SqliteStore, paneLockDirectory, paneLockKey } from '../../src/fleet/index.js';
 import { openPaths } from '../support/proc.js';
 import { eventually } from '../support/wait.js';
 import { incarnationKey, type Server } from '../../src/tmux/index.js';
@@ -280,14 +280,14 @@ describe('fleet reads change nothing', () => {
 
   it('reads while another process holds the write lock', async () => {
     const path = join(sandbox.dir, 'busy.db');
-    const store = FleetStore.open({ path });
+    const store = SqliteStore.open({ path });
     try {
       store.db.exec('BEGIN IMMEDIATE');
       const listed = await sandbox.drover(['fleet', 'list', '--json'], { env: { ...NO_MUX, DROVER_DB: path } });
       assert.deepEqual(json<unknown[]>(listed), []);
     } finally {
       store.db.exec('ROLLBACK');
-      store.close();
+      store.db.close();
     }
   });
 });

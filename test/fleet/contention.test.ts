@@ -29,7 +29,7 @@ async function output(child: LongLivedChild): Promise<string> {
 describe('two processes sending to one member at once', () => {
   it('serialise their pane input under the lock, and lose no message', async (t) => {
     const { dir, store, broker, locks } = openFixture(t);
-    const { fleet, director, alice, bob } = seedFleet(broker);
+    const { fleet, director, alice, bob } = await seedFleet(broker);
     const paneLog = join(dir, 'pane.log');
     writeFileSync(paneLog, '');
 
@@ -60,7 +60,7 @@ describe('two processes sending to one member at once', () => {
     };
     await deliverPending({ broker, locks, recipientId: bob.memberId, fleetId: fleet.fleetId, openPort: (placement) => Promise.resolve(keystrokeInput(placement.pane, record)) });
     for (const { messageId } of results) {
-      const message = broker.showMessage(messageId);
+      const message = await broker.showMessage(messageId);
       assert.ok(message.notifiedAt, `message ${messageId} was eventually notified`);
       assert.ok(keystrokes.some((k) => k.op === 'literal' && k.text?.startsWith(`[drover msg ${messageId} from `)), `message ${messageId} was typed`);
     }

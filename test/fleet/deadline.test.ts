@@ -68,7 +68,7 @@ describe('a submission whose tmux server stops answering', () => {
   it('to a shell: stopped once the line is typed, Enter gives up at the deadline and the message stays pending', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
-    const message = s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'never reaches Enter' });
+    const message = await s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'never reaches Enter' });
     const server = await stopper(t, s);
     const { elapsed, attempt } = await timed({ ...s.runtime.notify, openPort: watching(s.runtime.openPort, 'type', server.stop), recipientId: bob.member.memberId, fleetId: s.fleetId });
     server.resume();
@@ -76,13 +76,13 @@ describe('a submission whose tmux server stops answering', () => {
     assert.ok(elapsed < TRANSPORT_BUDGET_MS + CLEANUP_MS, `the attempt took ${Math.round(elapsed)} ms on a ${TRANSPORT_BUDGET_MS} ms budget`);
     assert.deepEqual(attempt.notified, []);
     assert.match(attempt.diagnostic?.reason ?? '', /the line was typed into pane %\d+ but Enter failed; it may have been submitted/);
-    assert.equal(s.broker.showMessage(message.messageId).notifiedAt, null, 'not stamped: the next attempt retries it');
+    assert.equal((await s.broker.showMessage(message.messageId)).notifiedAt, null, 'not stamped: the next attempt retries it');
   });
 
   it('to a shell: paused for a while, the submission still goes in within the budget', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
-    const message = s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'late but whole' });
+    const message = await s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'late but whole' });
     const server = await stopper(t, s);
     const pause = (): void => {
       server.stop();
@@ -92,7 +92,7 @@ describe('a submission whose tmux server stops answering', () => {
     t.diagnostic(`paused 1.5 s after the line: the attempt took ${Math.round(elapsed)} ms`);
     assert.ok(elapsed < TRANSPORT_BUDGET_MS + CLEANUP_MS, `the attempt took ${Math.round(elapsed)} ms on a ${TRANSPORT_BUDGET_MS} ms budget`);
     assert.deepEqual([attempt.notified, attempt.diagnostic], [[message.messageId], null]);
-    const line = formatNotificationLine(s.broker.showMessage(message.messageId));
+    const line = formatNotificationLine(await s.broker.showMessage(message.messageId));
     await eventually('the line to reach the pane', async () => (await paneHistory(s.server, bob.pane)).includes(line));
   });
 
@@ -101,7 +101,7 @@ describe('a submission whose tmux server stops answering', () => {
     const s = await tmuxFleet(t, { shell: paneProgram(tempDirectory(t), 'composer', `sh -c 'printf "phase composer\\ncomposer \\"\\"\\n"; exec cat >/dev/null'`) });
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
     await eventually('the composer to show', async () => (await paneHistory(s.server, bob.pane)).includes('composer ""'));
-    const message = s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'never pasted' });
+    const message = await s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'never pasted' });
     const server = await stopper(t, s);
     const { elapsed, attempt } = await timed({
       ...s.runtime.notify,
@@ -115,6 +115,6 @@ describe('a submission whose tmux server stops answering', () => {
     assert.ok(elapsed < TRANSPORT_BUDGET_MS + CLEANUP_MS, `the attempt took ${Math.round(elapsed)} ms on a ${TRANSPORT_BUDGET_MS} ms budget`);
     assert.deepEqual(attempt.notified, []);
     assert.notEqual(attempt.diagnostic, null);
-    assert.equal(s.broker.showMessage(message.messageId).notifiedAt, null);
+    assert.equal((await s.broker.showMessage(message.messageId)).notifiedAt, null);
   });
 });

@@ -14,13 +14,14 @@ import {
   type ConcretePlacement,
   type DeliveryOptions,
   type Member,
+  type Message,
   type PaneLockGuard,
 } from '../../src/fleet/index.js';
 import { FakeClock, FakePort, fakeSpans, notSentError, openFixture, seedFleet } from './support.js';
 
-function setup(t: { after(fn: () => void): void }) {
+async function setup(t: { after(fn: () => unknown): void }) {
   const fixture = openFixture(t);
-  const seeded = seedFleet(fixture.broker);
+  const seeded = await seedFleet(fixture.broker);
   const clock = new FakeClock();
   const port = new FakePort(clock);
   port.costMs = 0;
@@ -45,8 +46,8 @@ function setup(t: { after(fn: () => void): void }) {
 
 describe('deliverPending', () => {
   it('drains oldest first under one lock hold: Escape lead first, direct after, each stamped', async (t) => {
-    const s = setup(t);
-    const messages = [1, 2, 3, 4, 5].map((n) => s.send(n % 2 ? s.alice : s.director, s.bob, `update ${n}`));
+    const s = await setup(t);
+    const messages = await Promise.all([1, 2, 3, 4, 5].map((n) => s.send(n % 2 ? s.alice : s.director, s.bob, `update ${n}`)));
     const key = placementLockKey(s.bob.placement as ConcretePlacement);
     const outsider = new PaneLocks(s.locks.directory);
     s.port.onCall = async () => {
@@ -56,28 +57,28 @@ describe('deliverPending', () => {
 
     // 5 s hold: Escape line ends at 1.5 s, each direct line takes 1 s and needs 2.5 s left.
     assert.deepEqual(first, { notified: messages.slice(0, 3).map((m) => m.messageId), held: null, diagnostic: null });
-    assert.deepEqual(s.port.calls.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter', 'literal', 'enter']);
+    assert.deepEqual(s.port.inputs.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter', 'literal', 'enter']);
     assert.deepEqual(s.port.literals, messages.slice(0, 3).map((m) => formatNotificationLine(m)));
     assert.ok(s.port.calls.every((c) => c.pane === '%2'));
-    for (const m of messages.slice(0, 3)) assert.ok(s.broker.showMessage(m.messageId).notifiedAt, `message ${m.messageId} stamped`);
-    for (const m of messages.slice(3)) assert.equal(s.broker.showMessage(m.messageId).notifiedAt, null, 'left pending without a diagnostic');
+    for (const m of messages.slice(0, 3)) assert.ok((await s.broker.showMessage(m.messageId)).notifiedAt, `message ${m.messageId} stamped`);
+    for (const m of messages.slice(3)) assert.equal((await s.broker.showMessage(m.messageId)).notifiedAt, null, 'left pending without a diagnostic');
     assert.equal(s.spans.depth, 0);
 
     s.port.calls.length = 0;
     s.port.onCall = undefined;
     const second = await deliverPending(s.options(s.bob));
     assert.deepEqual(second.notified, messages.slice(3).map((m) => m.messageId));
-    assert.deepEqual(s.port.calls.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter'], 'a new hold leads with Escape again');
-    assert.deepEqual(s.broker.pollMessages(s.bob.memberId).length, 5, 'delivery leaves every message input_required');
+    assert.deepEqual(s.port.inputs.map((c) => c.op), ['escape', 'literal', 'enter', 'literal', 'enter'], 'a new hold leads with Escape again');
+    assert.deepEqual((await s.broker.pollMessages(s.bob.memberId)).length, 5, 'delivery leaves every message input_required');
     const after = await outsider.tryAcquire(key);
     assert.ok(after, 'the lock is released afterwards');
     after.release();
   });
 
   it('gives the director, self-sends and other fleets no pane input and resolves no multiplexer', async (t) => {
-    const s = setup(t);
-    s.send(s.alice, s.director, 'for the director');
-    s.send(s.alice, s.alice, 'note to self');
+    const s = await setup(t);
+    await s.send(s.alice, s.director, 'for the director');
+    await s.send(s.alice, s.alice, 'note to self');
     for (const attempt of [
       await deliverPending(s.options(s.director)),
       await deliverPending(s.options(s.alice)),
@@ -90,19 +91,19 @@ describe('deliverPending', () => {
   });
 
   it('holds delivery for a pending placement, then delivers once the pane is recorded', async (t) => {
-    const s = setup(t);
-    const carol = s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'carol', codingAgent: 'shell', placement: { backend: 'tmux', session: 's1', window: '@1' } });
-    const message = s.send(s.alice, carol, 'welcome');
+    const s = await setup(t);
+    const carol = await s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'carol', codingAgent: 'shell', placement: { backend: 'tmux', session: 's1', window: '@1' } });
+    const message = await s.send(s.alice, carol, 'welcome');
     assert.deepEqual(await deliverPending(s.options(carol)), { notified: [], held: 'pending_placement', diagnostic: null });
     assert.equal(s.port.calls.length, 0);
-    s.broker.recordPane(carol.memberId, '%8');
+    await s.broker.recordPane(carol.memberId, '%8');
     assert.deepEqual((await deliverPending(s.options(carol))).notified, [message.messageId]);
     assert.equal(s.opened[0]!.pane, '%8');
   });
 
   it('reports a busy lock naming the oldest unattempted message, types nothing and waits at most 1.5 s', async (t) => {
-    const s = setup(t);
-    const message = s.send(s.alice, s.bob, 'hello');
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
     const held = (await new PaneLocks(s.locks.directory).tryAcquire(placementLockKey(s.bob.placement as ConcretePlacement)))!;
     t.after(() => held.release());
     const start = s.clock.now();
@@ -116,7 +117,7 @@ describe('deliverPending', () => {
     assert.equal(s.port.calls.length, 0);
     assert.equal(s.opened.length, 0);
     assert.equal(s.spans.depth, 0);
-    assert.equal(s.broker.showMessage(message.messageId).notifiedAt, null);
+    assert.equal((await s.broker.showMessage(message.messageId)).notifiedAt, null);
 
     // The same invocation attempts a message once; the next invocation retries it.
     held.release();
@@ -125,13 +126,13 @@ describe('deliverPending', () => {
   });
 
   it('holds when the placement changes while waiting for the lock', async (t) => {
-    const s = setup(t);
-    s.send(s.alice, s.bob, 'hello');
+    const s = await setup(t);
+    await s.send(s.alice, s.bob, 'hello');
     const broker = s.broker;
     const bob = s.bob;
     class MovingLocks extends PaneLocks {
-      override acquire(...args: Parameters<PaneLocks['acquire']>): Promise<PaneLockGuard | null> {
-        broker.setPlacement(bob.memberId, { backend: 'tmux', session: 's1', window: '@1', pane: '%9' });
+      override async acquire(...args: Parameters<PaneLocks['acquire']>): Promise<PaneLockGuard | null> {
+        await broker.setPlacement(bob.memberId, { backend: 'tmux', session: 's1', window: '@1', pane: '%9' });
         return super.acquire(...args);
       }
     }
@@ -142,34 +143,34 @@ describe('deliverPending', () => {
   });
 
   it('leaves a message pending after a transport failure and says so, keeping earlier stamps', async (t) => {
-    const s = setup(t);
-    const [a, b, c] = ['a', 'b', 'c'].map((text) => s.send(s.alice, s.bob, text)) as [ReturnType<typeof s.send>, ReturnType<typeof s.send>, ReturnType<typeof s.send>];
+    const s = await setup(t);
+    const [a, b, c] = (await Promise.all(['a', 'b', 'c'].map((text) => s.send(s.alice, s.bob, text)))) as [Message, Message, Message];
     s.port.failOn('literal', new TimeoutError('send-keys did not finish', 1000), 2);
     const attempt = await deliverPending(s.options(s.bob));
     assert.deepEqual(attempt.notified, [a.messageId]);
     assert.equal(attempt.diagnostic?.messageId, b.messageId);
     assert.match(attempt.diagnostic!.diagnostic, new RegExp(`^message ${b.messageId} was not notified to member ${s.bob.memberId}: typing into pane %2 may have been partial`));
-    assert.equal(s.broker.showMessage(b.messageId).notifiedAt, null);
-    assert.equal(s.broker.showMessage(c.messageId).notifiedAt, null);
-    assert.deepEqual(s.port.calls.map((call) => call.op), ['escape', 'literal', 'enter', 'literal'], 'the drain ends at the failure');
+    assert.equal((await s.broker.showMessage(b.messageId)).notifiedAt, null);
+    assert.equal((await s.broker.showMessage(c.messageId)).notifiedAt, null);
+    assert.deepEqual(s.port.inputs.map((call) => call.op), ['escape', 'literal', 'enter', 'literal'], 'the drain ends at the failure');
 
     // At-least-once: a later invocation types b again, with Escape.
     s.port.calls.length = 0;
     assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [b.messageId, c.messageId]);
-    assert.equal(s.port.calls[0]!.op, 'escape');
+    assert.equal(s.port.inputs[0]!.op, 'escape');
   });
 
   it('reports a multiplexer that cannot be resolved, typing nothing', async (t) => {
-    const s = setup(t);
-    const message = s.send(s.alice, s.bob, 'hello');
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
     const attempt = await deliverPending(s.options(s.bob, { openPort: () => Promise.reject(notSentError('no tmux server on the placement socket')) }));
     assert.equal(attempt.diagnostic?.diagnostic, notNotifiedDiagnostic(message.messageId, s.bob.memberId, 'no tmux server on the placement socket'));
     assert.equal(s.port.calls.length, 0);
   });
 
   it('fails the first message when the budget cannot cover the Escape lead and a minimal literal', async (t) => {
-    const s = setup(t);
-    const message = s.send(s.alice, s.bob, 'hello');
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
     const clock = s.clock;
     class SlowLocks extends PaneLocks {
       override tryAcquire(key: string): Promise<PaneLockGuard | null> {
@@ -183,29 +184,29 @@ describe('deliverPending', () => {
   });
 
   it('counts a message ACKed before its stamp as notified, without stamping it', async (t) => {
-    const s = setup(t);
-    const message = s.send(s.alice, s.bob, 'hello');
-    s.port.onCall = (call) => {
-      if (call.op === 'enter') s.broker.ackMessage(s.bob.memberId, message.messageId);
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
+    s.port.onCall = async (call) => {
+      if (call.op === 'enter') await s.broker.ackMessage(s.bob.memberId, message.messageId);
     };
     assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [message.messageId]);
-    const stored = s.broker.showMessage(message.messageId);
+    const stored = await s.broker.showMessage(message.messageId);
     assert.equal(stored.statusState, 'completed');
     assert.equal(stored.notifiedAt, null);
   });
 
   it('ends the drain quietly when the recipient departs mid-drain', async (t) => {
-    const s = setup(t);
-    const [first] = ['a', 'b'].map((text) => s.send(s.alice, s.bob, text));
-    s.port.onCall = (call) => {
-      if (call.op === 'enter') s.broker.deregisterMember(s.bob.memberId);
+    const s = await setup(t);
+    const [first] = await Promise.all(['a', 'b'].map((text) => s.send(s.alice, s.bob, text)));
+    s.port.onCall = async (call) => {
+      if (call.op === 'enter') await s.broker.deregisterMember(s.bob.memberId);
     };
     assert.deepEqual(await deliverPending(s.options(s.bob)), { notified: [first!.messageId], held: null, diagnostic: null });
   });
 
   it('turns a busy database at the stamp into a diagnostic and leaves the message pending', async (t) => {
-    const s = setup(t);
-    const message = s.send(s.alice, s.bob, 'hello');
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
     const blocker = new Database(s.store.path);
     t.after(() => blocker.close());
     s.port.onCall = (call) => {
@@ -219,39 +220,40 @@ describe('deliverPending', () => {
     assert.deepEqual(attempt.notified, []);
     assert.equal(attempt.diagnostic?.messageId, message.messageId);
     assert.match(attempt.diagnostic!.reason, /^the database stayed busy/);
-    assert.equal(s.broker.showMessage(message.messageId).notifiedAt, null);
+    assert.equal((await s.broker.showMessage(message.messageId)).notifiedAt, null);
   });
 
   it('defers a termination signal received mid-drain until the stamp is written and the lock released', async (t) => {
-    const s = setup(t);
-    const message = s.send(s.alice, s.bob, 'hello');
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
     s.port.onCall = (call) => {
       if (call.op === 'literal') s.host.raise('SIGTERM');
     };
-    let stampedWhenDelivered: string | null | undefined;
+    // Read as the signal takes effect: the store answers in the order it was asked.
+    let stampedWhenDelivered: Promise<Message> | undefined;
     s.host.onKill = () => {
-      stampedWhenDelivered = s.broker.showMessage(message.messageId).notifiedAt;
+      stampedWhenDelivered = s.broker.showMessage(message.messageId);
     };
     await deliverPending(s.options(s.bob));
     assert.deepEqual(s.host.kills, [{ pid: s.host.pid, signal: 'SIGTERM' }]);
-    assert.ok(stampedWhenDelivered, 'notified_at was stamped before the signal took effect');
+    assert.ok((await stampedWhenDelivered)?.notifiedAt, 'notified_at was stamped before the signal took effect');
   });
 });
 
 describe('sendAndNotify and broadcastAndNotify', () => {
   it('reports notification_sent only when this invocation delivered the new message', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     const notify = { broker: s.broker, locks: s.locks, openPort: s.port.open, clock: s.clock, spans: s.spans };
     const sent = await sendAndNotify({ ...notify, from: s.alice.memberId, to: s.bob.memberId, text: 'first' });
     assert.equal(sent.notificationSent, true);
     assert.equal(sent.diagnostic, null);
 
     // Three older messages fill the hold, so the new one stays pending.
-    for (const text of ['o1', 'o2', 'o3']) s.send(s.director, s.bob, text);
+    for (const text of ['o1', 'o2', 'o3']) await s.send(s.director, s.bob, text);
     const late = await sendAndNotify({ ...notify, from: s.alice.memberId, to: s.bob.memberId, text: 'newest' });
     assert.equal(late.notificationSent, false);
     assert.equal(late.diagnostic, null);
-    assert.equal(s.broker.showMessage(late.message.messageId).notifiedAt, null);
+    assert.equal((await s.broker.showMessage(late.message.messageId)).notifiedAt, null);
 
     const toDirector = await sendAndNotify({ ...notify, from: s.alice.memberId, to: s.director.memberId, text: 'report' });
     assert.equal(toDirector.notificationSent, false);
@@ -260,7 +262,7 @@ describe('sendAndNotify and broadcastAndNotify', () => {
   });
 
   it('counts the broadcast recipients whose delivery was notified', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     const notify = { broker: s.broker, locks: s.locks, openPort: s.port.open, clock: s.clock, spans: s.spans };
     const result = await broadcastAndNotify({ ...notify, from: s.alice.memberId, text: 'standup' });
     assert.equal(result.recipients, 2, 'director and bob');

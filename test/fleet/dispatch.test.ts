@@ -3,8 +3,11 @@ import { describe, it } from 'node:test';
 import { ArgumentError, TimeoutError } from '../../src/process/index.js';
 import {
   INPUT_RESERVATION_MS,
+  ESCAPE_SETTLE_MS,
+  EVIDENCE_POLL_MS,
   INSUFFICIENT_BUDGET_MESSAGE,
   LOCK_WAIT_MS,
+  SUBMIT_SETTLE_MS,
   PaneInputError,
   leadReservation,
   submitLine,
@@ -18,6 +21,17 @@ function setup() {
   return { clock, port, start };
 }
 
+/** A pane running `cat -v`: Escape shows as ^[ and typed text on the input line, the cursor after it; Enter moves to a new line. */
+function echoingPane(port: FakePort): void {
+  const lines = [''];
+  port.onCall = (call) => {
+    if (call.op === 'escape') lines[lines.length - 1] += '^[';
+    if (call.op === 'literal') lines[lines.length - 1] += call.text!;
+    if (call.op === 'enter') lines.push('');
+  };
+  port.readScreen = () => Promise.resolve({ lines: [...lines], width: 80, height: 24, cursor: { x: lines.at(-1)!.length, y: lines.length - 1, visible: true } } as never);
+}
+
 describe('submission budgets', () => {
   it('reserves 3.5 s for input, leaving at most 1.5 s to wait for the lock', () => {
     assert.equal(INPUT_RESERVATION_MS, 3500);
@@ -28,35 +42,62 @@ describe('submission budgets', () => {
 });
 
 describe('submitLine', () => {
-  it('sends Escape, settles 0.5 s, types the line within what is left, settles 1 s, then Enter', async () => {
+  it('ends each settle on the evidence the pane shows: Escape echoed, then the typed line seen, then Enter', async () => {
     const { clock, port, start } = setup();
+    echoingPane(port);
     await submitLine({ input: port.input('%3'), line: 'hello', lead: 'escape', deadline: start + 5000, clock });
     assert.deepEqual(
-      port.calls.map(({ op, pane, text, timeoutMs, at }) => ({ op, pane, text, timeoutMs, at: at - start })),
+      port.calls.map(({ op, text, at }) => ({ op, text, at: at - start })),
       [
-        { op: 'escape', pane: '%3', text: undefined, timeoutMs: 1000, at: 0 },
-        { op: 'literal', pane: '%3', text: 'hello', timeoutMs: 5000 - 510 - 2000, at: 510 },
-        { op: 'enter', pane: '%3', text: undefined, timeoutMs: 5000 - 1520, at: 1520 },
+        { op: 'read', text: undefined, at: 0 },
+        { op: 'escape', text: undefined, at: 10 },
+        { op: 'read', text: undefined, at: 20 },
+        { op: 'literal', text: 'hello', at: 30 },
+        { op: 'read', text: undefined, at: 40 },
+        { op: 'enter', text: undefined, at: 50 },
       ],
     );
-    assert.deepEqual(clock.sleeps, [500, 1000]);
+    assert.deepEqual(clock.sleeps, []);
+  });
+
+  it('waits out each settle as its bound when the pane never shows the evidence: 0.5 s after Escape, 1 s before Enter', async () => {
+    const { clock, port, start } = setup();
+    await submitLine({ input: port.input('%3'), line: 'hello', lead: 'escape', deadline: start + 5000, clock });
+    const [escape, literal, enter] = port.inputs;
+    assert.deepEqual([escape!.op, literal!.op, enter!.op], ['escape', 'literal', 'enter']);
+    // The bound, and less than one more read past it.
+    assert.ok(literal!.at - (escape!.at + 10) >= ESCAPE_SETTLE_MS && literal!.at - escape!.at < ESCAPE_SETTLE_MS + EVIDENCE_POLL_MS + 20, `literal ${literal!.at - escape!.at} ms after Escape`);
+    assert.ok(enter!.at - (literal!.at + 10) >= SUBMIT_SETTLE_MS && enter!.at - literal!.at < SUBMIT_SETTLE_MS + EVIDENCE_POLL_MS + 20, `Enter ${enter!.at - literal!.at} ms after the line`);
+    assert.ok(clock.sleeps.every((ms) => ms <= EVIDENCE_POLL_MS), 'the pane is read again while the settle waits');
+  });
+
+  it('takes an unreadable pane as no evidence and waits out the bound', async () => {
+    const { clock, port, start } = setup();
+    port.failOn('read', notSentError(), 2);
+    await submitLine({ input: port.input('%3'), line: 'hello', lead: 'direct', deadline: start + 5000, clock });
+    const [literal, enter] = port.inputs;
+    assert.equal(enter!.at - (literal!.at + 10), SUBMIT_SETTLE_MS);
   });
 
   it('types directly without Escape for the direct lead', async () => {
     const { clock, port, start } = setup();
+    echoingPane(port);
     await submitLine({ input: port.input('%3'), line: '-n starts with a hyphen', lead: 'direct', deadline: start + 5000, clock });
-    assert.deepEqual(port.calls.map((call) => [call.op, call.timeoutMs]), [
+    assert.deepEqual(port.inputs.map((call) => [call.op, call.timeoutMs]), [
       ['literal', 3000],
-      ['enter', 5000 - 1010],
+      ['enter', 5000 - 20],
     ]);
-    assert.deepEqual(clock.sleeps, [1000]);
   });
 
   it('bounds Escape by the unreserved time when that is under one second', async () => {
     const { clock, port, start } = setup();
+    echoingPane(port);
     await submitLine({ input: port.input('%3'), line: 'x', lead: 'escape', deadline: start + 3000, clock });
-    assert.equal(port.calls[0]!.timeoutMs, 500);
-    assert.equal(port.calls[1]!.timeoutMs, 3000 - 510 - 2000);
+    assert.deepEqual(port.calls.slice(0, 2).map((call) => [call.op, call.timeoutMs]), [
+      ['read', 500],
+      ['escape', 490],
+    ]);
+    assert.equal(port.inputs[1]!.timeoutMs, 3000 - 30 - 2000, 'the line keeps the settle and Enter reserved');
   });
 
   it('fails with the insufficient-budget error and starts no input when nothing remains beyond the reservation', async () => {
@@ -73,14 +114,14 @@ describe('submitLine', () => {
     }
   });
 
-  it('types no text when Escape consumed the slack', async () => {
+  it('types no text when Escape and its settle consumed the slack', async () => {
     const { clock, port, start } = setup();
-    port.costMs = 100;
+    port.costMs = 50;
     await assert.rejects(submitLine({ input: port.input('%3'), line: 'x', lead: 'escape', deadline: start + 2600, clock }), {
       message: INSUFFICIENT_BUDGET_MESSAGE,
       step: 'budget',
     });
-    assert.deepEqual(port.calls.map((call) => call.op), ['escape']);
+    assert.deepEqual(port.inputs.map((call) => call.op), ['escape']);
   });
 
   it('reports no dispatch for any Escape failure, even a timeout', async () => {
@@ -93,7 +134,7 @@ describe('submitLine', () => {
       assert.match(error.message, /no text was typed/);
       return true;
     });
-    assert.deepEqual(port.calls.map((call) => call.op), ['escape']);
+    assert.deepEqual(port.inputs.map((call) => call.op), ['escape']);
   });
 
   it('classifies a literal failure by whether the write provably did not start', async () => {

@@ -29,7 +29,7 @@ async function herdrFleet(t: { after(fn: () => unknown): void }, tweak?: (client
     backends = { herdr: new FleetBackend(createMuxPort(adapter)) };
     t.after(() => backends!.herdr.close());
   }
-  const runtime = FleetRuntime.open({ store: fixture.store, env, backends });
+  const runtime = await FleetRuntime.open({ broker: fixture.broker, env, backends });
   t.after(() => runtime.close());
   const { fleet, director } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
   const layout = async () => {
@@ -64,7 +64,7 @@ async function assertColumn(s: HerdrFleet, order: readonly string[]): Promise<vo
 describe('members on herdr', () => {
   it('splits right, then down from the column bottom, equalizes, starts the program in the cwd, and rebalances on delete', async (t) => {
     const s = await herdrFleet(t);
-    assert.deepEqual(s.runtime.broker.getMember(s.directorId).placement?.pane, s.director);
+    assert.deepEqual((await s.runtime.broker.getMember(s.directorId)).placement?.pane, s.director);
     const panes: string[] = [];
     for (const name of ['alice', 'bob', 'carol']) {
       const created = await createMember(s.runtime, { fleetId: s.fleetId, name, cwd: s.dir });
@@ -78,7 +78,7 @@ describe('members on herdr', () => {
         { paneId: created.pane, kind: 'keys', payload: ['enter'] },
       ]);
     }
-    const ids = s.runtime.broker.listMembers(s.fleetId).filter((m) => m.kind === 'member').map((m) => m.memberId);
+    const ids = (await s.runtime.broker.listMembers(s.fleetId)).filter((m) => m.kind === 'member').map((m) => m.memberId);
 
     const deleted = await deleteMember(s.runtime, ids[1]!);
     assert.deepEqual(deleted.diagnostics, []);
@@ -117,7 +117,7 @@ describe('members on herdr', () => {
       return true;
     });
     assert.deepEqual(s.server.paneIds(), before, 'the split pane was closed');
-    assert.equal(s.runtime.broker.listMembers(s.fleetId).length, 1);
+    assert.equal((await s.runtime.broker.listMembers(s.fleetId)).length, 1);
   });
 
   it('reports the close failure of that pane, without a second kill', async (t) => {
@@ -136,6 +136,6 @@ describe('members on herdr', () => {
       return true;
     });
     assert.equal(closes, 1, 'compensation does not retry the kill');
-    assert.equal(s.runtime.broker.listMembers(s.fleetId).length, 1, 'the member was still deregistered');
+    assert.equal((await s.runtime.broker.listMembers(s.fleetId)).length, 1, 'the member was still deregistered');
   });
 });

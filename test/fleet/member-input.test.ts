@@ -14,9 +14,9 @@ import {
 } from '../../src/fleet/index.js';
 import { FakeClock, FakePort, fakeSpans, openFixture, seedFleet } from './support.js';
 
-function setup(t: { after(fn: () => void): void }) {
+async function setup(t: { after(fn: () => unknown): void }) {
   const fixture = openFixture(t);
-  const seeded = seedFleet(fixture.broker);
+  const seeded = await seedFleet(fixture.broker);
   const clock = new FakeClock();
   const port = new FakePort(clock);
   const { spans } = fakeSpans();
@@ -38,10 +38,10 @@ function setup(t: { after(fn: () => void): void }) {
 
 describe('promptMember and execInMember', () => {
   it('types a prompt with the Escape lead into the member\'s pane', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     const result = await promptMember({ ...s.options(s.alice.memberId), text: '/compact now' });
     assert.equal(result.line, '/compact now');
-    assert.deepEqual(s.port.calls.map((c) => [c.op, c.pane, c.text]), [
+    assert.deepEqual(s.port.inputs.map((c) => [c.op, c.pane, c.text]), [
       ['escape', '%1', undefined],
       ['literal', '%1', '/compact now'],
       ['enter', '%1', undefined],
@@ -50,14 +50,14 @@ describe('promptMember and execInMember', () => {
   });
 
   it('types a native command as "! COMMAND", the director included', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     await execInMember({ ...s.options(s.director.memberId), command: 'git status --short' });
     assert.deepEqual(s.port.literals, ['! git status --short']);
     assert.equal(s.port.calls[0]!.pane, '%0');
   });
 
   it('validates the text before looking anything up or starting any process', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     await assert.rejects(promptMember({ ...s.options(999), text: 'two\nlines' }), { name: 'ArgumentError', message: 'text may not contain newlines.' });
     await assert.rejects(execInMember({ ...s.options(s.alice.memberId), command: 'printf \u0007' }), ArgumentError);
     await assert.rejects(execInMember({ ...s.options(s.alice.memberId), command: '  ' }), { message: 'command may not be empty.' });
@@ -66,9 +66,9 @@ describe('promptMember and execInMember', () => {
   });
 
   it('refuses members without a concrete pane', async (t) => {
-    const s = setup(t);
-    const pending = s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'p', codingAgent: 'claude', placement: { backend: 'tmux', session: 's1', window: '@1' } });
-    const loose = s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'l', codingAgent: 'claude' });
+    const s = await setup(t);
+    const pending = await s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'p', codingAgent: 'claude', placement: { backend: 'tmux', session: 's1', window: '@1' } });
+    const loose = await s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'l', codingAgent: 'claude' });
     await assert.rejects(promptMember({ ...s.options(pending.memberId), text: 'hi' }), {
       name: 'PlacementError',
       message: `member ${pending.memberId} has no pane yet (pending placement) — nothing to prompt.`,
@@ -82,7 +82,7 @@ describe('promptMember and execInMember', () => {
   });
 
   it('fails with the lock-busy error after at most 1.5 s, dispatching nothing', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     const held = (await new PaneLocks(s.locks.directory).tryAcquire(placementLockKey(s.alice.placement as ConcretePlacement)))!;
     t.after(() => held.release());
     const start = s.clock.now();
@@ -101,12 +101,12 @@ describe('promptMember and execInMember', () => {
   });
 
   it('refuses to type when the placement changed while it waited for the lock', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     const broker = s.broker;
     const alice = s.alice;
     class MovingLocks extends PaneLocks {
-      override acquire(...args: Parameters<PaneLocks['acquire']>): Promise<PaneLockGuard | null> {
-        broker.setPlacement(alice.memberId, { backend: 'tmux', session: 's1', window: '@1', pane: '%6' });
+      override async acquire(...args: Parameters<PaneLocks['acquire']>): Promise<PaneLockGuard | null> {
+        await broker.setPlacement(alice.memberId, { backend: 'tmux', session: 's1', window: '@1', pane: '%6' });
         return super.acquire(...args);
       }
     }

@@ -62,7 +62,7 @@ describe('senders in other processes, into real tmux', () => {
 
     // A sender that found the lock busy left its message for the next attempt.
     await deliverPending({ ...s.runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId });
-    const messages = results.map(({ messageId }) => s.broker.showMessage(messageId));
+    const messages = await Promise.all(results.map(({ messageId }) => s.broker.showMessage(messageId)));
     for (const message of messages) assert.ok(message.notifiedAt, `message ${message.messageId} was notified`);
     // The last Enter was just sent: tmux shows what the pane printed back a moment later.
     await eventually("both messages' lines to arrive whole", async () => {
@@ -79,7 +79,7 @@ describe('senders in other processes, into real tmux', () => {
     await output.until('typed\n');
     process.kill(child.pid, 'SIGKILL');
     assert.equal((await child.exited).signal, 'SIGKILL');
-    const [pending] = s.broker.pollMessages(bob.member.memberId);
+    const [pending] = await s.broker.pollMessages(bob.member.memberId);
     assert.equal(pending?.text, 'interrupted delivery');
     assert.equal(pending.notifiedAt, null, 'not stamped');
 
@@ -90,7 +90,7 @@ describe('senders in other processes, into real tmux', () => {
     assert.equal(waited.exitCode, 5, `no message came for the Director itself: ${waited.stderrText()}`);
     const report = JSON.parse(waited.text()) as { timed_out: boolean; notified: number[]; diagnostics: string[] };
     assert.deepEqual([report.timed_out, report.notified, report.diagnostics], [true, [pending.messageId], []]);
-    const delivered = s.broker.showMessage(pending.messageId);
+    const delivered = await s.broker.showMessage(pending.messageId);
     assert.ok(delivered.notifiedAt);
     assert.ok((await paneHistory(s.server, bob.pane)).includes(formatNotificationLine(delivered)));
   });
@@ -103,7 +103,7 @@ describe('senders in other processes, into real tmux', () => {
     await output.until('typed\n');
     process.kill(child.pid, 'SIGTERM');
     assert.equal((await child.exited).signal, 'SIGTERM', 'the deferred signal still ended the process');
-    const [message] = s.broker.pollMessages(bob.member.memberId);
+    const [message] = await s.broker.pollMessages(bob.member.memberId);
     assert.ok(message?.notifiedAt, 'notified_at was stamped before the process died');
     assert.doesNotMatch(output.text(), /after/, 'nothing ran after the span ended');
   });

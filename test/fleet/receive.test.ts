@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import {
-  Broker,
+  SqlBroker,
   PaneLocks,
   WaitError,
   listenForMessages,
@@ -21,9 +21,9 @@ class TickingClock extends FakeClock {
   }
 }
 
-function setup(t: { after(fn: () => void): void }) {
+async function setup(t: { after(fn: () => unknown): void }) {
   const fixture = openFixture(t);
-  const seeded = seedFleet(fixture.broker);
+  const seeded = await seedFleet(fixture.broker);
   const clock = new TickingClock();
   const port = new FakePort(clock);
   const { spans } = fakeSpans();
@@ -33,10 +33,10 @@ function setup(t: { after(fn: () => void): void }) {
 
 describe('waitForMessages', () => {
   it("returns the subject's message once it arrives, retrying held deliveries to other members meanwhile", async (t) => {
-    const s = setup(t);
-    const held = s.broker.sendMessage({ from: s.alice.memberId, to: s.bob.memberId, text: 'held for bob' });
-    s.port.onCall = (call) => {
-      if (call.op === 'enter') s.broker.sendMessage({ from: s.bob.memberId, to: s.director.memberId, text: 'bob is done' });
+    const s = await setup(t);
+    const held = await s.broker.sendMessage({ from: s.alice.memberId, to: s.bob.memberId, text: 'held for bob' });
+    s.port.onCall = async (call) => {
+      if (call.op === 'enter') await s.broker.sendMessage({ from: s.bob.memberId, to: s.director.memberId, text: 'bob is done' });
     };
     const result = await waitForMessages({ ...s.notify, memberId: s.director.memberId, timeoutMs: 60_000, pollIntervalMs: 0, rotationIntervalMs: 0 });
     assert.equal(result.timedOut, false);
@@ -50,9 +50,9 @@ describe('waitForMessages', () => {
   });
 
   it('never types into the Director or the subject, and attempts each pending message once per invocation', async (t) => {
-    const s = setup(t);
-    s.broker.sendMessage({ from: s.bob.memberId, to: s.director.memberId, text: 'for the Director' });
-    const forBob = s.broker.sendMessage({ from: s.director.memberId, to: s.bob.memberId, text: 'for bob' });
+    const s = await setup(t);
+    await s.broker.sendMessage({ from: s.bob.memberId, to: s.director.memberId, text: 'for the Director' });
+    const forBob = await s.broker.sendMessage({ from: s.director.memberId, to: s.bob.memberId, text: 'for bob' });
     const busy = (await new PaneLocks(s.locks.directory).tryAcquire(placementLockKey(s.bob.placement as ConcretePlacement)))!;
     t.after(() => busy.release());
     const result = await waitForMessages({ ...s.notify, memberId: s.alice.memberId, timeoutMs: 20_000, pollIntervalMs: 0, rotationIntervalMs: 0 });
@@ -66,13 +66,13 @@ describe('waitForMessages', () => {
   });
 
   it('ends with the cause and the diagnostics gathered so far when storage fails', async (t) => {
-    const s = setup(t);
-    class Corrupt extends Broker {
-      override deliverySnapshot(): DeliverySnapshot {
+    const s = await setup(t);
+    class Corrupt extends SqlBroker {
+      override deliverySnapshot(): Promise<DeliverySnapshot> {
         throw Object.assign(new Error('database disk image is malformed'), { code: 'SQLITE_CORRUPT' });
       }
     }
-    s.broker.sendMessage({ from: s.alice.memberId, to: s.bob.memberId, text: 'x' });
+    await s.broker.sendMessage({ from: s.alice.memberId, to: s.bob.memberId, text: 'x' });
     await assert.rejects(
       waitForMessages({ ...s.notify, broker: new Corrupt(s.store), memberId: s.director.memberId, timeoutMs: 20_000, pollIntervalMs: 0, rotationIntervalMs: 0 }),
       (error: unknown) => error instanceof WaitError && error.message === 'message wait failed: database disk image is malformed' && error.diagnostics.length === 0,
@@ -82,33 +82,33 @@ describe('waitForMessages', () => {
 
 describe('sendAndNotify after a storage failure', () => {
   it('keeps the committed message and reports the cause with the persisted prefix', async (t) => {
-    const s = setup(t);
-    class Corrupt extends Broker {
-      override deliverySnapshot(): DeliverySnapshot {
+    const s = await setup(t);
+    class Corrupt extends SqlBroker {
+      override deliverySnapshot(): Promise<DeliverySnapshot> {
         throw new Error('database disk image is malformed');
       }
     }
     const sent = await sendAndNotify({ ...s.notify, broker: new Corrupt(s.store), from: s.alice.memberId, to: s.bob.memberId, text: 'hello' });
     assert.equal(sent.notificationSent, false);
     assert.equal(sent.failure?.diagnostic, `message ${sent.message.messageId} was persisted, but notifying member ${s.bob.memberId} failed: database disk image is malformed`);
-    assert.equal(s.broker.showMessage(sent.message.messageId).text, 'hello');
+    assert.equal((await s.broker.showMessage(sent.message.messageId)).text, 'hello');
   });
 });
 
 describe('listenForMessages', () => {
   it('yields the unacknowledged backlog oldest first, then each new message once, and stops when aborted', async (t) => {
-    const s = setup(t);
-    const acked = s.broker.sendMessage({ from: s.alice.memberId, to: s.director.memberId, text: 'already handled' });
-    s.broker.ackMessage(s.director.memberId, acked.messageId);
-    s.broker.sendMessage({ from: s.alice.memberId, to: s.director.memberId, text: 'backlog 1' });
-    s.broker.sendMessage({ from: s.bob.memberId, to: s.director.memberId, text: 'backlog 2' });
-    s.broker.sendMessage({ from: s.director.memberId, to: s.bob.memberId, text: 'not for the Director' });
+    const s = await setup(t);
+    const acked = await s.broker.sendMessage({ from: s.alice.memberId, to: s.director.memberId, text: 'already handled' });
+    await s.broker.ackMessage(s.director.memberId, acked.messageId);
+    await s.broker.sendMessage({ from: s.alice.memberId, to: s.director.memberId, text: 'backlog 1' });
+    await s.broker.sendMessage({ from: s.bob.memberId, to: s.director.memberId, text: 'backlog 2' });
+    await s.broker.sendMessage({ from: s.director.memberId, to: s.bob.memberId, text: 'not for the Director' });
     const stop = new AbortController();
     const stream = listenForMessages({ broker: s.broker, memberId: s.director.memberId, pollIntervalMs: 0, signal: stop.signal });
     const texts: string[] = [];
     for await (const message of stream) {
       texts.push(message.text);
-      if (texts.length === 2) s.broker.sendMessage({ from: s.alice.memberId, to: s.director.memberId, text: 'fresh' });
+      if (texts.length === 2) await s.broker.sendMessage({ from: s.alice.memberId, to: s.director.memberId, text: 'fresh' });
       if (texts.length === 3) stop.abort();
     }
     assert.deepEqual(texts, ['backlog 1', 'backlog 2', 'fresh']);
@@ -116,9 +116,9 @@ describe('listenForMessages', () => {
   });
 
   it('ends with an error when the member leaves', async (t) => {
-    const s = setup(t);
+    const s = await setup(t);
     const stream = listenForMessages({ broker: s.broker, memberId: s.alice.memberId, pollIntervalMs: 0 });
-    s.broker.deregisterMember(s.alice.memberId);
+    await s.broker.deregisterMember(s.alice.memberId);
     await assert.rejects(stream.next(), { message: `Member ${s.alice.memberId} not found` });
   });
 });

@@ -25,7 +25,7 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: echoProgram(fixture.dir), TMUX_PANE: '%0' };
     const endpoint = Endpoint.fromSocketPath(tmux.socketPath);
 
-    const before = FleetRuntime.open({ store: fixture.store, env, tmuxEndpoint: endpoint });
+    const before = await FleetRuntime.open({ broker: fixture.broker, env, tmuxEndpoint: endpoint });
     const { fleet, director } = await createFleetHere(before, { name: 'team', agent: 'shell' });
     const alice = await createMember(before, { fleetId: fleet.fleetId, name: 'alice', cwd: fixture.dir });
     const bob = await createMember(before, { fleetId: fleet.fleetId, name: 'bob', cwd: fixture.dir });
@@ -37,20 +37,20 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
     await tmux.restart(['cat', '-v']);
     await tmux.tmuxCommand('split-window', '-t', '%0', 'cat', '-v');
     await tmux.tmuxCommand('split-window', '-t', '%0', 'cat', '-v');
-    const runtime = FleetRuntime.open({ store: fixture.store, env, tmuxEndpoint: endpoint });
+    const runtime = await FleetRuntime.open({ broker: fixture.broker, env, tmuxEndpoint: endpoint });
     t.after(() => runtime.close());
     const aliceId = alice.member.memberId;
 
     const sent = await sendAndNotify({ ...runtime.notify, from: director.memberId, to: aliceId, text: 'echo typed-into-a-stranger' });
     assert.equal(sent.notificationSent, false);
     assert.match(sent.diagnostic?.diagnostic ?? '', /tmux server that is gone/);
-    assert.equal(runtime.broker.showMessage(sent.message.messageId).notifiedAt, null, 'the message stays pending');
-    const placement = runtime.broker.getMember(aliceId).placement!;
+    assert.equal((await runtime.broker.showMessage(sent.message.messageId)).notifiedAt, null, 'the message stays pending');
+    const placement = (await runtime.broker.getMember(aliceId)).placement!;
     assert.notEqual(placement.staleAt, null, 'the member is marked stale');
 
     await assert.rejects(promptMember({ ...runtime.notify, memberId: aliceId, text: 'echo prompted-a-stranger' }), PlacementStaleError);
     await assert.rejects(captureMember(runtime, aliceId), PlacementStaleError);
-    const [listed] = await checkMemberPanes(runtime, [runtime.broker.getMember(aliceId)], () => [runtime.broker.getMember(aliceId)]);
+    const [listed] = await checkMemberPanes(runtime, [await runtime.broker.getMember(aliceId)], async () => [await runtime.broker.getMember(aliceId)]);
     assert.notEqual(listed?.placement?.staleAt, null);
     assert.equal(listed?.placement?.goneAt, null, 'stale, not gone: the pane id was not looked up on a stranger');
 
@@ -72,7 +72,7 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
     t.after(() => tmux.dispose());
     await tmux.start(['cat', '-v']);
     const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: echoProgram(fixture.dir), TMUX_PANE: '%0' };
-    const runtime = FleetRuntime.open({ store: fixture.store, env, tmuxEndpoint: Endpoint.fromSocketPath(tmux.socketPath) });
+    const runtime = await FleetRuntime.open({ broker: fixture.broker, env, tmuxEndpoint: Endpoint.fromSocketPath(tmux.socketPath) });
     t.after(() => runtime.close());
     const { fleet, director } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
     const alice = await createMember(runtime, { fleetId: fleet.fleetId, name: 'alice', cwd: fixture.dir });
@@ -82,8 +82,8 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
     const sent = await sendAndNotify({ ...runtime.notify, from: director.memberId, to: alice.member.memberId, text: 'echo typed-into-a-stranger' });
     assert.equal(sent.notificationSent, false);
     assert.match(sent.diagnostic?.diagnostic ?? '', /tmux server that is gone/);
-    assert.notEqual(runtime.broker.getMember(alice.member.memberId).placement?.staleAt, null, 'the member is marked stale');
-    assert.equal(runtime.broker.showMessage(sent.message.messageId).notifiedAt, null);
+    assert.notEqual((await runtime.broker.getMember(alice.member.memberId)).placement?.staleAt, null, 'the member is marked stale');
+    assert.equal((await runtime.broker.showMessage(sent.message.messageId)).notifiedAt, null);
     await assert.rejects(createMember(runtime, { fleetId: fleet.fleetId, name: 'bob', cwd: fixture.dir }), PlacementStaleError, "nothing is split off the new server's %0");
 
     assert.deepEqual((await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}')).trim().split('\n').sort(), ['%0', '%1']);

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { ArgumentError } from '../../src/process/index.js';
-import { FleetStore, LATEST_SCHEMA_VERSION, MIGRATIONS, StoreError, paneLockDirectory, resolveDatabasePath } from '../../src/fleet/index.js';
+import { LATEST_SQLITE_SCHEMA_VERSION, SQLITE_MIGRATIONS, SqlBroker, SqliteStore, StoreError, StoreUnavailableError, paneLockDirectory, resolveDatabasePath } from '../../src/fleet/index.js';
 import { tempDirectory } from './support.js';
 
 describe('database path', () => {
@@ -18,45 +18,45 @@ describe('database path', () => {
   });
 });
 
-describe('FleetStore.open', () => {
+describe('SqliteStore.open', () => {
   it('creates private parent directories, WAL mode, a 5 s busy timeout and foreign keys', (t) => {
     const dir = tempDirectory(t);
     const path = join(dir, 'a', 'b', 'drover.db');
-    const store = FleetStore.open({ env: { DROVER_DB: path } });
+    const store = SqliteStore.open({ env: { DROVER_DB: path } });
     t.after(() => store.close());
     assert.equal(store.path, path);
+    assert.deepEqual([store.info.kind, store.info.location], ['sqlite', path]);
     assert.equal(statSync(join(dir, 'a')).mode & 0o777, 0o700);
     assert.equal(statSync(join(dir, 'a', 'b')).mode & 0o777, 0o700);
     assert.equal(statSync(path).mode & 0o777, 0o600, 'a new database is owner-only');
     assert.equal(store.db.pragma('journal_mode', { simple: true }), 'wal');
     assert.equal(store.db.pragma('busy_timeout', { simple: true }), 5000);
     assert.equal(store.db.pragma('foreign_keys', { simple: true }), 1);
-    assert.equal(store.lockDirectory, join(dir, 'a', 'b', '.pane-locks'));
   });
 
-  it('applies every migration once and records it in schema_migrations', (t) => {
+  it('applies every migration once and records it in schema_migrations', async (t) => {
     const path = join(tempDirectory(t), 'drover.db');
-    const first = FleetStore.open({ path });
-    assert.deepEqual(first.schema, { openedAt: 0, current: LATEST_SCHEMA_VERSION, latest: LATEST_SCHEMA_VERSION });
-    first.close();
-    const second = FleetStore.open({ path });
+    const first = SqliteStore.open({ path });
+    assert.deepEqual(first.schema, { openedAt: 0, current: LATEST_SQLITE_SCHEMA_VERSION, latest: LATEST_SQLITE_SCHEMA_VERSION });
+    await first.close();
+    const second = SqliteStore.open({ path });
     t.after(() => second.close());
-    assert.equal(second.schema.openedAt, LATEST_SCHEMA_VERSION);
+    assert.equal(second.schema.openedAt, LATEST_SQLITE_SCHEMA_VERSION);
     const ledger = second.db.prepare('SELECT version FROM schema_migrations ORDER BY version').all() as { version: number }[];
-    assert.deepEqual(ledger.map((row) => row.version), Array.from({ length: LATEST_SCHEMA_VERSION }, (_, i) => i + 1));
+    assert.deepEqual(ledger.map((row) => row.version), Array.from({ length: LATEST_SQLITE_SCHEMA_VERSION }, (_, i) => i + 1));
     const tables = second.db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as { name: string }[];
     assert.deepEqual(tables.map((row) => row.name), ['fleets', 'members', 'messages', 'placements', 'schema_migrations']);
   });
 
   it('refuses a database whose schema is newer than this drover knows, without changing it', (t) => {
     const path = join(tempDirectory(t), 'drover.db');
-    FleetStore.open({ path }).close();
+    SqliteStore.open({ path }).db.close();
     const raw = new Database(path);
-    raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 'x')").run(LATEST_SCHEMA_VERSION + 1);
+    raw.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, 'future', 'x')").run(LATEST_SQLITE_SCHEMA_VERSION + 1);
     raw.close();
-    assert.throws(() => FleetStore.open({ path }), (error: unknown) => {
+    assert.throws(() => SqliteStore.open({ path }), (error: unknown) => {
       assert.ok(error instanceof StoreError);
-      assert.match(error.message, new RegExp(`schema version ${LATEST_SCHEMA_VERSION + 1}, newer than this drover knows \\(${LATEST_SCHEMA_VERSION}\\)`));
+      assert.match(error.message, new RegExp(`schema version ${LATEST_SQLITE_SCHEMA_VERSION + 1}, newer than this drover knows \\(${LATEST_SQLITE_SCHEMA_VERSION}\\)`));
       assert.ok(error.message.includes(path));
       return true;
     });
@@ -67,7 +67,7 @@ describe('FleetStore.open', () => {
     const raw = new Database(path);
     raw.exec('CREATE TABLE notes (id INTEGER)');
     raw.close();
-    assert.throws(() => FleetStore.open({ path }), /has tables but no schema_migrations ledger/);
+    assert.throws(() => SqliteStore.open({ path }), /has tables but no schema_migrations ledger/);
     const check = new Database(path);
     t.after(() => check.close());
     assert.deepEqual(check.prepare("SELECT count(*) AS n FROM sqlite_master WHERE name = 'fleets'").get(), { n: 0 });
@@ -76,13 +76,13 @@ describe('FleetStore.open', () => {
   it('refuses a path that is not a regular file, or a file that is not a database', (t) => {
     const dir = tempDirectory(t);
     mkdirSync(join(dir, 'adir'));
-    assert.throws(() => FleetStore.open({ path: join(dir, 'adir') }), /exists but is not a regular file/);
+    assert.throws(() => SqliteStore.open({ path: join(dir, 'adir') }), /exists but is not a regular file/);
     writeFileSync(join(dir, 'junk.db'), 'this is not sqlite, just some text long enough to look like a header........');
-    assert.throws(() => FleetStore.open({ path: join(dir, 'junk.db') }), StoreError);
+    assert.throws(() => SqliteStore.open({ path: join(dir, 'junk.db') }), StoreError);
   });
 
   it('never reuses an integer id, even after the highest row is gone', (t) => {
-    const store = FleetStore.open({ path: join(tempDirectory(t), 'drover.db') });
+    const store = SqliteStore.open({ path: join(tempDirectory(t), 'drover.db') });
     t.after(() => store.close());
     const insert = store.db.prepare("INSERT INTO fleets (name, created_at) VALUES ('f', 'now')");
     const first = Number(insert.run().lastInsertRowid);
@@ -93,15 +93,15 @@ describe('FleetStore.open', () => {
   it('opens for reading without creating anything or taking the write lock, upgrading an older schema once', (t) => {
     const dir = tempDirectory(t);
     const missing = join(dir, 'typo', 'drover.db');
-    assert.throws(() => FleetStore.open({ path: missing, readOnly: true }), (error: unknown) => error instanceof StoreError && error.message.startsWith(`no drover database at ${missing}`));
+    assert.throws(() => SqliteStore.open({ path: missing, readOnly: true }), (error: unknown) => error instanceof StoreError && error.message.startsWith(`no drover database at ${missing}`));
     assert.equal(existsSync(join(dir, 'typo')), false);
 
     const path = join(dir, 'drover.db');
-    FleetStore.open({ path }).close();
+    SqliteStore.open({ path }).db.close();
     const writer = new Database(path);
     t.after(() => writer.close());
     writer.exec('BEGIN IMMEDIATE');
-    const reader = FleetStore.open({ path, readOnly: true, wallMicros: () => 0 });
+    const reader = SqliteStore.open({ path, readOnly: true });
     t.after(() => reader.close());
     assert.equal(reader.readOnly, true);
     assert.deepEqual(reader.db.prepare('SELECT count(*) AS n FROM fleets').get(), { n: 0 });
@@ -112,29 +112,34 @@ describe('FleetStore.open', () => {
     const old = join(dir, 'old.db');
     const raw = new Database(old);
     raw.exec('CREATE TABLE schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)');
-    for (const migration of MIGRATIONS.filter((m) => m.version <= 2)) {
+    for (const migration of SQLITE_MIGRATIONS.filter((m) => m.version <= 2)) {
       raw.exec(migration.sql);
       raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, 'then');
     }
     raw.close();
-    const upgraded = FleetStore.open({ path: old, readOnly: true });
+    const upgraded = SqliteStore.open({ path: old, readOnly: true });
     t.after(() => upgraded.close());
-    assert.equal(upgraded.schema.current, LATEST_SCHEMA_VERSION);
+    assert.equal(upgraded.schema.current, LATEST_SQLITE_SCHEMA_VERSION);
     assert.deepEqual(upgraded.db.prepare('SELECT server, stale_at FROM placements').all(), []);
   });
 
-  it('cuts the busy wait to the given budget and restores the default', (t) => {
+  it('cuts the busy wait to a bounded call, says the store stayed busy, and restores the default', async (t) => {
     const path = join(tempDirectory(t), 'drover.db');
-    const store = FleetStore.open({ path });
-    t.after(() => store.close());
+    const store = SqliteStore.open({ path });
+    const broker = new SqlBroker(store);
+    t.after(() => broker.close());
     const other = new Database(path);
     t.after(() => other.close());
     other.exec('BEGIN IMMEDIATE');
-    assert.throws(
-      () => store.withBusyTimeout(0, () => store.write(() => store.db.prepare("INSERT INTO fleets (name, created_at) VALUES ('f', 'now')").run())),
-      { code: 'SQLITE_BUSY' },
-    );
+    const started = Date.now();
+    await assert.rejects(broker.within(100).createFleet({ name: 'f', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: 's', window: '@1', pane: '%1' } }), (error: unknown) => {
+      assert.ok(error instanceof StoreUnavailableError);
+      assert.match(error.message, /^the database stayed busy \(database is locked\)$/);
+      return true;
+    });
+    assert.ok(Date.now() - started < 2000, 'the bounded call gave up at its budget, not the five-second default');
     other.exec('ROLLBACK');
     assert.equal(store.db.pragma('busy_timeout', { simple: true }), 5000);
+    assert.equal((await broker.listFleets()).length, 0);
   });
 });

@@ -6,10 +6,12 @@ import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase 
 import { DroverError, TimeoutError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
-  Broker,
   FleetRuntime,
-  FleetStore,
   PaneLocks,
+  SqlBroker,
+  SqliteStore,
+  paneLockDirectory,
+  type Broker,
   TerminationSpans,
   createFleetHere,
   type Clock,
@@ -33,18 +35,29 @@ export function steppingWallClock(start = Date.UTC(2026, 9, 24, 9, 0, 0) * 1000)
   return () => (now += 1000);
 }
 
+/**
+ * A microsecond wall clock a test steers: each read ticks one millisecond, unless `frozen`
+ * holds it at `micros` (the last time read, or one the test set).
+ */
+export class TestWall {
+  micros = Date.UTC(2026, 9, 24, 9, 0, 0) * 1000;
+  frozen = false;
+  readonly read = (): number => (this.frozen ? this.micros : (this.micros += 1000));
+}
+
 export interface Fixture {
   dir: string;
-  store: FleetStore;
-  broker: Broker;
+  store: SqliteStore;
+  broker: SqlBroker;
   locks: PaneLocks;
 }
 
-export function openFixture(t: { after(fn: () => void): void }): Fixture {
+/** A fresh SQLite store in a fresh directory, its broker on a stepping clock, and the pane locks beside it. */
+export function openFixture(t: { after(fn: () => unknown): void }): Fixture {
   const dir = tempDirectory(t);
-  const store = FleetStore.open({ path: join(dir, 'drover.db'), wallMicros: steppingWallClock() });
+  const store = SqliteStore.open({ path: join(dir, 'drover.db') });
   t.after(() => store.close());
-  return { dir, store, broker: new Broker(store), locks: new PaneLocks(store.lockDirectory) };
+  return { dir, store, broker: new SqlBroker(store, { wallMicros: steppingWallClock() }), locks: new PaneLocks(paneLockDirectory(store.path)) };
 }
 
 /**
@@ -52,13 +65,13 @@ export function openFixture(t: { after(fn: () => void): void }): Fixture {
  * shells unless `agent` says otherwise: a shell gets the keystroke choreography, a coding
  * agent the screen-evidence one.
  */
-export function seedFleet(broker: Broker, session = 's1', agent: CodingAgent = 'shell') {
-  const { fleet, director } = broker.createFleet({ name: 'team', codingAgent: agent, directorPlacement: { backend: 'tmux', session, window: '@1', pane: '%0' } });
-  const alice = broker.registerMember({ fleetId: fleet.fleetId, name: 'alice', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
-  broker.recordPane(alice.memberId, '%1');
-  const bob = broker.registerMember({ fleetId: fleet.fleetId, name: 'bob', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
-  broker.recordPane(bob.memberId, '%2');
-  return { fleet, director, alice: broker.getMember(alice.memberId), bob: broker.getMember(bob.memberId) };
+export async function seedFleet(broker: Broker, session = 's1', agent: CodingAgent = 'shell') {
+  const { fleet, director } = await broker.createFleet({ name: 'team', codingAgent: agent, directorPlacement: { backend: 'tmux', session, window: '@1', pane: '%0' } });
+  const alice = await broker.registerMember({ fleetId: fleet.fleetId, name: 'alice', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
+  await broker.recordPane(alice.memberId, '%1');
+  const bob = await broker.registerMember({ fleetId: fleet.fleetId, name: 'bob', codingAgent: agent, placement: { backend: 'tmux', session, window: '@1' } });
+  await broker.recordPane(bob.memberId, '%2');
+  return { fleet, director, alice: await broker.getMember(alice.memberId), bob: await broker.getMember(bob.memberId) };
 }
 
 /** Time that moves only when someone sleeps or advances it. */
@@ -323,17 +336,18 @@ export interface TmuxFleet extends Fixture {
  * fresh database, and a runtime on it whose shell agent runs `shell` (default: echoProgram).
  * Everything is torn down after the test.
  */
-export async function tmuxFleet(t: { after(fn: () => unknown): void }, options: { shell?: string; broker?: Broker } = {}): Promise<TmuxFleet> {
+export async function tmuxFleet(t: { after(fn: () => unknown): void }, options: { shell?: string; broker?: SqlBroker } = {}): Promise<TmuxFleet> {
   const fixture = openFixture(t);
   const server = await startTestServer();
   t.after(() => server.close());
   const session = await server.newSession({ name: 'fleet', width: 200, height: 50, cwd: fixture.dir });
   const director = (await session.listPanes())[0]!.id;
   const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: options.shell ?? echoProgram(fixture.dir), TMUX_PANE: director };
-  const runtime = FleetRuntime.open({ store: fixture.store, broker: options.broker, env, tmuxEndpoint: server.endpoint });
+  const broker = options.broker ?? fixture.broker;
+  const runtime = await FleetRuntime.open({ broker, env, tmuxEndpoint: server.endpoint });
   t.after(() => runtime.close());
   const { fleet, director: member } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
-  return { ...fixture, broker: runtime.broker, server, director, runtime, fleetId: fleet.fleetId, directorId: member.memberId };
+  return { ...fixture, broker, server, director, runtime, fleetId: fleet.fleetId, directorId: member.memberId };
 }
 
 /** A pane's whole history with wrapped lines joined: every line it ever showed. */

@@ -7,7 +7,7 @@ import { createMuxPort, MuxError, TmuxAdapter } from '../../src/mux/index.js';
 import { ArgumentError, DroverError } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
-  Broker,
+  SqlBroker,
   FleetBackend,
   FleetRuntime,
   MemberCreationError,
@@ -79,23 +79,23 @@ describe('members on real tmux', { concurrency: true }, () => {
       await assertFleetLayout(s, panes);
     }
     const [alice, bob, carol] = panes as [string, string, string];
-    const directorPlacement = s.broker.getMember(s.directorId).placement!;
-    for (const member of s.broker.listMembers(s.fleetId).slice(1)) {
+    const directorPlacement = (await s.broker.getMember(s.directorId)).placement!;
+    for (const member of (await s.broker.listMembers(s.fleetId)).slice(1)) {
       assert.deepEqual([member.placement?.session, member.placement?.window], [directorPlacement.session, directorPlacement.window]);
     }
     const cwd = (await s.server.pane(bob).display('#{pane_current_path}')).toString().trim();
     assert.equal(realpathSync(cwd), realpathSync(s.dir), 'the member starts in the invoking directory');
     await s.server.waitForOutput(s.server.pane(bob), `drover db: ${s.store.path}`, { timeoutMs: 10_000 });
 
-    const bobId = s.broker.listMembers(s.fleetId).find((m) => m.name === 'bob')!.memberId;
+    const bobId = (await s.broker.listMembers(s.fleetId)).find((m) => m.name === 'bob')!.memberId;
     const deleted = await deleteMember(s.runtime, bobId);
     assert.deepEqual([deleted.placement?.pane, deleted.diagnostics], [bob, []]);
-    assert.throws(() => s.broker.getMember(bobId), /not found/);
+    await assert.rejects(() => s.broker.getMember(bobId), /not found/);
     const { panes: after } = await geometry(s.server, s.director);
     assert.deepEqual([...after.keys()].sort(), [s.director, alice, carol].sort(), "bob's pane is closed");
     assert.equal(after.get(s.director)!.height, (await geometry(s.server, s.director)).window.height);
 
-    for (const name of ['alice', 'carol']) await deleteMember(s.runtime, s.broker.listMembers(s.fleetId).find((m) => m.name === name)!.memberId);
+    for (const name of ['alice', 'carol']) await deleteMember(s.runtime, (await s.broker.listMembers(s.fleetId)).find((m) => m.name === name)!.memberId);
     await assertFleetLayout(s, []);
   });
 
@@ -106,7 +106,7 @@ describe('members on real tmux', { concurrency: true }, () => {
     mkdirSync(bin);
     paneProgram(bin, 'greet', `sh -c 'echo greeted-from-the-runtime-path; exec cat'`);
     const env = { ...s.runtime.env, PATH: `${bin}:${process.env.PATH}`, SHELL: paneProgram(s.dir, 'member', 'greet') };
-    const runtime = FleetRuntime.open({ store: s.store, env, tmuxEndpoint: s.server.endpoint });
+    const runtime = await FleetRuntime.open({ broker: s.broker, env, tmuxEndpoint: s.server.endpoint });
     t.after(() => runtime.close());
     const member = await createMember(runtime, { fleetId: s.fleetId, name: 'greeter', cwd: s.dir });
     await s.server.waitForOutput(s.server.pane(member.pane), 'greeted-from-the-runtime-path', { timeoutMs: 10_000 });
@@ -116,30 +116,32 @@ describe('members on real tmux', { concurrency: true }, () => {
     const s = await tmuxFleet(t);
     // A window too narrow to split: tmux answers "no space for new pane".
     await s.server.command(['resize-window', '-t', s.director, '-x', '2', '-y', '2']);
+    let failed: MemberCreationError | undefined;
     await assert.rejects(createMember(s.runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
       assert.ok(error instanceof MemberCreationError);
       assert.match(error.message, /^member \d+ was not created: tmux could not split pane %\d+ for the member: .*no space/);
       assert.deepEqual(error.diagnostics, [], 'tmux created no pane, so there was nothing to close');
-      assert.throws(() => s.broker.getMember(error.memberId), /not found/);
+      failed = error;
       return true;
     });
+    await assert.rejects(() => s.broker.getMember(failed!.memberId), /not found/);
     assert.equal((await geometry(s.server, s.director)).panes.size, 1);
     assert.deepEqual(
-      s.broker.listMembers(s.fleetId).map((m) => m.name),
+      (await s.broker.listMembers(s.fleetId)).map((m) => m.name),
       ['Director'],
     );
   });
 
   it('closes the pane it spawned and deregisters the member when recording the pane fails, signals deferred throughout', async (t) => {
     const { spans } = fakeSpans();
-    class FailingRecord extends Broker {
+    class FailingRecord extends SqlBroker {
       override recordPane(): never {
         assert.equal(spans.depth, 1, 'the spawn and the registry commit run inside a termination span');
         throw new Error('disk I/O error');
       }
     }
     const s = await tmuxFleet(t);
-    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRecord(s.store), env: s.runtime.env, tmuxEndpoint: s.server.endpoint, spans });
+    const runtime = await FleetRuntime.open({ broker: new FailingRecord(s.store), env: s.runtime.env, tmuxEndpoint: s.server.endpoint, spans });
     t.after(() => runtime.close());
     await assert.rejects(createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
       assert.ok(error instanceof MemberCreationError);
@@ -148,12 +150,12 @@ describe('members on real tmux', { concurrency: true }, () => {
       return true;
     });
     assert.equal((await geometry(s.server, s.director)).panes.size, 1, 'the spawned pane was closed');
-    assert.equal(s.broker.listMembers(s.fleetId).length, 1, 'the member was deregistered');
+    assert.equal((await s.broker.listMembers(s.fleetId)).length, 1, 'the member was deregistered');
     assert.equal(spans.depth, 0);
   });
 
   it('reports compensation it could not do, closing no other pane', async (t) => {
-    class FailingRegistry extends Broker {
+    class FailingRegistry extends SqlBroker {
       override recordPane(): never {
         throw new Error('disk I/O error');
       }
@@ -168,7 +170,7 @@ describe('members on real tmux', { concurrency: true }, () => {
     }
     const s = await tmuxFleet(t);
     const unclosable = new Unclosable(createMuxPort(new TmuxAdapter({ server: s.server })));
-    const runtime = FleetRuntime.open({ store: s.store, broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: unclosable } });
+    const runtime = await FleetRuntime.open({ broker: new FailingRegistry(s.store), env: s.runtime.env, backends: { tmux: unclosable } });
     t.after(() => runtime.close());
     t.after(() => unclosable.close());
     await assert.rejects(createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir }), (error: unknown) => {
@@ -193,7 +195,7 @@ describe('fleet failures on real tmux', () => {
     };
     await s.server.pane(bob.pane).kill();
     await assert.rejects(captureMember(s.runtime, bob.member.memberId), family('gone'));
-    const elsewhere = FleetRuntime.open({ store: s.store, env: { ...s.runtime.env, TMUX_PANE: '%9999' }, tmuxEndpoint: s.server.endpoint });
+    const elsewhere = await FleetRuntime.open({ broker: s.broker, env: { ...s.runtime.env, TMUX_PANE: '%9999' }, tmuxEndpoint: s.server.endpoint });
     t.after(() => elsewhere.close());
     await assert.rejects(createFleetHere(elsewhere, { name: 'nowhere', agent: 'shell' }), family('gone'));
     await s.server.command(['kill-server']).catch(() => undefined);
@@ -205,25 +207,25 @@ describe('fleet failures on real tmux', () => {
 // One at a time: each submission must fit the real five-second input budget (Escape within
 // 1 s, a tmux client per keystroke), and siblings starting agents and servers eat into it.
 describe('pane input on real tmux', () => {
-  it('five pending messages are all delivered over consecutive holds, oldest first, each line whole', async (t) => {
+  it('five pending messages are all delivered in one hold, oldest first, each line whole', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
-    const messages = [1, 2, 3, 4, 5].map((n) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: `update ${n}\twith a tab` }));
+    const messages = await Promise.all([1, 2, 3, 4, 5].map((n) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: `update ${n}\twith a tab` })));
     const ids = messages.map((m) => m.messageId);
     const options = { ...s.runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId };
 
-    // Settles alone take 1.5 s for the Escape-led line and 1 s for each direct one, and a line
-    // needs its lead's reservation plus 0.5 s left: at most three fit one 5 s hold.
+    // Settles end when the pane shows each line: five fit one 5 s hold, where fixed settles
+    // (1.5 s for the Escape-led line, 1 s for each direct one) fitted three at most.
     const holds: number[][] = [];
-    while (holds.length < ids.length && ids.some((id) => s.broker.showMessage(id).notifiedAt === null)) {
+    while (holds.length < ids.length && (await Promise.all(ids.map((id) => s.broker.showMessage(id)))).some((message) => message.notifiedAt === null)) {
       const attempt = await deliverPending(options);
       assert.equal(attempt.diagnostic, null);
       holds.push(attempt.notified);
     }
-    assert.ok(holds.length >= 2 && holds.every((hold) => hold.length >= 1 && hold.length <= 3), `holds: ${JSON.stringify(holds)}`);
+    assert.equal(holds.length, 1, `holds: ${JSON.stringify(holds)}`);
     assert.deepEqual(holds.flat(), ids, 'every message once, oldest first');
 
-    const lines = messages.map((message) => formatNotificationLine(s.broker.showMessage(message.messageId)));
+    const lines = (await Promise.all(messages.map((message) => s.broker.showMessage(message.messageId)))).map((message) => formatNotificationLine(message));
     // The last Enter was just sent: tmux shows what the pane printed back a moment later.
     const history = await eventually('every line to reach the pane', async () => {
       const shown = await paneHistory(s.server, bob.pane);
@@ -241,7 +243,7 @@ describe('pane input on real tmux', () => {
 
   it('types prompts and native commands into a coding agent, and refuses control characters typing nothing', async (t) => {
     const s = await tmuxFleet(t);
-    const runtime = FleetRuntime.open({ store: s.store, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'agent', `"${process.execPath}" "${FAKE_AGENT}" --busy-ms 0`) }, tmuxEndpoint: s.server.endpoint });
+    const runtime = await FleetRuntime.open({ broker: s.broker, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'agent', `"${process.execPath}" "${FAKE_AGENT}" --busy-ms 0`) }, tmuxEndpoint: s.server.endpoint });
     t.after(() => runtime.close());
     const agent = await createMember(runtime, { fleetId: s.fleetId, name: 'agent', cwd: s.dir });
     const pane = s.server.pane(agent.pane);

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Broker, FleetStore } from '../../src/fleet/index.js';
+import { openBroker } from '../../src/fleet/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { eventually, screenShows, startFakeAgent } from '../panes/live.js';
 import { cliSandbox } from '../support/cli.js';
@@ -28,14 +28,13 @@ describe('drover mcp: every tool through the SDK client', () => {
 
   before(async () => {
     server = await startTestServer();
-    const store = FleetStore.open({ env: sandbox.env });
+    const broker = await openBroker({ env: sandbox.env });
     try {
-      const broker = new Broker(store);
-      const created = broker.createFleet({ name: 'every-tool', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: 'x', window: '@1', pane: '%1' } });
+      const created = await broker.createFleet({ name: 'every-tool', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: 'x', window: '@1', pane: '%1' } });
       director = created.director.memberId;
-      member = broker.registerMember({ fleetId: created.fleet.fleetId, name: 'worker', codingAgent: 'shell', placement: { backend: 'tmux', session: 'x', window: '@1' } }).memberId;
+      member = (await broker.registerMember({ fleetId: created.fleet.fleetId, name: 'worker', codingAgent: 'shell', placement: { backend: 'tmux', session: 'x', window: '@1' } })).memberId;
     } finally {
-      store.close();
+      await broker.close();
     }
     agent = await startFakeAgent(server, ['--busy-ms', '300'], { hook: true });
   });

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { Broker, FleetStore } from '../../src/fleet/index.js';
+import { SqliteStore, openBroker } from '../../src/fleet/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import { cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
@@ -18,15 +18,14 @@ describe('drover mcp fleet tools', () => {
 
   before(async () => {
     server = await startTestServer();
-    const store = FleetStore.open({ env: sandbox.env });
+    const broker = await openBroker({ env: sandbox.env });
     try {
-      const broker = new Broker(store);
-      const created = broker.createFleet({ name: 'mcp', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: 'x', window: '@1', pane: '%1' } });
+      const created = await broker.createFleet({ name: 'mcp', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: 'x', window: '@1', pane: '%1' } });
       director = created.director.memberId;
       // A pending placement: the message is stored and held, never typed anywhere.
-      member = broker.registerMember({ fleetId: created.fleet.fleetId, name: 'worker', codingAgent: 'shell', placement: { backend: 'tmux', session: 'x', window: '@1' } }).memberId;
+      member = (await broker.registerMember({ fleetId: created.fleet.fleetId, name: 'worker', codingAgent: 'shell', placement: { backend: 'tmux', session: 'x', window: '@1' } })).memberId;
     } finally {
-      store.close();
+      await broker.close();
     }
     session = await connectMcp(['-S', server.endpoint.socketPath, '--tier', 'mutating'], sandbox.env);
   });
@@ -66,7 +65,7 @@ describe('drover mcp fleet tools', () => {
   it('message_poll reads only: a database gone since start is an error, not a new empty one', async () => {
     const dir = mkdtempSync(join(sandbox.dir, 'moved-'));
     const path = join(dir, 'drover.db');
-    FleetStore.open({ path }).close();
+    SqliteStore.open({ path }).db.close();
     const reader = await connectMcp(['-S', server.endpoint.socketPath, '--allow', 'fleet'], { ...sandbox.env, DROVER_DB: path });
     try {
       rmSync(dir, { recursive: true, force: true });

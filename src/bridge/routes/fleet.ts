@@ -22,12 +22,12 @@ export function fleetRoutes({ fleet, unavailable }: FleetRoutesContext): Route[]
     return fleet;
   };
   return [
-    { method: 'GET', pattern: /^\/api\/fleet$/, action: 'fleet', handle: async () => json(fleet === undefined ? { available: false, reason: unavailable, fleets: [] } : fleet.list()) },
+    { method: 'GET', pattern: /^\/api\/fleet$/, action: 'fleet', handle: async () => json(fleet === undefined ? { available: false, reason: unavailable, fleets: [] } : await fleet.list()) },
     {
       method: 'GET',
       pattern: new RegExp(`^/api/fleet/${SEGMENT}/inbox$`),
       action: 'inbox',
-      handle: async (call) => json(requireFleet().inbox(fleetId(call.params[0]!))),
+      handle: async (call) => json(await requireFleet().inbox(fleetId(call.params[0]!))),
     },
     {
       method: 'POST',
@@ -55,7 +55,7 @@ export function fleetRoutes({ fleet, unavailable }: FleetRoutesContext): Route[]
         const id = fleetId(call.params[0]!);
         const messageId = integerField(await call.request.body(), 'message_id');
         call.audit.target = `fleet ${id} message ${messageId}`;
-        return json(api.ack(id, messageId));
+        return json(await api.ack(id, messageId));
       },
     },
   ];

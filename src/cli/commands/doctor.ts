@@ -101,10 +101,12 @@ function fleetEnvironment(resolved: ResolvedMux | undefined, flags: SocketFlags,
 function fleetChecks(section: FleetDoctorSection): DoctorCheck[] {
   const check = (name: string, ok: boolean, detail: string): DoctorCheck => ({ section: 'fleet', check: name, ok, detail });
   const checks: DoctorCheck[] = [];
-  const database = section.database;
-  if (database.path !== null && (!database.exists || (database.schemaVersion !== null && database.schemaVersion <= database.latestSchemaVersion))) {
-    const state = database.exists ? `schema ${database.schemaVersion} of ${database.latestSchemaVersion}` : 'not created yet';
-    checks.push(check('database', true, `${database.path} (${state})`));
+  const store = section.store;
+  const usable = store.schemaVersion !== null && store.schemaVersion <= store.latestSchemaVersion! && (store.kind === 'sqlite' || store.listens === true);
+  if (store.kind !== null && usable) {
+    const schema = store.schemaVersion === 0 ? 'nothing stored yet' : `schema ${store.schemaVersion} of ${store.latestSchemaVersion}`;
+    const state = store.kind === 'sqlite' ? (store.reachable ? schema : 'not created yet') : `${schema}, notifications arrive`;
+    checks.push(check('store', true, `${store.kind} ${store.location} (${state}; chosen by ${store.chosenBy})`));
   }
   const locks = section.lockDirectory;
   if (locks.path !== null && (!locks.exists || locks.writable)) checks.push(check('pane locks', true, `${locks.path}${locks.exists ? '' : ' (created on first use)'}`));
@@ -116,11 +118,14 @@ function fleetChecks(section: FleetDoctorSection): DoctorCheck[] {
 
 function fleetJson(section: FleetDoctorSection): Record<string, unknown> {
   return {
-    database: {
-      path: section.database.path,
-      exists: section.database.exists,
-      schema_version: section.database.schemaVersion,
-      latest_schema_version: section.database.latestSchemaVersion,
+    store: {
+      kind: section.store.kind,
+      location: section.store.location,
+      chosen_by: section.store.chosenBy,
+      reachable: section.store.reachable,
+      schema_version: section.store.schemaVersion,
+      latest_schema_version: section.store.latestSchemaVersion,
+      listens: section.store.listens,
     },
     lock_directory: { ...section.lockDirectory },
     backend: { ...section.backend },
@@ -166,7 +171,7 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
 export function registerDoctorCommands(program: Command, context: CommandContext): void {
   program
     .command('doctor')
-    .description('check the multiplexer, the tools drover runs and the fleet database; exit 1 when anything is wrong')
+    .description('check the multiplexer, the tools drover runs and the fleet store; exit 1 when anything is wrong')
     .option('--json', 'print one JSON document')
     .action(context.action(doctor));
 }

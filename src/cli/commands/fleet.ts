@@ -22,6 +22,7 @@ import {
   promptMember,
   sendAndNotify,
   truncateForText,
+  validateIdempotencyKey,
   validateLiteralLine,
   validateMessageText,
   waitForMessages,
@@ -65,13 +66,13 @@ function parseLines(value: string | undefined): number {
 
 /**
  * Opens the fleet runtime for one command (an explicit -L/-S names the tmux server) and always
- * closes it. A command that only reads opens the database read-only: it must exist already.
+ * closes it. A command that only reads opens the store read-only: it must exist already.
  */
 async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
   // -L/-S, or no multiplexer around this process: the tmux server every command would use.
   const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
   const tmuxEndpoint = explicit || outsideAnySession(flags, io.env) ? resolveEndpoint(flags, io).endpoint : undefined;
-  const runtime = FleetRuntime.open({ env: io.env, tmuxEndpoint, readOnly: access === 'read' });
+  const runtime = await FleetRuntime.open({ env: io.env, tmuxEndpoint, readOnly: access === 'read' });
   try {
     return await body(runtime);
   } finally {
@@ -223,7 +224,7 @@ function registerFleet(program: Command, context: CommandContext): void {
     .action(
       context.action(async (options: SocketFlags & JsonFlag, io) => {
         await withRuntime(options, io, async (runtime) => {
-          const fleets = runtime.broker.listFleets();
+          const fleets = await runtime.broker.listFleets();
           if (options.json) writeJson(io, fleets.map(fleetJson));
           else if (fleets.length === 0) writeLine(io.stdout, '0 fleets.');
           else table(io, [['fleet_id', 'name', 'members', 'director', 'created_at'], ...fleets.map((f) => [String(f.fleetId), f.name, String(f.memberCount), String(f.directorMemberId), f.createdAt])]);
@@ -239,8 +240,8 @@ function registerFleet(program: Command, context: CommandContext): void {
       context.action(async (options: SocketFlags & JsonFlag, io, id) => {
         const fleetId = parseId(id, 'fleet id');
         await withRuntime(options, io, async (runtime) => {
-          const shown = runtime.broker.getFleet(fleetId);
-          const members = shown.deletedAt === null ? await checkMemberPanes(runtime, runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId)) : [];
+          const shown = await runtime.broker.getFleet(fleetId);
+          const members = shown.deletedAt === null ? await checkMemberPanes(runtime, await runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId)) : [];
           if (options.json) {
             writeJson(io, { fleet: fleetJson(shown), members: members.map(memberJson) });
             return;
@@ -358,7 +359,7 @@ function registerMember(program: Command, context: CommandContext): void {
       context.action(async (options: SocketFlags & JsonFlag & { fleet?: string }, io) => {
         const fleetId = parseId(options.fleet, '--fleet');
         await withRuntime(options, io, async (runtime) => {
-          const members = await checkMemberPanes(runtime, runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId));
+          const members = await checkMemberPanes(runtime, await runtime.broker.listMembers(fleetId), () => runtime.broker.listMembers(fleetId));
           if (options.json) writeJson(io, members.map(memberJson));
           else table(io, memberRows(members));
         }, 'read');
@@ -373,7 +374,7 @@ function registerMember(program: Command, context: CommandContext): void {
       context.action(async (options: SocketFlags & JsonFlag, io, id) => {
         const memberId = parseId(id, 'member id');
         await withRuntime(options, io, async (runtime) => {
-          const [shown] = await checkMemberPanes(runtime, [runtime.broker.getMember(memberId)], () => [runtime.broker.getMember(memberId)]);
+          const [shown] = await checkMemberPanes(runtime, [await runtime.broker.getMember(memberId)], async () => [await runtime.broker.getMember(memberId)]);
           if (shown === undefined) return;
           if (options.json) writeJson(io, memberJson(shown));
           else {
@@ -412,7 +413,7 @@ function registerMember(program: Command, context: CommandContext): void {
       .action(
         context.action(async (options: SocketFlags & JsonFlag, io, id, body) => {
           const memberId = parseId(id, 'member id');
-          // Checked before the database is opened: a refused line changes nothing, not even the file.
+          // Checked before the store is opened: a refused line changes nothing, not even the file.
           validateLiteralLine(body!, verb === 'prompt' ? 'text' : 'command');
           await withRuntime(options, io, async (runtime) => {
             const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans, signal: io.signal };
@@ -456,23 +457,26 @@ function registerMessage(program: Command, context: CommandContext): void {
     .requiredOption('--from <id>', 'the sending member')
     .option('--to <id>', 'the receiving member')
     .option('--broadcast', "to every other active member of the sender's fleet")
+    .option('--idempotency-key <key>', 'a key of your own for this send: sending again with the same key stores nothing new')
     .option('--json', 'print one JSON document')
     .action(
-      context.action(async (options: SocketFlags & JsonFlag & { from?: string; to?: string; broadcast?: boolean }, io, text) => {
+      context.action(async (options: SocketFlags & JsonFlag & { from?: string; to?: string; broadcast?: boolean; idempotencyKey?: string }, io, text) => {
         const from = parseId(options.from, '--from');
         validateMessageText(text!);
+        const idempotencyKey = options.idempotencyKey;
+        if (idempotencyKey !== undefined) validateIdempotencyKey(idempotencyKey);
         if ((options.to === undefined) === (options.broadcast !== true)) throw new UsageError('give exactly one of --to ID or --broadcast');
         const limit = maxTextLength(io.env);
         return withRuntime(options, io, async (runtime) => {
           if (options.broadcast) {
-            const result = await broadcastAndNotify({ ...runtime.notify, ...draftWarnings(io), signal: io.signal, from, text: text! });
+            const result = await broadcastAndNotify({ ...runtime.notify, ...draftWarnings(io), signal: io.signal, from, text: text!, idempotencyKey });
             reportDiagnostics(io, [...result.diagnostics, ...(result.failure ? [result.failure.diagnostic] : [])]);
             if (options.json) {
               writeJson(io, { summary: messageJson(result.summary), deliveries: result.deliveries.map(messageJson), recipients: result.recipients, delivered: result.delivered });
             } else writeLine(io.stdout, `broadcast id=${result.summary.messageId} recipients=${result.recipients} delivered=${result.delivered}`);
             return result.failure ? 1 : 0;
           }
-          const result = await sendAndNotify({ ...runtime.notify, ...draftWarnings(io), signal: io.signal, from, to: parseId(options.to, '--to'), text: text! });
+          const result = await sendAndNotify({ ...runtime.notify, ...draftWarnings(io), signal: io.signal, from, to: parseId(options.to, '--to'), text: text!, idempotencyKey });
           reportDiagnostics(io, [...(result.diagnostic ? [result.diagnostic] : []), ...(result.failure ? [result.failure.diagnostic] : [])]);
           if (options.json) writeJson(io, { message: messageJson(result.message), notification_sent: result.notificationSent });
           else writeLine(io.stdout, `sent ${messageLine(result.message, limit)}${result.notificationSent ? ' (notified)' : ''}`);
@@ -491,7 +495,7 @@ function registerMessage(program: Command, context: CommandContext): void {
         const memberId = parseId(options.member, '--member');
         const limit = maxTextLength(io.env);
         await withRuntime(options, io, async (runtime) => {
-          const messages = runtime.broker.pollMessages(memberId);
+          const messages = await runtime.broker.pollMessages(memberId);
           if (options.json) writeJson(io, messages.map(messageJson));
           else if (messages.length === 0) writeLine(io.stdout, 'No messages found.');
           else for (const entry of messages) writeLine(io.stdout, messageLine(entry, limit));
@@ -510,7 +514,7 @@ function registerMessage(program: Command, context: CommandContext): void {
         const messageId = parseId(id, 'message id');
         const limit = maxTextLength(io.env);
         await withRuntime(options, io, async (runtime) => {
-          const acked = runtime.broker.ackMessage(memberId, messageId);
+          const acked = await runtime.broker.ackMessage(memberId, messageId);
           if (options.json) writeJson(io, messageJson(acked));
           else writeLine(io.stdout, `acked ${messageLine(acked, limit)}`);
         });
@@ -526,7 +530,7 @@ function registerMessage(program: Command, context: CommandContext): void {
         const messageId = parseId(id, 'message id');
         const limit = maxTextLength(io.env);
         await withRuntime(options, io, async (runtime) => {
-          const shown = runtime.broker.showMessage(messageId);
+          const shown = await runtime.broker.showMessage(messageId);
           if (options.json) writeJson(io, messageJson(shown));
           else writeLine(io.stdout, messageLine(shown, limit));
         }, 'read');

@@ -8,7 +8,6 @@ import {
   MUTATION_EVIDENCE_BYTES,
   StdioTransport,
   ToolPolicy,
-  fleetDatabaseExists,
   fleetTools,
   libraryTools,
   paneTools,
@@ -17,6 +16,7 @@ import {
   waitTools,
   workspaceTools,
 } from '../../mcp/index.js';
+import { fleetStoreExists } from '../../fleet/index.js';
 import type { Server } from '../../tmux/index.js';
 import { openServer, resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, parseMilliseconds, writeWarning, type CliIO } from '../io.js';
@@ -51,7 +51,7 @@ function parseResponseBytes(value: string): number {
  * running yet is reported by each call that needs it.
  */
 async function mcp(options: McpOptions, io: CliIO): Promise<number> {
-  const fleetReady = fleetDatabaseExists(io.env);
+  const fleetReady = fleetStoreExists(io.env);
   const missingFleet = options.enableTool.filter((name) => !fleetReady && fleetTools.some((tool) => tool.name === name));
   if (missingFleet.length > 0) throw new UsageError(`${missingFleet.join(', ')} need a fleet database, and there is none at DROVER_DB (or the default path); create a fleet first`);
   const tools = [...tmuxTools, ...libraryTools, ...waitTools, ...paneTools, ...workspaceTools, ...(fleetReady ? fleetTools : [])];

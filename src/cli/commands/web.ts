@@ -1,9 +1,9 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge, type MuxLink } from '../../bridge/index.js';
-import { FleetRuntime, resolveDatabasePath } from '../../fleet/index.js';
+import { FleetRuntime, chooseStore, describeChoice, fleetStoreExists } from '../../fleet/index.js';
 import { createMuxPort, MUX_NAMES, openMux, TmuxAdapter, type MuxName } from '../../mux/index.js';
 import { defaultAgentStatusContext, systemProcessLookup } from '../../agents/index.js';
 import { agentNamerFor, paneCensus, paneKeys, paneListings } from '../../panes/index.js';
@@ -109,8 +109,8 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
     };
   };
   try {
-    const fleetAvailable = existsSync(resolveDatabasePath(io.env));
-    const fleet = fleetAvailable ? FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
+    const fleetAvailable = fleetStoreExists(io.env);
+    const fleet = fleetAvailable ? await FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
     if (fleet !== undefined) closers.unshift(() => fleet.close());
     bridge = await startBridge({
       openMux: openLink,
@@ -121,7 +121,7 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       allowHosts: options.allowHost,
       assets: pageAssets(),
       fleet,
-      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${resolveDatabasePath(io.env)} (create a fleet with \`drover fleet create\`)`,
+      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`drover fleet create\`)`,
       version: packageVersion(),
       log: (line) => writeLine(io.stderr, `drover web: ${line}`),
     });

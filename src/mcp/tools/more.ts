@@ -1,9 +1,8 @@
-import { existsSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { ArgumentError, TimeoutError } from '../../process/index.js';
 import { checkId, compileTextPattern, type TextTest } from '../../tmux/index.js';
-import { FleetRuntime, messageJson, messageJsonSchema, resolveDatabasePath, sendAndNotify } from '../../fleet/index.js';
+import { FleetRuntime, messageJson, messageJsonSchema, sendAndNotify } from '../../fleet/index.js';
 import {
   DETACHED_BUILD_SIZE,
   applyPlan,
@@ -139,9 +138,9 @@ export const workspaceTools: readonly ToolDefinition[] = [
   }),
 ];
 
-/** Opens the fleet for one call; a call that only reads opens the database read-only (it must exist). */
+/** Opens the fleet for one call; a call that only reads opens the store read-only (it must exist). */
 async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
-  const runtime = FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read' });
+  const runtime = await FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read' });
   try {
     return await fn(runtime);
   } finally {
@@ -178,7 +177,7 @@ export const fleetTools: readonly ToolDefinition[] = [
     input: z.object({ member: memberId }),
     output: z.strictObject({ messages: z.array(messageJsonSchema) }),
     async run(context, input) {
-      return withFleet(context, async (runtime) => ({ messages: runtime.broker.pollMessages(input.member).map(messageJson) }), 'read');
+      return withFleet(context, async (runtime) => ({ messages: (await runtime.broker.pollMessages(input.member)).map(messageJson) }), 'read');
     },
   }),
   defineTool({
@@ -190,16 +189,7 @@ export const fleetTools: readonly ToolDefinition[] = [
     input: z.object({ member: memberId, message_id: z.number().int().min(1) }),
     output: z.strictObject({ message: messageJsonSchema }),
     async run(context, input) {
-      return withFleet(context, async (runtime) => ({ message: messageJson(runtime.broker.ackMessage(input.member, input.message_id)) }));
+      return withFleet(context, async (runtime) => ({ message: messageJson(await runtime.broker.ackMessage(input.member, input.message_id)) }));
     },
   }),
 ];
-
-/** Fleet tools are offered only where a fleet database already exists. */
-export function fleetDatabaseExists(env: NodeJS.ProcessEnv): boolean {
-  try {
-    return existsSync(resolveDatabasePath(env));
-  } catch {
-    return false;
-  }
-}
