@@ -106,7 +106,7 @@ describe('drover web for a person on a phone and at a desk', { concurrency: 1, s
     await screenShows(repoPane, 'building the cart');
     // A message waiting in the Director's inbox, so the fleet page has its acknowledge buttons.
     const alice = await createMember(fleet.runtime, { fleetId: fleet.fleetId, name: 'alice', cwd: fleet.dir });
-    fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'review ready' });
+    await fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'review ready' });
     const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
     teardown.after(() => port.close());
     bridge = (await startWebWorld(teardown, { mux: port, fleet: fleet.runtime, assets: PAGE_ASSETS })).bridge;
