@@ -60,7 +60,7 @@ async function viaDrover(bed: AgentBed, pane: string, texts: readonly string[]):
     await readyBecomes(bed, pane, ['ready'], 60_000).catch(() => undefined);
     const since = bed.mock.turns().length;
     const started = Date.now();
-    const receipt = await paneDeliver(bed.server, pane, text, { cwd: bed.workdir, composerWaitMs: 30_000 });
+    const receipt = await paneDeliver(bed.port, pane, text, { cwd: bed.workdir, composerWaitMs: 30_000 });
     const turn = receipt.status === 'submitted' ? await arrival(bed, text, since) : undefined;
     if (turn !== undefined) arrivalMs.push(turn.at - started);
     else log(`  drover: ${receipt.status}: ${receipt.reason}`);

@@ -1,6 +1,7 @@
 /**
  * `drover pane map --json` over 100 panes in 10 git repos (each with a linked worktree) on an
- * owned server, run as a user runs it: the built CLI, wall time of the whole command. The
+ * owned server, run as a user runs it: the built CLI, wall time of the whole command, through
+ * the mux port (one snapshot) as every pane verb reaches its multiplexer. The
  * naive baseline asks tmux once per pane (display-message) and git twice per pane
  * (rev-parse, worktree list), one after the other, in this process (no start-up charged).
  * Child processes of the CLI are counted with tmux and git shims on PATH that log each run.
@@ -9,6 +10,7 @@ import { chmodSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { createMuxPort, TmuxAdapter } from '../src/mux/index.js';
 import { mapRowJson, paneMap, worktreeLabel, type MapRowJson } from '../src/panes/index.js';
 import { processDiagnostics, run as runChild, type RunResult } from '../src/process/index.js';
 import { Server, resolveExecutable } from '../src/tmux/index.js';
@@ -139,7 +141,8 @@ export async function run(): Promise<Record<string, number | boolean>> {
 
     const counted = await countCliSpawns(root, socket, env);
     const spawnedBefore = processDiagnostics().spawned;
-    const inProcess = (await paneMap(server, { kind: 'all' }, { env })).map(mapRowJson);
+    const port = createMuxPort(new TmuxAdapter({ server }));
+    const inProcess = (await paneMap(port, { kind: 'all' }, { env })).map(mapRowJson);
     const libraryChildren = processDiagnostics().spawned - spawnedBefore;
     if (inProcess.length !== total) throw new Error(`correctness: the library listed ${inProcess.length} panes`);
     if (libraryChildren !== counted.tmux + counted.git) {
@@ -155,7 +158,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
     const droverMs = median(cli.map);
     const startupMs = median(cli.version);
     const nodeMs = median(cli.node);
-    const libraryMs = median(await sample(SAMPLES, () => paneMap(server, { kind: 'all' }, { env })));
+    const libraryMs = median(await sample(SAMPLES, () => paneMap(port, { kind: 'all' }, { env })));
     const naiveMs = median(await sample(SAMPLES, () => naiveMap(server.endpoint.executable, socket, env)));
 
     log(`drover pane map --json   ${droverMs.toFixed(1)} ms   children: ${counted.tmux} tmux + ${counted.git} git`);

@@ -1,4 +1,5 @@
-import { ArgumentError, Endpoint, Server, checkId, setOptionArgs } from '../tmux/index.js';
+import { ArgumentError } from '../process/index.js';
+import { Endpoint, Server, checkId, setOptionArgs } from '../tmux/index.js';
 import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, formatAgentStateValue, isAgentState } from './state.js';
 import { createAgentNamer, findAgentAncestor, systemProcessLookup } from './process-tree.js';
 import { providersOrBuiltins } from './project-config.js';

@@ -1,6 +1,6 @@
 import { chmodSync, copyFileSync, mkdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ArgumentError } from '../tmux/index.js';
+import { ArgumentError } from '../process/index.js';
 import { hookInstallerFor } from './hooks/index.js';
 import type { AgentHookInstaller } from './hooks/types.js';
 import type { AgentKind } from './screens/types.js';

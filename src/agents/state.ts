@@ -1,3 +1,4 @@
+import type { AgentStatus as MuxAgentStatus } from '../mux/index.js';
 import { ArgumentError, isProcessAlive } from '../process/index.js';
 
 /** The pane user option agent hooks write: `<state>:<epoch seconds>[:<agent pid>]`. */
@@ -91,6 +92,25 @@ export function resolveAgentStatus(raw: string, context: AgentStatusContext): Ag
   if (value.pid !== undefined && !context.pidAlive(value.pid)) return UNKNOWN_AGENT_STATUS;
   if (value.state !== 'idle') return { state: value.state, idleDuration: null };
   return { state: 'idle', idleDuration: formatIdleDuration(context.nowSeconds - value.epochSeconds) };
+}
+
+/**
+ * The state a multiplexer that detects agents itself (herdr) reports for a pane, in drover's
+ * words: working is active, blocked is waiting, idle and done are idle (since when, it does not
+ * say); unknown is unknown.
+ */
+export function agentStateOfMux(status: MuxAgentStatus): AgentStatus {
+  switch (status) {
+    case 'working':
+      return { state: 'active', idleDuration: null };
+    case 'blocked':
+      return { state: 'waiting', idleDuration: null };
+    case 'idle':
+    case 'done':
+      return { state: 'idle', idleDuration: null };
+    case 'unknown':
+      return UNKNOWN_AGENT_STATUS;
+  }
 }
 
 /** The Agent column: `idle (2m)`, `active`, `waiting`, or an em dash when unknown. */

@@ -1,15 +1,13 @@
+import type { PaneChannel } from '../mux/index.js';
 import { AbortedError } from '../process/index.js';
 import type { AgentScreen, AgentScreenRules, ScreenReading } from './screens/types.js';
 
-/** What the choreography needs from one agent pane; tmux panes and fleet backends provide it. */
-export interface AgentInputPort {
-  /** The visible screen, styled, with the cursor. */
-  read(): Promise<AgentScreen>;
-  /** Bracketed paste: the agent receives the text as one paste, line breaks included. */
-  paste(text: string): Promise<void>;
-  /** Keys in the neutral spelling (`Enter`, `ctrl+u`, `Escape`…). */
-  keys(keys: readonly string[]): Promise<void>;
-}
+/**
+ * What the choreography uses of one agent pane: the read, paste and keys of its pane channel
+ * (src/mux paneChannel), whose keys are in the neutral spelling (`Enter`, `ctrl+u`, `Escape`).
+ * A read may leave the pane id out, so a caller can hand over a channel or build the three.
+ */
+export type AgentInputPort = Pick<PaneChannel, 'paste' | 'keys'> & { read(): Promise<AgentScreen> };
 
 /** Monotonic time and waiting; injectable so deadlines are testable without real time. */
 export interface SubmitClock {

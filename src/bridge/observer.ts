@@ -5,13 +5,16 @@
  * agent state, question); a snapshot is always taken fresh from the multiplexer, with what the
  * screens said merged in.
  */
+import { basename } from 'node:path';
 import { formatPaneKey, LOCAL_HOST, MuxError, screenOfRows, type AgentStatus, type MuxPane, type MuxPort, type MuxSnapshot, type MuxWatch } from '../mux/index.js';
+import { WorktreeResolver, currentBranch, type WorktreeInfo } from '../panes/index.js';
 import { isAgentKind, isShellCommand, rulesFor, type AgentScreenRules, type AgentState, type ScreenPhase } from '../agents/index.js';
 import { readViewport } from './agent-input.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
 import type { PaneView, QuestionView, ServerView, SnapshotView } from './protocol.js';
 import { readAgentScreen, scanProgramScreen, type ScreenVerdict } from './questions.js';
+import { lastMeaningfulLine } from './screen-summary.js';
 import { isStaleTitle, witnessTitle, type TitleFacts, type TitleWitness } from './titles.js';
 import { finishedTurn, resolveState, triageCounts, triageGroup, triageOrder } from './triage.js';
 
@@ -47,6 +50,9 @@ interface PaneRecord {
   state: AgentStatus | undefined;
   finishedUnseen: boolean;
   title: TitleWitness | undefined;
+  /** When the revision last changed after the first read. */
+  changedAt: string | null;
+  lastLine: string | null;
 }
 
 const TOPOLOGY_SETTLE_MS = 30;
@@ -79,6 +85,9 @@ export class PaneObserver {
   private readonly panes = new Map<string, MuxPane>();
   private readonly records = new Map<string, PaneRecord>();
   private facts: ReadonlyMap<string, PaneAgentFacts> = new Map();
+  /** Where each pane's cwd sits in git, by cwd; a cwd is resolved once for the observer's life. */
+  private readonly worktrees = new WorktreeResolver();
+  private gitOf: ReadonlyMap<string, WorktreeInfo> = new Map();
   private watch: MuxWatch | undefined;
   private watchedKey: string | undefined;
   private watched = false;
@@ -249,7 +258,9 @@ export class PaneObserver {
     }
     const record = this.record(paneId);
     if (revision !== record.revision) {
+      if (record.revision !== null) record.changedAt = new Date().toISOString();
       record.revision = revision;
+      record.lastLine = lastMeaningfulLine(text, { agent: this.rulesOf(pane) !== undefined, width: Math.max(0, ...text.split('\n').map((row) => Array.from(row).length)) });
       this.hub.publish('pane', { pane_id: paneId, pane_key: this.paneKey(paneId), revision });
     }
     this.applyVerdict(pane, record, this.verdict(pane, text));
@@ -312,7 +323,7 @@ export class PaneObserver {
   private record(paneId: string): PaneRecord {
     let record = this.records.get(paneId);
     if (record === undefined) {
-      record = { revision: null, phase: null, question: null, fingerprint: null, state: undefined, finishedUnseen: false, title: undefined };
+      record = { revision: null, phase: null, question: null, fingerprint: null, state: undefined, finishedUnseen: false, title: undefined, changedAt: null, lastLine: null };
       this.records.set(paneId, record);
     }
     return record;
@@ -322,6 +333,7 @@ export class PaneObserver {
     const record = this.record(pane.paneId);
     const { state, source } = this.stateOf(pane, record);
     const agent = this.agentOf(pane);
+    const git = this.gitOf.get(pane.cwd);
     return {
       pane_id: pane.paneId,
       pane_key: this.paneKey(pane.paneId),
@@ -334,6 +346,10 @@ export class PaneObserver {
       title_stale: isStaleTitle(record.title, titleFacts(pane)),
       foreground: pane.foregroundCommand ?? null,
       cwd: pane.cwd,
+      repo: git?.repo === null || git?.repo === undefined ? null : basename(git.repo),
+      branch: git?.worktree === null || git?.worktree === undefined ? null : currentBranch(git.worktree),
+      changed_at: record.changedAt,
+      last_line: record.lastLine,
       focused: pane.focused,
       alive: pane.alive,
       agent,
@@ -360,6 +376,7 @@ export class PaneObserver {
     let facts: ReadonlyMap<string, PaneAgentFacts> | undefined;
     try {
       [layout, facts] = await Promise.all([this.mux.snapshot(), this.readCensus()]);
+      this.gitOf = await this.worktrees.resolveAll(layout.panes.map((pane) => pane.cwd));
     } catch (error) {
       if (error instanceof MuxError && error.replaced) this.replaced();
       throw error;

@@ -14,6 +14,22 @@ export function staleTitleNote(pane: PaneView): string | null {
   return pane.title !== null && pane.title_stale ? `title “${pane.title}” left by a program that has exited` : null;
 }
 
+/** Where the pane works: `repo · branch`, the branch alone, or null outside git. */
+export function paneRepo(pane: Pick<PaneView, 'repo' | 'branch'>): string | null {
+  if (pane.repo === null) return pane.branch;
+  return pane.branch === null ? pane.repo : `${pane.repo} · ${pane.branch}`;
+}
+
+/** How long ago an instant was, in the largest whole unit: "just now", "4 min ago", "2 h ago", "3 d ago". */
+export function ago(at: string, now: number = Date.now()): string {
+  const seconds = Math.max(0, Math.floor((now - Date.parse(at)) / 1000));
+  if (seconds < 10) return 'just now';
+  if (seconds < 60) return `${seconds} s ago`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ago`;
+  if (seconds < 86_400) return `${Math.floor(seconds / 3600)} h ago`;
+  return `${Math.floor(seconds / 86_400)} d ago`;
+}
+
 /** Whether the page walks spaces at all: a multiplexer with one space shows its tabs alone. */
 export function showsSpaces(config: Pick<ConfigView, 'spaces'> | null): boolean {
   return config?.spaces !== 'one';

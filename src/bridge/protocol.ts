@@ -106,6 +106,14 @@ export interface PaneView {
   readonly title_stale: boolean;
   readonly foreground: string | null;
   readonly cwd: string;
+  /** The repository the cwd is in (its main worktree's directory name); null outside git or on a host drover cannot read. */
+  readonly repo: string | null;
+  /** The branch checked out where the cwd is (7 hex digits when detached); null outside git. */
+  readonly branch: string | null;
+  /** When its screen last changed while drover web watched; null before the first change seen. */
+  readonly changed_at: string | null;
+  /** The lowest line of its screen with words on it (an agent's transcript only, not its input box). */
+  readonly last_line: string | null;
   readonly focused: boolean;
   readonly alive: boolean;
   /** The agent in the pane, when the multiplexer or drover knows it; null otherwise. */

@@ -61,6 +61,11 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'web pair': ['drover web pair'],
   'web devices': ['drover web devices --json'],
   'web revoke': ['drover web revoke 3f9a0c1e'],
+  host: ['drover host add gpu --ssh gpu-box', 'drover host check'],
+  'host add': ['drover host add gpu --ssh gpu-box', 'drover host add build --ssh me@build.lan --install'],
+  'host list': ['drover host list', 'drover host list --json'],
+  'host check': ['drover host check', 'drover host check gpu --json'],
+  'host remove': ['drover host remove gpu'],
 };
 
 /** The `Example:` block a command's help ends with. */

@@ -14,6 +14,8 @@ export interface CliIO {
   stdinIsTTY: boolean;
   /** The size of the terminal drover was started from, when it has one (layouts are built at it). */
   terminalSize?: { readonly columns: number; readonly rows: number };
+  /** Set when standard error is a terminal: long work shows its progress there (see progress.ts). */
+  stderrTerminal?: { readonly columns: number };
   /** Aborted when the user interrupts (SIGINT). */
   signal: AbortSignal;
   /**
@@ -26,10 +28,10 @@ export interface CliIO {
 /**
  * Every exit status drover uses, one table for every command (the README has it too). 2 and 3
  * carry a second meaning only where nothing else could: a command aimed at one pane says
- * "pane not found" with 2 and "tmux failed" with 3; a workspace load says "partial effects"
- * with 3.
+ * "pane not found" with 2 and "the multiplexer failed" with 3; a workspace load says "partial
+ * effects" with 3. 6: a pane key named a pane of another server run, and nothing was done.
  */
-export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2, notFound: 2, tmuxFailure: 3, partial: 3, unconfirmed: 4, timedOut: 5, interrupted: 130 });
+export const EXIT = Object.freeze({ ok: 0, failure: 1, usage: 2, notFound: 2, muxFailure: 3, partial: 3, unconfirmed: 4, timedOut: 5, replaced: 6, interrupted: 130 });
 
 /** A bad invocation: wrong flags, bad argument values. Exit status 2. */
 export class UsageError extends ArgumentError {}

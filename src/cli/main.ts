@@ -29,6 +29,7 @@ const io: CliIO = {
   cwd: process.cwd(),
   stdinIsTTY: process.stdin.isTTY === true,
   ...(process.stdout.isTTY ? { terminalSize: { columns: process.stdout.columns, rows: process.stdout.rows } } : {}),
+  ...(process.stderr.isTTY ? { stderrTerminal: { columns: process.stderr.columns } } : {}),
   signal: controller.signal,
   abandonOutput: () => {
     outputAbandoned = true;

@@ -27,6 +27,8 @@ const MODULES: readonly { commands: readonly string[]; load: () => Promise<Regis
   { commands: ['doctor'], load: async () => (await import('./commands/doctor.js')).registerDoctorCommands },
   { commands: ['workspace'], load: async () => (await import('./commands/workspace.js')).registerWorkspaceCommands },
   { commands: ['web'], load: async () => (await import('./commands/web.js')).registerWebCommands },
+  { commands: ['rpc'], load: async () => (await import('./commands/rpc.js')).registerRpcCommands },
+  { commands: ['host'], load: async () => (await import('./commands/host.js')).registerHostCommands },
 ];
 
 const GLOBAL_OPTIONS_WITH_VALUES = new Set(['-L', '--socket-name', '-S', '--socket-path']);

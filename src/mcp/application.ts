@@ -71,7 +71,8 @@ const FIXED_MESSAGES: Partial<Record<FailureCode, string>> = {
   not_found: 'not found: no such session, window or pane on this tmux server',
   pane_not_found: 'not found: no such pane on this tmux server',
   tmux_failed: 'tmux refused the command',
-  server_replaced: 'the tmux server this MCP server bound was replaced by another one at the same socket; restart drover mcp to use the new one',
+  server_replaced:
+    'the pane belongs to another run of the tmux server than the one answering (a server restarted at the same socket), so nothing was done: a pane key of an earlier run names no pane any more, and if the server this MCP server bound was itself replaced, restart drover mcp to use the new one',
 };
 
 /**

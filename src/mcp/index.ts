@@ -15,5 +15,5 @@ export { paneTools } from './tools/panes.js';
 export { libraryTools } from './tools/library.js';
 export { waitTools, workspaceTools, fleetTools } from './tools/more.js';
 export { CAPABILITIES_TOOL } from './tools/capabilities.js';
-export { FrameSplitter, type FrameEvent } from './frames.js';
+export { FrameSplitter, type FrameEvent } from '../process/index.js';
 export { StdioTransport, DEFAULT_STDIO_LIMITS, STDIO_ERRORS, type StdioLimits, type StdioEnd } from './stdio.js';

@@ -11,7 +11,7 @@ import {
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
 import { ArgumentError } from '../process/index.js';
-import { FrameSplitter } from './frames.js';
+import { FrameSplitter } from '../process/index.js';
 
 /** The bounds of one stdio session. */
 export interface StdioLimits {

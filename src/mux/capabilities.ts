@@ -60,6 +60,7 @@ export const VERB_CAPABILITY = {
   sendKeys: 'sendKeys',
   renamePane: 'renamePane',
   splitPane: 'splitPane',
+  releaseKeptPane: 'splitPane',
   closePane: 'closePane',
   resizePane: 'resizePane',
   setFocus: 'setFocus',

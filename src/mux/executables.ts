@@ -10,8 +10,8 @@
  *   fallback when PATH has none.
  */
 import { homedir } from 'node:os';
-import { isAbsolute, join } from 'node:path';
-import { findExecutable } from '../process/index.js';
+import { join } from 'node:path';
+import { executableOverride, findExecutable } from '../process/index.js';
 import { Endpoint } from '../tmux/index.js';
 import { MuxSelectionError } from './errors.js';
 
@@ -38,12 +38,9 @@ function firstExecutable(paths: readonly string[]): string | undefined {
 
 /** The binary DROVER_<NAME>_BIN names, checked; undefined when it is unset or blank. */
 export function binaryOverride(name: MuxBinary, env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const variable = binaryVariable(name);
-  const override = env[variable]?.trim();
-  if (!override) return undefined;
-  if (!isAbsolute(override)) throw new MuxSelectionError(`${variable}=${JSON.stringify(override)} is not an absolute path; name the ${name} binary by its full path`);
-  if (findExecutable(override) === undefined) throw new MuxSelectionError(`${variable}=${JSON.stringify(override)} is not an executable file`);
-  return override;
+  const override = executableOverride(binaryVariable(name), name, env);
+  if (override !== undefined && 'problem' in override) throw new MuxSelectionError(override.problem);
+  return override?.path;
 }
 
 /**

@@ -4,6 +4,7 @@ export * from './keys.js';
 export * from './identity.js';
 export * from './rules.js';
 export * from './errors.js';
+export * from './failure.js';
 export * from './select.js';
 export * from './port.js';
 export * from './channel.js';

@@ -364,6 +364,10 @@ class GatedMuxPort implements MuxPort {
     return this.gated('splitPane', problem, (rest) => this.adapter.splitPane?.({ ...request, cwd }, rest), options);
   }
 
+  releaseKeptPane(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
+    return this.gated('releaseKeptPane', firstProblem(badId('pane', paneId), badCallOptions(options)), (rest) => this.adapter.releaseKeptPane?.(paneId, rest), options);
+  }
+
   closePane(paneId: string, options: MuxCallOptions = {}): Promise<MuxOutcome<void>> {
     return this.gated('closePane', firstProblem(badId('pane', paneId), badCallOptions(options)), (rest) => this.adapter.closePane?.(paneId, rest), options);
   }

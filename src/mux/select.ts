@@ -14,6 +14,7 @@
  */
 import { MuxSelectionError } from './errors.js';
 import { herdrConfigRoot, herdrSessionSocket, HERDR_SOCKET_FILE, isHerdrSessionName } from './adapters/herdr/paths.js';
+import { zellijIds } from './identity.js';
 import { MUX_NAMES, type MuxName } from './types.js';
 import { join } from 'node:path';
 
@@ -54,6 +55,21 @@ export interface SelectOptions {
 }
 
 export const DROVER_MUX = 'DROVER_MUX';
+
+/** The variable each multiplexer sets in a pane's environment to name that pane. */
+export const INVOKING_PANE_VARIABLE: Readonly<Record<MuxName, string>> = Object.freeze({ tmux: 'TMUX_PANE', herdr: 'HERDR_PANE_ID', zellij: 'ZELLIJ_PANE_ID' });
+
+/**
+ * The port's id of the pane this process runs in, from that variable; undefined when it is
+ * unset. It does not say which server the pane is on: a caller that chose another server (a
+ * tmux -S) checks that too.
+ */
+export function invokingPane(mux: MuxName, env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const value = env[INVOKING_PANE_VARIABLE[mux]];
+  if (value === undefined || value === '') return undefined;
+  // zellij names its pane by number; the port by its own id.
+  return mux === 'zellij' && /^\d+$/.test(value) ? zellijIds.pane(Number(value)) : value;
+}
 
 export function endpointVariable(mux: MuxName): string {
   return `DROVER_MUX_ENDPOINT_${mux.toUpperCase()}`;

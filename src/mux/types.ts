@@ -197,7 +197,10 @@ export interface MuxSplitRequest {
   readonly env?: Readonly<Record<string, string>>;
   /** The program the pane runs, as argv; absent: the default shell. */
   readonly command?: readonly string[];
-  /** Keep the pane on screen after its program exits, so its last lines and status can be read (paneProcess). */
+  /**
+   * Keep the pane on screen after its program exits, so its last lines and status can be read
+   * (paneProcess), until releaseKeptPane hands it back to the multiplexer's own rule.
+   */
   readonly keepOnExit?: boolean;
 }
 
@@ -331,6 +334,12 @@ export interface MuxPort extends MuxDescription {
   renamePane(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
   /** A new pane beside another, running `command` (splitPane capability). */
   splitPane(request: MuxSplitRequest, options?: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
+  /**
+   * A pane split with keepOnExit goes back to the multiplexer's own rule for a pane whose
+   * program exits (splitPane capability): once its program has been seen to start, it need not
+   * stay behind when it ends. A pane whose program already exited stays; read it, then close it.
+   */
+  releaseKeptPane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /** A pane already gone answers `gone`. */
   closePane(paneId: string, options?: MuxCallOptions): Promise<MuxOutcome<void>>;
   /**
@@ -382,6 +391,7 @@ export interface MuxAdapter extends MuxDescription {
   renamePane?(paneId: string, label: string | null): Promise<MuxOutcome<void>>;
   /** `cwd` already passed through requestedCwd. */
   splitPane?(request: MuxSplitRequest, options: MuxCallOptions): Promise<MuxOutcome<MuxCreatedPane>>;
+  releaseKeptPane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   closePane?(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   resizePane?(paneId: string, size: MuxPaneSize, options: MuxCallOptions): Promise<MuxOutcome<void>>;
   setFocus?(paneId: string): Promise<MuxOutcome<void>>;

@@ -1,18 +1,26 @@
 import { SUBMIT_TIMEOUT_MS, rulesFor, submissionBudgetMs, submitToAgent, type AgentScreen, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from '../agents/index.js';
 import { ArgumentError } from '../process/index.js';
 import { newlyEchoed, squeeze } from './echo.js';
+import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, type DrivenPane, type Pacing } from './choreography.js';
 import { keyedSubmitVerdict, type KeyedSubmitVerdict } from './input-line.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, agentInputPort, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
 import { captureScreen, probeReadiness, type ChoreographyOptions } from './readiness.js';
 import { snippet } from './tail.js';
 
 /** One try plus exactly one retry, and only when the first try provably submitted nothing. */
 export const DELIVERY_ATTEMPTS = 2;
 
+/** The longest a whole delivery may take: each attempt's submission budget, the watch after Enter included. */
+export function deliveryBudgetMs(text: string, composerWaitMs: number): number {
+  return DELIVERY_ATTEMPTS * submissionBudgetMs(text, composerWaitMs);
+}
+
 /** The line `--prompt-file` types: the agent reads the file itself, from its own cwd. */
 export function pointerPrompt(path: string): string {
   return `Read ${path} and execute it.`;
 }
+
+/** Why multi-line text is refused where the multiplexer cannot paste. */
+export const MULTI_LINE_NEEDS_PASTE = 'multi-line text needs a bracketed paste, which this multiplexer cannot send (pasteText): a typed line break would be read as Enter';
 
 /** Text larger than this is refused before anything is typed: agents need seconds per 100 KB of paste. */
 export const MAX_DELIVERY_CHARS = 1_000_000;
@@ -89,17 +97,19 @@ function receiptOf(outcome: SubmitOutcome, agent: string | null, attempts: numbe
  * choreography (submitToAgent): paste, composer check, completion menus closed, Enter,
  * evidence. Any other program gets the probe, the text typed as keys, an echo check, Enter,
  * and the cursor line watched; multi-line text is refused there, because a program that
- * does not take bracketed paste would read each line break as Enter. A first attempt that
- * failed before Enter (the text never showed) is cleared and retried once; tmux errors are
- * not retried.
+ * does not take bracketed paste would read each line break as Enter (and so is multi-line
+ * text for a multiplexer that cannot paste). A first attempt that failed before Enter (the
+ * text never showed) is cleared and retried once; multiplexer errors are not retried.
  */
-export async function deliverText(io: PaneIO, text: string, options: DeliveryOptions = {}): Promise<DeliveryReceipt> {
+export async function deliverText(pane: DrivenPane, text: string, options: DeliveryOptions = {}): Promise<DeliveryReceipt> {
   const prompt = checkDeliverableText(text);
+  if (!pane.pastes && prompt.includes('\n')) throw new ArgumentError(MULTI_LINE_NEEDS_PASTE);
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
-  const facts = await io.describe();
+  const { channel, facts } = pane;
   const rules = facts.agent.kind === null ? undefined : rulesFor(facts.agent.kind);
-  if (rules === undefined) return deliverByKeys(io, prompt, facts, pacing, options);
-  const port = agentInputPort(io);
+  if (rules === undefined) return deliverByKeys(pane, prompt, pacing, options);
+  // A single line reads the same typed as pasted.
+  const port = pane.pastes ? channel : { read: channel.read, keys: channel.keys, paste: channel.type };
   for (let attempt = 1; ; attempt += 1) {
     const composerWaitMs = options.composerWaitMs ?? 0;
     const outcome = await submitToAgent(port, prompt, {
@@ -124,7 +134,8 @@ const UNSUBMITTED_REASONS: Readonly<Record<Exclude<KeyedSubmitVerdict, 'submitte
   unwatched: 'the screen changed after Enter, but the cursor did not stand after the typed text to tell whether it left its input line',
 };
 
-async function deliverByKeys(io: PaneIO, text: string, facts: PaneFacts, pacing: Pacing, options: DeliveryOptions): Promise<DeliveryReceipt> {
+async function deliverByKeys(pane: DrivenPane, text: string, pacing: Pacing, options: DeliveryOptions): Promise<DeliveryReceipt> {
+  const { channel, facts } = pane;
   if (text.includes('\n')) {
     throw new ArgumentError(
       `multi-line text can only be delivered to an agent drover knows (claude, codex, gemini, opencode); ${facts.agent.name ?? facts.foreground} might read a line break as Enter`,
@@ -134,35 +145,35 @@ async function deliverByKeys(io: PaneIO, text: string, facts: PaneFacts, pacing:
   const base = { agent: facts.agent.name, method: 'keys' as const, chars, draftCleared: null };
   let typedAny = false;
   for (let attempt = 1; ; attempt += 1) {
-    const readiness = await probeReadiness(io, options);
+    const readiness = await probeReadiness(pane, options);
     if (readiness.state !== 'ready') {
       return { ...base, status: 'failed', reason: `the pane is ${readiness.state}, not ready (${readiness.detail})`, evidence: null, attempts: attempt, typed: typedAny, snippet: readiness.snippet };
     }
-    await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
+    await channel.keys([KEY_CLEAR_LINE]);
     // The baseline follows this attempt's own C-u: on a retry the previous attempt's text may
     // still sit in the input line, and counting it as "before" would fail a perfect retype.
     await pacing.sleep(pacing.settleMs, options.signal);
-    const cleared = await captureScreen(io);
-    await sendLiteralGuarded(io, text);
+    const cleared = await captureScreen(channel);
+    await channel.type(text);
     typedAny = true;
     await pacing.sleep(pacing.settleMs, options.signal);
-    const echoed = await captureScreen(io);
+    const echoed = await captureScreen(channel);
     if (!newlyEchoed(cleared, echoed, text)) {
-      await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
+      await channel.keys([KEY_CLEAR_LINE]);
       if (attempt < DELIVERY_ATTEMPTS) {
         options.onWarning?.(`delivery attempt ${attempt} failed (the text did not echo in the pane); retrying`);
         continue;
       }
       return { ...base, status: 'failed', reason: 'the text did not echo in the pane; it was cleared', evidence: null, attempts: attempt, typed: true, snippet: snippet(echoed) };
     }
-    const typedScreen = await io.screen();
-    await sendKeysGuarded(io, [KEY_ENTER]);
+    const typedScreen = await channel.read();
+    await channel.keys([KEY_ENTER]);
     // The evidence a program of unknown shape gives: the cursor no longer stands right after
     // the typed text once Enter took the line (keyedSubmitVerdict).
     const by = pacing.now() + SUBMIT_TIMEOUT_MS;
     for (;;) {
       await pacing.sleep(pacing.pollMs, options.signal);
-      const last = await io.screen();
+      const last = await channel.read();
       const verdict = keyedSubmitVerdict(typedScreen, last, text);
       if (verdict === 'submitted') {
         return { ...base, status: 'submitted', reason: 'the text left the input line after Enter', evidence: 'composer_cleared', attempts: attempt, typed: true, snippet: '' };

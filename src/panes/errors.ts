@@ -1,19 +1,32 @@
-import { DroverError, TargetNotFoundError } from '../tmux/index.js';
+import { DroverError } from '../process/index.js';
 
-/** The pane the user named does not exist on the server (the pane verbs' exit 2). */
-export class PaneNotFoundError extends TargetNotFoundError {
+/** The pane the user named does not exist on the multiplexer (the pane verbs' exit 2). */
+export class PaneNotFoundError extends DroverError {
   readonly pane: string;
   /** `hint`: what to say after "not found", e.g. which forms of target are accepted. */
   constructor(pane: string, hint?: string) {
-    super(pane);
-    this.message = `pane ${pane} not found${hint === undefined ? '' : ` (${hint})`}`;
+    super(`pane ${pane} not found${hint === undefined ? '' : ` (${hint})`}`, { phase: 'resolve', delivery: 'not_sent' });
     this.pane = pane;
   }
 }
 
-/** Discovery of "the current session" needs the caller to run inside tmux. */
+/** Discovery of "the current session" needs the caller to run inside a multiplexer session. */
 export class NotInTmuxError extends DroverError {
   constructor(message = 'not inside a tmux session') {
     super(message, { phase: 'validate', delivery: 'not_sent' });
+  }
+}
+
+/**
+ * A pane key that names a pane of another server run (or of another multiplexer than the one
+ * chosen): the pane it meant is gone for good, and an id reused by the server answering now
+ * names another pane, so nothing is done.
+ */
+export class PaneKeyRefusedError extends DroverError {
+  constructor(
+    readonly key: string,
+    message: string,
+  ) {
+    super(message, { phase: 'resolve', delivery: 'not_sent' });
   }
 }

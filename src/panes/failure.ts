@@ -1,22 +1,7 @@
-import { MuxError } from '../mux/index.js';
-import {
-  AbortedError,
-  ArgumentError,
-  CaptureHookError,
-  CommandError,
-  FieldDecodeError,
-  IncompleteSnapshotError,
-  LimitError,
-  NoMatchError,
-  ServerReplacedError,
-  ServerUnreachableError,
-  SpawnError,
-  TargetNotFoundError,
-  TimeoutError,
-  UnsupportedFeatureError,
-} from '../tmux/index.js';
+import { MuxError, tmuxFailureCode } from '../mux/index.js';
+import { AbortedError, ArgumentError, LimitError, SpawnError, TimeoutError } from '../process/index.js';
 import { ApplyError, WorkspaceError } from '../workspace/index.js';
-import { NotInTmuxError, PaneNotFoundError } from './errors.js';
+import { NotInTmuxError, PaneKeyRefusedError, PaneNotFoundError } from './errors.js';
 import { AgentExitedError } from './pane-open.js';
 
 /**
@@ -48,19 +33,16 @@ export function failureCode(error: unknown): FailureCode {
   if (error instanceof WorkspaceError) return 'invalid_workspace';
   if (error instanceof ArgumentError) return 'usage';
   if (error instanceof PaneNotFoundError) return 'pane_not_found';
-  if (error instanceof TargetNotFoundError || error instanceof NoMatchError) return 'not_found';
   if (error instanceof NotInTmuxError) return 'not_inside_tmux';
-  if (error instanceof ServerReplacedError) return 'server_replaced';
-  if (error instanceof ServerUnreachableError) return 'unreachable';
-  if (error instanceof MuxError) return error.reason;
-  if (error instanceof CaptureHookError) return 'refused';
-  if (error instanceof UnsupportedFeatureError) return 'unsupported';
+  if (error instanceof PaneKeyRefusedError) return 'server_replaced';
+  if (error instanceof MuxError) return error.replaced ? 'server_replaced' : error.reason;
+  const tmux = tmuxFailureCode(error);
+  if (tmux !== undefined) return tmux;
   if (error instanceof TimeoutError) return 'timed_out';
   if (error instanceof AbortedError) return 'interrupted';
   if (error instanceof LimitError) return 'too_large';
-  if (error instanceof IncompleteSnapshotError) return 'incomplete_snapshot';
   if (error instanceof AgentExitedError) return 'agent_exited';
   if (error instanceof ApplyError) return 'load_failed';
-  if (error instanceof CommandError || error instanceof SpawnError || error instanceof FieldDecodeError) return 'tmux_failed';
+  if (error instanceof SpawnError) return 'tmux_failed';
   return 'failed';
 }

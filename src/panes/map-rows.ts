@@ -1,26 +1,26 @@
 import { z } from 'zod';
-import { AGENT_STATES, agentStatusLabel, pickAgentStateOption, resolveAgentStatus, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
+import { AGENT_STATES, agentStatusLabel, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
+import type { MuxName, MuxPane } from '../mux/index.js';
+import { agentStatusOf } from './listing.js';
+import { paneRefJsonShape } from './target.js';
 import { STAGE_STATES, type FabState } from './fab-status.js';
 import { worktreeLabel, type WorktreeInfo } from './worktrees.js';
 import { foldBody } from './printable.js';
 
-/** What one pane enumeration line gives (`list-panes -a -F …`). */
+/** One pane as the map lists it, from the multiplexer's one snapshot. */
 export interface PaneListing {
+  /** The pane's space: a tmux session, a herdr workspace, the zellij session. */
   session: string;
+  /** The tab's own number where the multiplexer keeps one (tmux's window index), else its 1-based position. */
   windowIndex: number;
-  /** `@N`, stable across swap-window; null only for a line that lacks it. */
+  /** The tab id (`@N` on tmux, stable across swap-window); null only for a listing that lacks it. */
   windowId: string | null;
   windowName: string;
   paneId: string;
+  paneKey: string;
   cwd: string;
-  /** Raw `@rk_pane_agent_state` ("" when unset). */
-  agentStateOption: string;
-  /** Raw `@rk_agent_state` ("" when unset). */
-  legacyAgentStateOption: string;
-  /** The pid of the pane's own program (its shell, or the agent run as argv). */
-  panePid: number;
-  /** The program exited and tmux kept the pane (remain-on-exit). */
-  dead: boolean;
+  /** What the snapshot says of the pane: its hook state, multiplexer-reported status, liveness, pid and detected agent. */
+  pane: Pick<MuxPane, 'hookState' | 'status' | 'alive' | 'pid' | 'agent'>;
 }
 
 /** One pane of `drover pane map`, resolved. `fab` is undefined when the worktree has no fab layout. */
@@ -29,6 +29,7 @@ export interface MapRow {
   windowIndex: number;
   windowId: string | null;
   pane: string;
+  paneKey: string;
   tab: string;
   worktree: string;
   repo: string | null;
@@ -36,11 +37,11 @@ export interface MapRow {
   agent: AgentStatus;
   /** The agent the pane runs, by its process tree (a node process running codex is codex). */
   agentName: string | null;
-  /** Where the state came from: the agent's hooks, or its screen where hooks are missing or cannot tell. */
+  /** Where the state came from: the agent's hooks, the multiplexer's own detection, or the agent's screen where neither tells. */
   agentStateSource: AgentStateSource | null;
 }
 
-export const AGENT_STATE_SOURCES = Object.freeze(['hook', 'screen'] as const);
+export const AGENT_STATE_SOURCES = Object.freeze(['hook', 'mux', 'screen'] as const);
 export type AgentStateSource = (typeof AGENT_STATE_SOURCES)[number];
 
 /**
@@ -52,7 +53,7 @@ export const mapRowJsonSchema = z.strictObject({
   session: z.string(),
   window_index: z.number().int(),
   window_id: z.string().nullable(),
-  pane_id: z.string(),
+  ...paneRefJsonShape,
   tab: z.string(),
   worktree: z.string(),
   repo: z.string().nullable(),
@@ -64,24 +65,25 @@ export const mapRowJsonSchema = z.strictObject({
   pr_url: z.string().nullable(),
   pr_number: z.number().int().nullable(),
   agent: z.string().nullable().describe('the agent the pane runs, by its process tree'),
-  agent_state_source: z.enum(AGENT_STATE_SOURCES).nullable().describe("where agent_state came from: the agent's hooks or its screen"),
+  agent_state_source: z.enum(AGENT_STATE_SOURCES).nullable().describe("where agent_state came from: the agent's hooks, the multiplexer (herdr detects agents), or the agent's screen"),
 });
 export type MapRowJson = z.infer<typeof mapRowJsonSchema>;
 
 export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabState | undefined, agentContext: AgentStatusContext): MapRow {
-  const agent = resolveAgentStatus(pickAgentStateOption(listing.agentStateOption, listing.legacyAgentStateOption), agentContext);
+  const { status, source } = agentStatusOf(listing.pane, agentContext);
   return {
     session: listing.session,
     windowIndex: listing.windowIndex,
     windowId: listing.windowId === '' ? null : listing.windowId,
     pane: listing.paneId,
+    paneKey: listing.paneKey,
     tab: listing.windowName,
     worktree: worktreeLabel(listing.cwd, git),
     repo: git.repo,
     fab,
-    agent,
+    agent: status,
     agentName: null,
-    agentStateSource: agent.state === null ? null : 'hook',
+    agentStateSource: source,
   };
 }
 
@@ -91,6 +93,7 @@ export function mapRowJson(row: MapRow): MapRowJson {
     window_index: row.windowIndex,
     window_id: row.windowId,
     pane_id: row.pane,
+    pane_key: row.paneKey,
     tab: row.tab,
     worktree: row.worktree,
     repo: row.repo,
@@ -139,8 +142,8 @@ function agentColumn(row: MapRow): string {
  * Stage, Agent. A pane outside a fab worktree shows em dashes for Change and Stage; a fab
  * worktree without an active change shows `(no change)`.
  */
-export function renderMapTable(rows: readonly MapRow[], options: { allSessions: boolean }): string {
-  if (rows.length === 0) return 'No tmux panes found.\n';
+export function renderMapTable(rows: readonly MapRow[], options: { allSessions: boolean; mux: MuxName }): string {
+  if (rows.length === 0) return `No ${options.mux} panes found.\n`;
   const header = ['Pane', 'WinIdx', 'Tab', 'Worktree', 'Change', 'Stage', 'Agent'];
   const cells = rows.map((row) => [
     row.pane,

@@ -1,24 +1,58 @@
 import { z } from 'zod';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ArgumentError, type Server } from '../tmux/index.js';
-import { deliverText, pointerPrompt, type DeliveryOptions, type DeliveryReceipt } from './delivery.js';
+import { MuxError, unsupportedDetail, type MuxCapability, type MuxPort } from '../mux/index.js';
+import { ArgumentError } from '../process/index.js';
+import { deliverText, deliveryBudgetMs, pointerPrompt, type DeliveryOptions, type DeliveryReceipt } from './delivery.js';
+import { agentNamerFor, onPane, readPaneFacts } from './facts.js';
 import { READINESS_STATES, probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
-import { agentNamerFor, requirePane, tmuxPaneIO } from './tmux-pane.js';
+import { paneRefJson, paneRefJsonShape, type PaneRef } from './target.js';
+
+/** The longest `pane ready` may take, the probe's waits and reads included. */
+export const READY_BUDGET_MS = 15_000;
+/** What one pane verb that only reads or closes may take. */
+export const PANE_VERB_BUDGET_MS = 10_000;
 
 /**
- * `drover pane ready`: classifies the pane. Agents drover knows are read off their screen;
- * any other program gets the probe (typed, never submitted, cleared again).
+ * Refuses a verb the multiplexer cannot serve, naming the capability it lacks and why, before
+ * the multiplexer is asked anything (so before anything is typed).
  */
-export async function paneReady(server: Server, paneId: string, options: ChoreographyOptions & { cwd?: string } = {}): Promise<ReadinessReport> {
-  const { pane } = await requirePane(server, paneId);
-  return probeReadiness(tmuxPaneIO(pane, agentNamerFor(options.cwd)), options);
+export function requireCapabilities(port: MuxPort, what: string, capabilities: readonly MuxCapability[]): void {
+  const missing = capabilities.find((capability) => !port.declaration.supports[capability]);
+  if (missing === undefined) return;
+  throw new MuxError(port.mux, `${what} needs ${missing}, and ${unsupportedDetail(port.mux, missing, port.declaration)}`, { reason: 'unsupported', phase: 'admit', delivery: 'not_sent' });
+}
+
+/** What probing a pane needs: its screen, typing and keys, and its recent lines. */
+const PROBE_CAPABILITIES: readonly MuxCapability[] = ['paneScreen', 'paneGrid', 'typeText', 'sendKeys'];
+
+export interface PaneVerbOptions {
+  /** Where configured providers (agent names) are looked up; default this process's cwd. */
+  cwd?: string;
+}
+
+/**
+ * `drover pane ready`: classifies the pane (a key or an id, see resolvePane). Agents drover
+ * knows are read off their screen; any other program gets the probe (typed, never submitted,
+ * cleared again).
+ */
+export async function paneReady(port: MuxPort, pane: string, options: ChoreographyOptions & PaneVerbOptions = {}): Promise<ReadinessReport & PaneRef> {
+  requireCapabilities(port, 'reading whether a pane is ready', PROBE_CAPABILITIES);
+  return onPane(port, pane, { budgetMs: READY_BUDGET_MS, signal: options.signal }, async (ref, channel) => {
+    const facts = await readPaneFacts(channel, agentNamerFor(options.cwd));
+    return { ...(await probeReadiness({ channel, facts, pastes: port.declaration.supports.pasteText }, options)), ...ref };
+  });
 }
 
 /** `drover pane deliver`: delivers `text` and returns what it saw. */
-export async function paneDeliver(server: Server, paneId: string, text: string, options: DeliveryOptions & { cwd?: string } = {}): Promise<DeliveryReceipt> {
-  const { pane } = await requirePane(server, paneId);
-  return deliverText(tmuxPaneIO(pane, agentNamerFor(options.cwd)), text, options);
+export async function paneDeliver(port: MuxPort, pane: string, text: string, options: DeliveryOptions & PaneVerbOptions = {}): Promise<DeliveryReceipt & PaneRef> {
+  requireCapabilities(port, 'delivering text', PROBE_CAPABILITIES);
+  if (/\r?\n/.test(text)) requireCapabilities(port, 'delivering text of several lines', ['pasteText']);
+  const budgetMs = deliveryBudgetMs(text, options.composerWaitMs ?? 0);
+  return onPane(port, pane, { budgetMs, signal: options.signal }, async (ref, channel) => {
+    const facts = await readPaneFacts(channel, agentNamerFor(options.cwd));
+    return { ...(await deliverText({ channel, facts, pastes: port.declaration.supports.pasteText }, text, options)), ...ref };
+  });
 }
 
 /**
@@ -26,7 +60,7 @@ export async function paneDeliver(server: Server, paneId: string, text: string, 
  * inferred from the schema and deliveryReceiptJson returns it, so the two cannot differ.
  */
 export const deliveryReceiptJsonSchema = z.strictObject({
-  pane_id: z.string(),
+  ...paneRefJsonShape,
   status: z.enum(['submitted', 'staged_unconfirmed', 'failed'] as const satisfies readonly DeliveryReceipt['status'][]),
   reason: z.string(),
   evidence: z.enum(['agent_busy', 'agent_asking', 'composer_cleared'] as const satisfies readonly NonNullable<DeliveryReceipt['evidence']>[]).nullable(),
@@ -40,9 +74,9 @@ export const deliveryReceiptJsonSchema = z.strictObject({
 });
 export type DeliveryReceiptJson = z.infer<typeof deliveryReceiptJsonSchema>;
 
-export function deliveryReceiptJson(pane: string, receipt: DeliveryReceipt): DeliveryReceiptJson {
+export function deliveryReceiptJson(receipt: DeliveryReceipt & PaneRef): DeliveryReceiptJson {
   return {
-    pane_id: pane,
+    ...paneRefJson(receipt),
     status: receipt.status,
     reason: receipt.reason,
     evidence: receipt.evidence,
@@ -58,7 +92,7 @@ export function deliveryReceiptJson(pane: string, receipt: DeliveryReceipt): Del
 
 /** The `--json` shape of a readiness report (also the MCP ready tool's result), inferred from its schema. */
 export const readinessReportJsonSchema = z.strictObject({
-  pane_id: z.string(),
+  ...paneRefJsonShape,
   state: z.enum(READINESS_STATES),
   reason: z.string(),
   agent: z.string().nullable(),
@@ -69,8 +103,8 @@ export const readinessReportJsonSchema = z.strictObject({
 });
 export type ReadinessReportJson = z.infer<typeof readinessReportJsonSchema>;
 
-export function readinessReportJson(pane: string, report: ReadinessReport): ReadinessReportJson {
-  return { pane_id: pane, state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
+export function readinessReportJson(report: ReadinessReport & PaneRef): ReadinessReportJson {
+  return { ...paneRefJson(report), state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };
 }
 
 /** The text report of a delivery: one line with the status and why, then the screen when not submitted. */
@@ -92,10 +126,13 @@ export function promptFilePointer(path: string, cwd: string = process.cwd()): st
   return pointerPrompt(path);
 }
 
-/** `drover pane kill`. */
-export async function paneKill(server: Server, paneId: string): Promise<void> {
-  const { pane } = await requirePane(server, paneId);
-  await pane.kill();
+/** `drover pane kill`: closes the pane; a pane already gone is PaneNotFoundError. */
+export async function paneKill(port: MuxPort, pane: string): Promise<PaneRef> {
+  requireCapabilities(port, 'closing a pane', ['closePane']);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (ref, channel) => {
+    await channel.close();
+    return ref;
+  });
 }
 
 /**

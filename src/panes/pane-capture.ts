@@ -1,22 +1,28 @@
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, defaultAgentStatusContext, pickAgentStateOption, resolveAgentStatus, type AgentState, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
-import type { Server } from '../tmux/index.js';
+import { agentStatusLabel, defaultAgentStatusContext, type AgentState, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
+import type { MuxPort, PaneChannel } from '../mux/index.js';
 import { readFabState, type FabState } from './fab-status.js';
+import { listedPane, onPane } from './facts.js';
+import { agentStatusOf } from './listing.js';
+import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
 import { checkLineCount, tailLines } from './tail.js';
-import { requirePane } from './tmux-pane.js';
+import type { PaneRef } from './target.js';
 import { WorktreeResolver, worktreeLabel } from './worktrees.js';
 
 export const DEFAULT_CAPTURE_LINES = 50;
 
-/** The last `lines` lines of a pane, bytes as tmux printed them (the pane is checked first). */
-export async function capturePaneTail(server: Server, paneId: string, lines: number = DEFAULT_CAPTURE_LINES): Promise<Buffer> {
-  checkLineCount(lines);
-  const { pane } = await requirePane(server, paneId);
-  // -S -N fetches N history lines plus the whole screen; the tail keeps the last N of them.
-  return tailLines(await pane.capture({ start: -lines }), lines);
+/** The last `lines` lines of the pane, as the multiplexer prints them without colour. */
+async function tailOf(channel: PaneChannel, lines: number): Promise<string> {
+  return tailLines((await channel.grid({ scope: 'recent', lines, styling: 'strip' })).text, lines);
 }
 
-export interface PaneCapture {
-  pane: string;
+/** The last `lines` lines of a pane (a key or an id), as UTF-8 bytes; the count is checked before the multiplexer is asked. */
+export async function capturePaneTail(port: MuxPort, pane: string, lines: number = DEFAULT_CAPTURE_LINES): Promise<Buffer> {
+  checkLineCount(lines);
+  requireCapabilities(port, 'capturing a pane', ['paneGrid']);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (_ref, channel) => Buffer.from(await tailOf(channel, lines)));
+}
+
+export interface PaneCapture extends PaneRef {
   lines: number;
   content: Buffer;
   worktree: string;
@@ -31,25 +37,28 @@ export interface PaneCaptureOptions {
 }
 
 /** `drover pane capture` with its header context: worktree, fab change and stage, agent state. */
-export async function paneCapture(server: Server, paneId: string, options: PaneCaptureOptions = {}): Promise<PaneCapture> {
+export async function paneCapture(port: MuxPort, pane: string, options: PaneCaptureOptions = {}): Promise<PaneCapture> {
   const lines = options.lines ?? DEFAULT_CAPTURE_LINES;
   checkLineCount(lines);
-  const { pane, values } = await requirePane(server, paneId, ['pane_current_path', AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION]);
-  const [cwd, agentOption, legacyOption] = values as [string, string, string];
-  const content = tailLines(await pane.capture({ start: -lines }), lines);
-  const git = await new WorktreeResolver({ env: options.env }).resolve(cwd);
-  return {
-    pane: paneId,
-    lines,
-    content,
-    worktree: worktreeLabel(cwd, git),
-    fab: git.worktree === null ? undefined : readFabState(git.worktree),
-    agent: resolveAgentStatus(pickAgentStateOption(agentOption, legacyOption), options.agentContext ?? defaultAgentStatusContext()),
-  };
+  requireCapabilities(port, 'capturing a pane', ['paneGrid']);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (ref, channel) => {
+    const listed = await listedPane(port, ref.paneId);
+    const content = Buffer.from(await tailOf(channel, lines));
+    const git = await new WorktreeResolver({ env: options.env }).resolve(listed.cwd);
+    return {
+      ...ref,
+      lines,
+      content,
+      worktree: worktreeLabel(listed.cwd, git),
+      fab: git.worktree === null ? undefined : readFabState(git.worktree),
+      agent: agentStatusOf(listed, options.agentContext ?? defaultAgentStatusContext()).status,
+    };
+  });
 }
 
 export interface PaneCaptureJson {
   pane_id: string;
+  pane_key: string;
   lines: number;
   content: string;
   worktree: string;
@@ -61,7 +70,8 @@ export interface PaneCaptureJson {
 
 export function paneCaptureJson(capture: PaneCapture): PaneCaptureJson {
   return {
-    pane_id: capture.pane,
+    pane_id: capture.paneId,
+    pane_key: capture.paneKey,
     lines: capture.lines,
     content: capture.content.toString('utf8'),
     worktree: capture.worktree,
@@ -78,5 +88,5 @@ export function renderCaptureHeader(capture: PaneCapture): string {
   if (capture.fab?.change) parts.push(`change: ${capture.fab.change}`);
   if (capture.fab?.stage) parts.push(`stage: ${capture.fab.stage}`);
   if (capture.agent.state !== null) parts.push(`agent: ${agentStatusLabel(capture.agent)}`);
-  return `--- pane ${capture.pane} ---\n${parts.join(' | ')}\n---\n`;
+  return `--- pane ${capture.paneId} ---\n${parts.join(' | ')}\n---\n`;
 }

@@ -1,19 +1,19 @@
-import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION, agentStatusLabel, captureAgentScreen, defaultAgentStatusContext, hookReports, pickAgentStateOption, readProcessTree, renderProcessTree, resolveAgentStatus, rulesFor, systemProcessLookup, type AgentStatus, type ScreenReading } from '../agents/index.js';
-import type { Server } from '../tmux/index.js';
-import { NO_AGENT, type PaneAgent } from './pane-io.js';
+import { agentStatusLabel, defaultAgentStatusContext, hookReports, readProcessTree, renderProcessTree, resolveAgentStatus, rulesFor, systemProcessLookup, type AgentStatus, type ScreenReading } from '../agents/index.js';
+import type { MuxPort } from '../mux/index.js';
+import { agentNamerFor, listedPane, onPane, readPaneFacts, type PaneAgent } from './facts.js';
+import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
 import { judgeAgentReading, questionRowJson, type QuestionMatch, type QuestionSkip } from './questions.js';
 import { readinessOfReading, type ReadinessVerdict } from './readiness.js';
-import { agentNamerFor, paneAgent, requirePane } from './tmux-pane.js';
+import { paneRefJson, type PaneRef } from './target.js';
 
 /** Everything drover concludes about one pane, and from what: `drover pane explain`. */
-export interface PaneExplanation {
-  pane: string;
+export interface PaneExplanation extends PaneRef {
   foreground: string;
   dead: boolean;
-  /** The process tree under the pane, as `drover pane process` prints it. */
+  /** The process tree under the pane, as `drover pane process` prints it; "" where the multiplexer reports no pid. */
   processes: string;
   agent: PaneAgent;
-  /** The raw option value the agent's hooks wrote ("" when none) and what it means now. */
+  /** The raw value the agent's hooks recorded ("" when none) and what it means now. */
   hook: { raw: string; status: AgentStatus; reports: readonly string[] };
   /** The screen rules' reading, for an agent drover knows; null otherwise. */
   screen: ScreenReading | null;
@@ -27,30 +27,31 @@ export interface PaneExplanation {
  * rule decided what. For a program drover has no screen rules for, readiness needs the probe
  * (`drover pane ready`), so it is left out here.
  */
-export async function explainPane(server: Server, paneId: string, options: { cwd?: string } = {}): Promise<PaneExplanation> {
-  const fields = ['pane_current_command', 'pane_dead', 'pane_pid', AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION];
-  const { pane, values } = await requirePane(server, paneId, fields);
-  const [foreground, dead, pid, option, legacy] = values as [string, string, string, string, string];
-  const nameAgent = agentNamerFor(options.cwd);
-  const lookup = await systemProcessLookup();
-  const tree = readProcessTree(Number(pid), nameAgent, lookup);
-  const agent = dead === '1' ? NO_AGENT : paneAgent(Number(pid), nameAgent, lookup);
-  const raw = pickAgentStateOption(option, legacy);
-  const status = resolveAgentStatus(raw, defaultAgentStatusContext());
-  const rules = agent.kind === null ? undefined : rulesFor(agent.kind);
-  const screen = rules === undefined ? null : rules.read((await captureAgentScreen(pane)).screen);
-  const candidate = { pane: paneId, agentState: status.state, agent: agent.name, agentKind: agent.kind, dead: dead === '1' };
-  return {
-    pane: paneId,
-    foreground,
-    dead: dead === '1',
-    processes: tree === undefined ? '' : renderProcessTree(tree),
-    agent,
-    hook: { raw, status, reports: agent.kind === null ? [] : hookReports(agent.kind) },
-    screen,
-    readiness: screen === null ? null : readinessOfReading(screen),
-    question: screen === null ? null : judgeAgentReading(paneId, candidate, screen),
-  };
+export async function explainPane(port: MuxPort, pane: string, options: { cwd?: string } = {}): Promise<PaneExplanation> {
+  requireCapabilities(port, 'explaining a pane', ['paneScreen']);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (ref, channel) => {
+    const nameAgent = agentNamerFor(options.cwd);
+    const listed = await listedPane(port, ref.paneId);
+    const facts = await readPaneFacts(channel, nameAgent);
+    const tree = facts.pid === null ? undefined : readProcessTree(facts.pid, nameAgent, await systemProcessLookup());
+    const { agent } = facts;
+    const raw = listed.hookState ?? '';
+    const status = resolveAgentStatus(raw, defaultAgentStatusContext());
+    const rules = agent.kind === null ? undefined : rulesFor(agent.kind);
+    const screen = rules === undefined ? null : rules.read(await channel.read());
+    const candidate = { pane: ref.paneId, agentState: status.state, agent: agent.name, agentKind: agent.kind, dead: facts.dead };
+    return {
+      ...ref,
+      foreground: facts.foreground,
+      dead: facts.dead,
+      processes: tree === undefined ? '' : renderProcessTree(tree),
+      agent,
+      hook: { raw, status, reports: agent.kind === null ? [] : hookReports(agent.kind) },
+      screen,
+      readiness: screen === null ? null : readinessOfReading(screen),
+      question: screen === null ? null : judgeAgentReading(ref.paneId, candidate, screen),
+    };
+  });
 }
 
 /** The text report: one section per source, each saying what it concluded. */
@@ -58,7 +59,7 @@ export async function explainPane(server: Server, paneId: string, options: { cwd
 export function explanationJson(explanation: PaneExplanation): Record<string, unknown> {
   const { screen } = explanation;
   return {
-    pane_id: explanation.pane,
+    ...paneRefJson(explanation),
     foreground: explanation.foreground,
     dead: explanation.dead,
     processes: explanation.processes,
@@ -66,14 +67,14 @@ export function explanationJson(explanation: PaneExplanation): Record<string, un
     hook: { raw: explanation.hook.raw, state: explanation.hook.status.state, idle_duration: explanation.hook.status.idleDuration, reports: explanation.hook.reports },
     screen: screen === null ? null : { phase: screen.phase, rule: screen.rule, detail: screen.detail, composer: screen.composer, completion: screen.completion, question: screen.question },
     readiness: explanation.readiness,
-    question: explanation.question === null ? null : questionRowJson(explanation.question),
+    question: explanation.question === null ? null : questionRowJson({ ...explanation.question, paneKey: explanation.paneKey }),
   };
 }
 
 export function renderExplanation(explanation: PaneExplanation): string {
   const { agent, hook, screen, readiness, question } = explanation;
   const lines = [
-    `pane ${explanation.pane}: foreground ${explanation.foreground}${explanation.dead ? ' (dead)' : ''}`,
+    `pane ${explanation.paneId}: foreground ${explanation.foreground}${explanation.dead ? ' (dead)' : ''}`,
     `agent: ${agent.name === null ? 'none found in the process tree' : `${agent.name} (pid ${agent.pid})${agent.kind === null ? ', no screen rules' : ''}`}`,
     `hook state: ${hook.raw === '' ? 'none' : `${hook.raw} → ${agentStatusLabel(hook.status)}`}${hook.reports.length > 0 ? ` (its hooks report ${hook.reports.join(', ')})` : ''}`,
   ];
@@ -85,5 +86,5 @@ export function renderExplanation(explanation: PaneExplanation): string {
   }
   if (readiness !== null) lines.push(`ready: ${readiness.state} (${readiness.reason})`);
   if (question !== null) lines.push('reason' in question ? `question: none (${question.reason})` : `question: ${question.indicator}: ${question.snippet}`);
-  return `${lines.join('\n')}\n--- processes ---\n${explanation.processes}`;
+  return `${lines.join('\n')}\n--- processes ---\n${explanation.processes === '' ? '(the multiplexer reports no pid for this pane)\n' : explanation.processes}`;
 }

@@ -1,10 +1,10 @@
-import { captureAgentScreen, defaultAgentStatusContext, hookReports, rulesFor, systemProcessLookup, type AgentState, type AgentStatusContext, type ScreenPhase } from '../agents/index.js';
-import type { Server } from '../tmux/index.js';
+import { defaultAgentStatusContext, hookReports, rulesFor, systemProcessLookup, type AgentState, type AgentStatusContext, type ScreenPhase } from '../agents/index.js';
+import type { MuxPort } from '../mux/index.js';
 import { readFabState, type FabState } from './fab-status.js';
-import { listPanesIn, paneCensus, type SessionScope } from './listing.js';
+import { agentNamerFor, type PaneAgent } from './facts.js';
+import { paneCensus, paneListings, panesInScope, type SessionScope } from './listing.js';
 import { buildMapRow, type MapRow } from './map-rows.js';
-import type { PaneAgent } from './pane-io.js';
-import { agentNamerFor } from './tmux-pane.js';
+import { paneKeys } from './target.js';
 import { WorktreeResolver } from './worktrees.js';
 
 export interface PaneMapOptions {
@@ -40,19 +40,25 @@ export function stateOfPhase(phase: ScreenPhase): AgentState | null {
 function needsScreen(row: MapRow, agent: PaneAgent): boolean {
   if (agent.kind === null || rulesFor(agent.kind) === undefined) return false;
   if (row.agent.state === null) return true;
-  return row.agent.state === 'active' && !hookReports(agent.kind).includes('waiting');
+  return row.agentStateSource === 'hook' && row.agent.state === 'active' && !hookReports(agent.kind).includes('waiting');
 }
 
+/** How long the map waits for one agent's screen before it leaves that agent's state unknown. */
+const MAP_SCREEN_MS = 5000;
+
 /**
- * `drover pane map`: one pane enumeration, then per distinct cwd one git lookup (per repo
- * one worktree listing) and per worktree one read of its fab layout. Agents are named from
- * each pane's process tree (read from /proc, no process started); agent state comes from the
- * enumeration itself, and only for an agent drover knows whose hooks are missing or cannot
- * tell does the map read that pane's screen (one capture).
+ * `drover pane map`: one snapshot of the multiplexer (every pane with its hook state and pid),
+ * then per distinct cwd one git lookup (per repo one worktree listing) and per worktree one read
+ * of its fab layout. Agents are named from each pane's process tree (read from /proc, no process
+ * started) where the multiplexer reports the pane's pid, else as it detected them (herdr); agent
+ * state comes from the snapshot itself (hooks, or the multiplexer's own report), and only for an
+ * agent drover knows whose state that leaves unknown, or whose hooks cannot report waiting, does
+ * the map read that pane's screen.
  */
-export async function paneMap(server: Server, scope: SessionScope, options: PaneMapOptions = {}): Promise<MapRow[]> {
+export async function paneMap(port: MuxPort, scope: SessionScope, options: PaneMapOptions = {}): Promise<MapRow[]> {
   const env = options.env ?? process.env;
-  const listings = await listPanesIn(server, scope, env);
+  const snapshot = await port.snapshot();
+  const listings = paneListings(snapshot, panesInScope(snapshot, scope), paneKeys(port, snapshot.incarnation));
   const resolver = options.resolver ?? new WorktreeResolver({ env });
   const git = await resolver.resolveAll(listings.map((listing) => listing.cwd));
   const fabByWorktree = new Map<string, FabState | undefined>();
@@ -61,14 +67,15 @@ export async function paneMap(server: Server, scope: SessionScope, options: Pane
     return fabByWorktree.get(worktree);
   };
   const context = options.agentContext ?? defaultAgentStatusContext();
+  const readsScreens = port.declaration.supports.paneScreen;
   return Promise.all(
     paneCensus(listings, agentNamerFor(options.cwd), context, await systemProcessLookup()).map(async ({ listing, agent }) => {
       const info = git.get(listing.cwd)!;
       const row = buildMapRow(listing, info, info.worktree === null ? undefined : fabOf(info.worktree), context);
       row.agentName = agent.name;
-      if (!needsScreen(row, agent)) return row;
-      const screen = await captureAgentScreen(server.pane(listing.paneId)).catch(() => undefined);
-      const state = screen === undefined ? null : stateOfPhase(rulesFor(agent.kind!)!.read(screen.screen).phase);
+      if (!readsScreens || !needsScreen(row, agent)) return row;
+      const screen = await port.readScreen(listing.paneId, { timeoutMs: MAP_SCREEN_MS });
+      const state = screen.ok ? stateOfPhase(rulesFor(agent.kind!)!.read(screen.value).phase) : null;
       if (state !== null) {
         row.agent = { state, idleDuration: null };
         row.agentStateSource = 'screen';

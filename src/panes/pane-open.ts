@@ -1,10 +1,12 @@
 import { DEFAULT_ROLE, isAssignmentWord, providersFor, resolveLaunchCommand, rulesFor, splitShellWords, unquoteWord, type AgentScreenRules, type Provider } from '../agents/index.js';
-import { DroverError, findExecutable } from '../process/index.js';
-import { ArgumentError, NoMatchError, checkId, respawnPaneArgs, setOptionArgs, unsetOptionArgs, type Pane, type Server } from '../tmux/index.js';
-import { callerPane } from './caller.js';
-import { DEFAULT_PACING, type Pacing } from './pane-io.js';
+import { paneChannel, unwrapOutcome, type MuxCreatedPane, type MuxPort, type PaneChannel } from '../mux/index.js';
+import { ArgumentError, DroverError, findExecutable } from '../process/index.js';
+import { DEFAULT_PACING, type Pacing } from './choreography.js';
+import { PaneNotFoundError } from './errors.js';
+import { agentNamerFor, listedPane, readPaneFacts } from './facts.js';
+import { requireCapabilities } from './pane-actions.js';
 import { snippet } from './tail.js';
-import { agentNamerFor, parseTextRows, textRowFormat, tmuxPaneIO } from './tmux-pane.js';
+import { paneKeysOf, type PaneRef } from './target.js';
 
 export interface OpenAgentOptions {
   provider: string;
@@ -13,7 +15,14 @@ export interface OpenAgentOptions {
   cwd?: string;
   /** Default: the built-ins merged with the project config found from `cwd`. */
   providers?: Readonly<Record<string, Provider>>;
+  /**
+   * The environment drover runs in: the provider's command line is filled from it ($SHELL for
+   * the shell provider), and its PATH (else this process's) is the one the program is looked up
+   * in and started with.
+   */
   env?: NodeJS.ProcessEnv;
+  /** The pane this process runs in, when it is a pane of the multiplexer the port drives: the agent opens beside it. */
+  callerPane?: string;
   /**
    * How long a program drover has no screen rules for must stay up before the pane counts as
    * opened (default 2 s). An agent drover knows is watched until it draws a screen it knows.
@@ -22,12 +31,12 @@ export interface OpenAgentOptions {
   pacing?: Partial<Pick<Pacing, 'sleep' | 'pollMs'>>;
 }
 
-export interface OpenedAgentPane {
-  pane: string;
+export interface OpenedAgentPane extends PaneRef {
   provider: string;
   command: string;
   /** The argv the pane runs, or null when the command line needed /bin/sh -c. */
   argv: string[] | null;
+  /** split: beside the caller's pane; window: in a new window (tab) of the session in front. */
   placement: 'split' | 'window';
   /** The agent runs with its permission checks off (the project opted in). */
   bypassesPermissions: boolean;
@@ -39,7 +48,7 @@ export const AGENT_START_LIMIT_MS = 30_000;
 /** How far back an exited agent's last words are looked for. */
 const EXIT_HISTORY_LINES = 500;
 
-/** The agent exited while drover watched it start; the pane is gone, its last lines are kept here. */
+/** The agent exited while drover watched it start; the pane is gone, its last lines (where the multiplexer kept them) are here. */
 export class AgentExitedError extends DroverError {
   constructor(
     readonly command: string,
@@ -89,97 +98,109 @@ export function plainCommand(line: string): { env: Record<string, string>; argv:
   return argv.length === 0 ? undefined : { env, argv };
 }
 
-/** The PATH the server gives new panes (its global environment), overridden by the command's own. */
-async function panePath(server: Server, env: Record<string, string>): Promise<string> {
-  if (env.PATH !== undefined) return env.PATH;
+/**
+ * Where the new pane goes: beside the caller's pane when it is one of this multiplexer's panes,
+ * else in a new window (tab) of the session in front, split off the window's first pane, which
+ * is closed once the agent's pane stands beside it.
+ */
+async function placeSplit(port: MuxPort, callerPane: string | undefined, cwd: string, split: (beside: string) => Promise<MuxCreatedPane>): Promise<{ pane: MuxCreatedPane; placement: OpenedAgentPane['placement'] }> {
+  const snapshot = await port.snapshot();
+  if (callerPane !== undefined && snapshot.panes.some((pane) => pane.paneId === callerPane)) return { pane: await split(callerPane), placement: 'split' };
+  requireCapabilities(port, 'opening an agent pane outside a pane of this server', ['createTab']);
+  const space = snapshot.spaces.find((candidate) => candidate.focused) ?? snapshot.spaces[0];
+  if (space === undefined) throw new ArgumentError(`${port.mux} has no session to open a window in`);
+  const tab = unwrapOutcome(port, await port.createTab({ spaceId: space.spaceId, cwd }));
   try {
-    return (await server.environment().get('PATH')) ?? '';
-  } catch (error) {
-    if (error instanceof NoMatchError) return '';
-    throw error;
+    return { pane: await split(tab.paneId), placement: 'window' };
+  } finally {
+    await port.closePane(tab.paneId);
   }
 }
 
 /**
- * `drover pane open`: starts a provider's agent in a plain split of the caller's window when
- * the caller is a pane of this server, else in a new window of the server's current session,
- * and watches it start. The pane is created with a placeholder, told to keep itself when its
- * program exits, then respawned with the agent: an agent that exits at once (a refused flag,
- * a missing login) leaves its last lines for the error instead of a pane id that no longer
- * exists. After the check the pane goes back to the server's remain-on-exit setting.
+ * `drover pane open`: starts a provider's agent in a split of the caller's pane when the
+ * caller is a pane of this multiplexer, else in a new window of the session in front, and
+ * watches it start. Where the multiplexer reports a pane's process (paneProcess), the pane is
+ * kept on exit while drover watches, so an agent that exits at once (a refused flag, a missing
+ * login) leaves its last lines and status for the error instead of a pane id that no longer
+ * exists; after the check the pane goes back to the multiplexer's own rule for exited programs.
+ * Elsewhere an agent that exits at once is seen by its pane going away.
  */
-export async function openAgentPane(server: Server, options: OpenAgentOptions): Promise<OpenedAgentPane> {
+export async function openAgentPane(port: MuxPort, options: OpenAgentOptions): Promise<OpenedAgentPane> {
   const cwd = options.cwd ?? process.cwd();
-  const launch = resolveLaunchCommand(options.providers ?? providersFor(cwd), options.provider, options.role ?? DEFAULT_ROLE, options.env);
+  const env = options.env ?? process.env;
+  const launch = resolveLaunchCommand(options.providers ?? providersFor(cwd), options.provider, options.role ?? DEFAULT_ROLE, env);
   const plain = plainCommand(launch.command);
-  if (plain !== undefined && findExecutable(plain.argv[0]!, { PATH: await panePath(server, plain.env) }) === undefined) {
-    throw new ArgumentError(`${plain.argv[0]} is not on the PATH of the tmux server's panes; install it or give its full path in providers.${launch.provider}.interactive_command`);
+  const path = plain?.env.PATH ?? env.PATH ?? process.env.PATH ?? '';
+  if (plain !== undefined && findExecutable(plain.argv[0]!, { PATH: path }) === undefined) {
+    throw new ArgumentError(`${plain.argv[0]} is not on the PATH of the ${port.mux} server's panes; install it or give its full path in providers.${launch.provider}.interactive_command`);
   }
-  const placeholder = { cwd, command: ['sleep', '86400'] };
-  const caller = callerPane(server, options.env ?? process.env);
-  let pane: Pane;
-  let placement: OpenedAgentPane['placement'];
-  if (caller !== undefined) {
-    pane = await server.pane(caller).split({ ...placeholder, direction: 'vertical' });
-    placement = 'split';
-  } else {
-    const session = server.session((await server.display('#{session_id}')).toString('latin1'));
-    pane = (await session.newWindow({ ...placeholder, receipt: true })).pane;
-    placement = 'window';
-  }
-  const scope = { kind: 'pane', id: checkId('pane', pane.id) } as const;
-  const spawn = plain === undefined ? { cwd, command: ['/bin/sh', '-c', launch.command] } : { cwd, env: plain.env, command: plain.argv };
-  const started = await server.runGroup([setOptionArgs(scope, 'remain-on-exit', 'on'), respawnPaneArgs(checkId('pane', pane.id), { ...spawn, kill: true })]);
-  if (!started.ok) {
-    await pane.kill().catch(() => undefined);
-    throw new DroverError(`tmux could not start the agent: ${started.result.stderrText().trim()}`, { phase: 'start', delivery: 'not_sent' });
-  }
-  await watchStart(pane, launch.command, options);
-  return { pane: pane.id, provider: launch.provider, command: launch.command, argv: plain?.argv ?? null, placement, bypassesPermissions: launch.bypassesPermissions };
+  requireCapabilities(port, 'opening an agent pane', ['splitPane', 'closePane', 'paneScreen']);
+  const keep = port.declaration.supports.paneProcess;
+  const command = plain === undefined ? ['/bin/sh', '-c', launch.command] : plain.argv;
+  const spawnEnv = { ...plain?.env, PATH: path };
+  const { pane, placement } = await placeSplit(port, options.callerPane, cwd, async (beside) =>
+    unwrapOutcome(port, await port.splitPane({ besidePaneId: beside, direction: 'below', cwd, env: spawnEnv, command, keepOnExit: keep })),
+  );
+  await watchStart(paneChannel(port, pane.paneId), launch.command, keep, options);
+  const keys = await paneKeysOf(port);
+  return { ...keys.refOf(pane.paneId), provider: launch.provider, command: launch.command, argv: plain?.argv ?? null, placement, bypassesPermissions: launch.bypassesPermissions };
 }
 
-async function deadStatus(pane: Pane): Promise<{ dead: boolean; status: number | null }> {
-  const fields = ['pane_dead', 'pane_dead_status'];
-  const [dead, status] = parseTextRows(Buffer.concat([await pane.display(textRowFormat(fields)), Buffer.from('\n')]), fields)[0] ?? [];
-  return { dead: dead === '1', status: status === undefined || status === '' ? null : Number(status) };
+/** Whether the pane's program exited, and with what status where the multiplexer keeps it. */
+async function exitOf(channel: PaneChannel): Promise<{ exited: boolean; status: number | null }> {
+  if (channel.port.declaration.supports.paneProcess) {
+    const process = await channel.process();
+    return { exited: process.dead, status: process.exitStatus };
+  }
+  try {
+    return { exited: !(await listedPane(channel.port, channel.paneId)).alive, status: null };
+  } catch (error) {
+    if (error instanceof PaneNotFoundError) return { exited: true, status: null };
+    throw error;
+  }
 }
 
 /**
  * Watches the agent start. An agent drover knows is watched until its screen shows something
  * the rules recognise (composer, dialog…), up to AGENT_START_LIMIT_MS: a slow start is not an
  * error, and `ready` tells the rest. Any other program is watched for `startupCheckMs`. Either
- * way a program that exits meanwhile is an AgentExitedError.
+ * way a program that exits meanwhile is an AgentExitedError, and its pane is closed.
  */
-async function watchStart(pane: Pane, command: string, options: OpenAgentOptions): Promise<void> {
+async function watchStart(channel: PaneChannel, command: string, kept: boolean, options: OpenAgentOptions): Promise<void> {
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
   const checkMs = options.startupCheckMs ?? DEFAULT_STARTUP_CHECK_MS;
   const exited = async (status: number | null): Promise<never> => {
-    // Agents print their error and then clear the screen they drew, so the words are in the
-    // history; blank rows and tmux's own "Pane is dead" line say nothing the status does not.
-    const history = (await pane.capture({ start: -EXIT_HISTORY_LINES })).toString('utf8');
-    const lastLines = snippet(
-      history
-        .split('\n')
-        .filter((line) => line.trim() !== '' && !/^Pane is dead \(/.test(line))
-        .join('\n'),
-    );
-    await pane.kill().catch(() => undefined);
+    let lastLines = '';
+    if (kept) {
+      // Agents print their error and then clear the screen they drew, so the words are in the
+      // history; blank rows and tmux's own "Pane is dead" line say nothing the status does not.
+      const history = (await channel.grid({ scope: 'recent', lines: EXIT_HISTORY_LINES, styling: 'strip' })).text;
+      lastLines = snippet(
+        history
+          .split('\n')
+          .filter((line) => line.trim() !== '' && !/^Pane is dead \(/.test(line))
+          .join('\n'),
+      );
+    }
+    await channel.close().catch(() => undefined);
     throw new AgentExitedError(command, status, lastLines);
   };
-  const io = tmuxPaneIO(pane, agentNamerFor(options.cwd));
+  const nameAgent = agentNamerFor(options.cwd);
   let rules: AgentScreenRules | undefined;
   for (let waited = 0; waited < (rules === undefined ? checkMs : AGENT_START_LIMIT_MS); waited += pacing.pollMs) {
     await pacing.sleep(pacing.pollMs);
-    const state = await deadStatus(pane);
-    if (state.dead) await exited(state.status);
+    const state = await exitOf(channel);
+    if (state.exited) await exited(state.status);
     if (rules === undefined) {
-      const kind = (await io.describe()).agent.kind;
+      const kind = (await readPaneFacts(channel, nameAgent)).agent.kind;
       rules = kind === null ? undefined : rulesFor(kind);
     }
-    if (rules !== undefined && rules.read(await io.screen()).phase !== 'unknown') break;
+    if (rules !== undefined && rules.read(await channel.read()).phase !== 'unknown') break;
   }
-  await pane.server.command(unsetOptionArgs({ kind: 'pane', id: checkId('pane', pane.id) }, 'remain-on-exit'));
-  // It may have exited between the last look and the unset, which tmux does not undo.
-  const last = await deadStatus(pane).catch(() => undefined);
-  if (last?.dead) await exited(last.status);
+  if (!kept) return;
+  unwrapOutcome(channel.port, await channel.port.releaseKeptPane(channel.paneId));
+  // It may have exited between the last look and the release, which the multiplexer does not undo.
+  const last = await exitOf(channel).catch(() => undefined);
+  if (last?.exited) await exited(last.status);
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { AGENT_STATES, rulesFor, type AgentKind, type AgentScreen, type AgentState, type ScreenReading } from '../agents/index.js';
 import { lineEndingAt, type ScreenText } from './input-line.js';
+import { paneRefJsonShape } from './target.js';
 
 /**
  * What matched. The first two come from the screen rules of an agent drover knows (its
@@ -321,33 +322,43 @@ const QUESTION_INDICATORS = [
  * to its schema does not compile.
  */
 export const questionMatchJsonSchema = z.strictObject({
-  pane_id: z.string(),
+  ...paneRefJsonShape,
   agent_state: z.enum(AGENT_STATES),
   indicator: z.enum(QUESTION_INDICATORS),
   snippet: z.string().describe('the line that asks'),
   agent: z.string().nullable(),
   rule: z.string().nullable().describe('the screen rule that matched; null for the line scan'),
 });
-export const questionSkipJsonSchema = z.strictObject({ pane_id: z.string(), reason: z.enum(QUESTION_SKIP_REASONS) });
+export const questionSkipJsonSchema = z.strictObject({ ...paneRefJsonShape, reason: z.enum(QUESTION_SKIP_REASONS) });
 export const questionSweepJsonSchema = z.strictObject({ matches: z.array(questionMatchJsonSchema), skipped: z.array(questionSkipJsonSchema) });
 export type QuestionMatchJson = z.infer<typeof questionMatchJsonSchema>;
 export type QuestionSkipJson = z.infer<typeof questionSkipJsonSchema>;
 export type QuestionSweepJson = z.infer<typeof questionSweepJsonSchema>;
 
-export function questionMatchJson(match: QuestionMatch): QuestionMatchJson {
-  return { pane_id: match.pane, agent_state: match.agent_state, indicator: match.indicator, snippet: match.snippet, agent: match.agent, rule: match.rule };
+/** A sweep whose rows carry each pane's key as well as its id. */
+export interface KeyedQuestionSweep {
+  matches: (QuestionMatch & Keyed)[];
+  skipped: (QuestionSkip & Keyed)[];
 }
 
-export function questionSkipJson(skip: QuestionSkip): QuestionSkipJson {
-  return { pane_id: skip.pane, reason: skip.reason };
+interface Keyed {
+  paneKey: string;
+}
+
+export function questionMatchJson(match: QuestionMatch & Keyed): QuestionMatchJson {
+  return { pane_id: match.pane, pane_key: match.paneKey, agent_state: match.agent_state, indicator: match.indicator, snippet: match.snippet, agent: match.agent, rule: match.rule };
+}
+
+export function questionSkipJson(skip: QuestionSkip & Keyed): QuestionSkipJson {
+  return { pane_id: skip.pane, pane_key: skip.paneKey, reason: skip.reason };
 }
 
 /** A match or a skip as its row. */
-export function questionRowJson(row: QuestionMatch | QuestionSkip): QuestionMatchJson | QuestionSkipJson {
+export function questionRowJson(row: (QuestionMatch | QuestionSkip) & Keyed): QuestionMatchJson | QuestionSkipJson {
   return 'reason' in row ? questionSkipJson(row) : questionMatchJson(row);
 }
 
-export function questionSweepJson(sweep: QuestionSweep): QuestionSweepJson {
+export function questionSweepJson(sweep: KeyedQuestionSweep): QuestionSweepJson {
   return { matches: sweep.matches.map(questionMatchJson), skipped: sweep.skipped.map(questionSkipJson) };
 }
 

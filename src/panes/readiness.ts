@@ -1,6 +1,7 @@
 import { isShellCommand, rulesFor, type ScreenReading } from '../agents/index.js';
 import { newlyEchoed } from './echo.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, sendKeysGuarded, sendLiteralGuarded, type Pacing, type PaneFacts, type PaneIO } from './pane-io.js';
+import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ERASE, type ChoreographyChannel, type DrivenPane, type Pacing } from './choreography.js';
+import type { PaneFacts } from './facts.js';
 import { snippet, tailLines } from './tail.js';
 
 /**
@@ -104,9 +105,9 @@ export interface ChoreographyOptions {
   signal?: AbortSignal;
 }
 
-/** One capture, tailed: every before/after comparison sees both sides through the same tail. */
-export async function captureScreen(io: PaneIO): Promise<string> {
-  return tailLines(await io.capture(CAPTURE_LINES), CAPTURE_LINES);
+/** The recent lines of a pane, tailed: every before/after comparison sees both sides through the same tail. */
+export async function captureScreen(channel: Pick<ChoreographyChannel, 'grid'>): Promise<string> {
+  return tailLines((await channel.grid({ scope: 'recent', lines: CAPTURE_LINES, styling: 'strip' })).text, CAPTURE_LINES);
 }
 
 const PROBE_DETAIL: Readonly<Record<string, string>> = {
@@ -117,10 +118,10 @@ const PROBE_DETAIL: Readonly<Record<string, string>> = {
 };
 
 /** Reads a known agent's screen: nothing is typed. */
-export async function readAgentReadiness(io: PaneIO, facts: PaneFacts): Promise<ReadinessReport & { reading: ScreenReading } | undefined> {
+export async function readAgentReadiness(channel: Pick<ChoreographyChannel, 'read'>, facts: PaneFacts): Promise<ReadinessReport & { reading: ScreenReading } | undefined> {
   const rules = facts.agent.kind === null ? undefined : rulesFor(facts.agent.kind);
   if (rules === undefined) return undefined;
-  const screen = await io.screen();
+  const screen = await channel.read();
   const reading = rules.read(screen);
   const verdict = readinessOfReading(reading);
   return {
@@ -137,13 +138,13 @@ export async function readAgentReadiness(io: PaneIO, facts: PaneFacts): Promise<
 /**
  * Classifies a pane. A dead pane is `exited` and a bare shell `shell`, without typing. An
  * agent drover knows is judged by its screen alone. Any other program gets the probe: typed
- * (never submitted), the screen watched, then cleared; both stability captures are taken
- * before the clear, because a program that repaints on C-u would otherwise look busy. If the
- * probe is still on screen after C-u it is erased key by key, so no text is left behind.
+ * (never submitted), the screen watched, then cleared; both stability reads are taken before
+ * the clear, because a program that repaints on ctrl+u would otherwise look busy. If the probe
+ * is still on screen after ctrl+u it is erased key by key, so no text is left behind.
  */
-export async function probeReadiness(io: PaneIO, options: ChoreographyOptions = {}): Promise<ReadinessReport> {
+export async function probeReadiness(pane: DrivenPane, options: ChoreographyOptions = {}): Promise<ReadinessReport> {
   const pacing = { ...DEFAULT_PACING, ...options.pacing };
-  const facts = await io.describe();
+  const { channel, facts } = pane;
   const report = (verdict: ReadinessVerdict, detail: string, screen: string): ReadinessReport => ({
     ...verdict,
     agent: facts.agent.name,
@@ -152,42 +153,42 @@ export async function probeReadiness(io: PaneIO, options: ChoreographyOptions = 
     draft: null,
     snippet: verdict.state === 'ready' ? '' : snippet(screen),
   });
-  if (facts.dead) return report({ state: 'exited', reason: 'pane_dead' }, 'the pane’s program has exited', await captureScreen(io));
-  const known = await readAgentReadiness(io, facts);
+  if (facts.dead) return report({ state: 'exited', reason: 'pane_dead' }, 'the pane’s program has exited', await captureScreen(channel));
+  const known = await readAgentReadiness(channel, facts);
   if (known !== undefined) {
     const { reading: _reading, ...rest } = known;
     return rest;
   }
   if (isShellCommand(facts.foreground)) {
-    return report({ state: 'shell', reason: 'shell_foreground' }, `${facts.foreground} owns the pane; no agent runs`, await captureScreen(io));
+    return report({ state: 'shell', reason: 'shell_foreground' }, `${facts.foreground} owns the pane; no agent runs`, await captureScreen(channel));
   }
-  const before = await captureScreen(io);
-  await sendLiteralGuarded(io, READY_PROBE);
+  const before = await captureScreen(channel);
+  await channel.type(READY_PROBE);
   let evidence: ProbeEvidence;
   try {
     await pacing.sleep(pacing.settleMs, options.signal);
-    const after = await captureScreen(io);
+    const after = await captureScreen(channel);
     let settled = after;
     if (!newlyEchoed(before, after, READY_PROBE)) {
       await pacing.sleep(pacing.stabilityMs, options.signal);
-      settled = await captureScreen(io);
+      settled = await captureScreen(channel);
     }
     evidence = { before, after, settled };
   } catch (error) {
     // Best effort: the probe must not stay in the input line. A failed clear is dropped
     // because the original failure (usually the pane going away) is what the caller needs.
-    await sendKeysGuarded(io, [KEY_CLEAR_LINE]).catch(() => undefined);
+    await channel.keys([KEY_CLEAR_LINE]).catch(() => undefined);
     throw error;
   }
-  await clearProbe(io, before, pacing, options.signal);
+  await clearProbe(channel, before, pacing, options.signal);
   const verdict = classifyProbe(evidence);
   return report(verdict, PROBE_DETAIL[verdict.reason] ?? verdict.reason, evidence.settled);
 }
 
-/** C-u, and when the probe still shows (a program without that binding), one BSpace per character. */
-async function clearProbe(io: PaneIO, before: string, pacing: Pacing, signal: AbortSignal | undefined): Promise<void> {
-  await sendKeysGuarded(io, [KEY_CLEAR_LINE]);
+/** ctrl+u, and when the probe still shows (a program without that binding), one Backspace per character. */
+async function clearProbe(channel: ChoreographyChannel, before: string, pacing: Pacing, signal: AbortSignal | undefined): Promise<void> {
+  await channel.keys([KEY_CLEAR_LINE]);
   await pacing.sleep(pacing.settleMs, signal);
-  if (!newlyEchoed(before, await captureScreen(io), READY_PROBE)) return;
-  await sendKeysGuarded(io, Array<string>(READY_PROBE.length).fill('BSpace'));
+  if (!newlyEchoed(before, await captureScreen(channel), READY_PROBE)) return;
+  await channel.keys(Array<string>(READY_PROBE.length).fill(KEY_ERASE));
 }

@@ -1,37 +1,42 @@
-import { ArgumentError, type Server } from '../tmux/index.js';
-import { requirePane } from './tmux-pane.js';
+import { unwrapOutcome, type MuxPort } from '../mux/index.js';
+import { ArgumentError } from '../process/index.js';
+import { listedPane, onPane } from './facts.js';
+import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
 import { foldBody } from './printable.js';
+import { paneRefJson, type PaneRef } from './target.js';
 
-/** The `--json` document of both window-name verbs. */
-export interface WindowRename {
-  pane: string;
+/** What either window-name verb did to the tab (tmux window) holding a pane. */
+export interface WindowRename extends PaneRef {
   old: string;
   new: string;
   action: 'renamed' | 'noop';
 }
 
-async function rewrite(server: Server, paneId: string, rename: (name: string) => string | undefined): Promise<WindowRename> {
-  const { values } = await requirePane(server, paneId, ['window_id', 'window_name']);
-  const [windowId, name] = values as [string, string];
-  const next = rename(name);
-  if (next === undefined || next === name) return { pane: paneId, old: name, new: name, action: 'noop' };
-  await server.window(windowId).rename(next);
-  return { pane: paneId, old: name, new: next, action: 'renamed' };
+async function rewrite(port: MuxPort, pane: string, rename: (name: string) => string | undefined): Promise<WindowRename> {
+  requireCapabilities(port, 'renaming the window of a pane', ['renameTab']);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (ref) => {
+    const listed = await listedPane(port, ref.paneId);
+    const name = listed.tabLabel ?? '';
+    const next = rename(name);
+    if (next === undefined || next === name) return { ...ref, old: name, new: name, action: 'noop' };
+    unwrapOutcome(port, await port.renameTab(listed.tabId, next));
+    return { ...ref, old: name, new: next, action: 'renamed' };
+  });
 }
 
-/** Prepends `prefix` to the pane's window name unless it already starts with it. */
-export function ensureWindowPrefix(server: Server, paneId: string, prefix: string): Promise<WindowRename> {
+/** Prepends `prefix` to the name of the pane's window (tab) unless it already starts with it. */
+export function ensureWindowPrefix(port: MuxPort, pane: string, prefix: string): Promise<WindowRename> {
   if (prefix === '') return Promise.reject(new ArgumentError('the prefix is empty'));
-  return rewrite(server, paneId, (name) => (name.startsWith(prefix) ? undefined : prefix + name));
+  return rewrite(port, pane, (name) => (name.startsWith(prefix) ? undefined : prefix + name));
 }
 
 /**
  * Swaps the window name's `from` prefix for `to` (empty `to` strips it). A name that does
  * not start with `from` (the user retitled the window) is left alone.
  */
-export function replaceWindowPrefix(server: Server, paneId: string, from: string, to: string): Promise<WindowRename> {
+export function replaceWindowPrefix(port: MuxPort, pane: string, from: string, to: string): Promise<WindowRename> {
   if (from === '') return Promise.reject(new ArgumentError('the prefix to replace is empty'));
-  return rewrite(server, paneId, (name) => (name.startsWith(from) ? to + name.slice(from.length) : undefined));
+  return rewrite(port, pane, (name) => (name.startsWith(from) ? to + name.slice(from.length) : undefined));
 }
 
 /** Plain output: one line on a rename, nothing on a no-op. */
@@ -41,5 +46,5 @@ export function renderWindowRename(rename: WindowRename): string {
 
 /** The `--json` shape of a window rename. */
 export function windowRenameJson(rename: WindowRename): Record<string, unknown> {
-  return { pane_id: rename.pane, old: rename.old, new: rename.new, action: rename.action };
+  return { ...paneRefJson(rename), old: rename.old, new: rename.new, action: rename.action };
 }

@@ -101,6 +101,22 @@ export function worktreeFromLayout(anchor: string): WorktreeInfo | undefined {
 }
 
 /**
+ * The branch a worktree has checked out, read from its HEAD the way git does: the branch name,
+ * the commit's first 7 hex digits when HEAD is detached, null when the worktree's git directory
+ * cannot be read (nothing there, or a layout only git itself resolves).
+ */
+export function currentBranch(worktree: string): string | null {
+  const dotGit = join(worktree, '.git');
+  const pointer = isDirectory(dotGit) ? undefined : /^gitdir: (.+)$/m.exec(readText(dotGit) ?? '')?.[1]?.trim();
+  const gitDir = pointer === undefined ? dotGit : resolve(worktree, pointer);
+  const head = readText(join(gitDir, 'HEAD'))?.trim();
+  if (head === undefined) return null;
+  const ref = /^ref: refs\/heads\/(.+)$/.exec(head);
+  if (ref !== null) return ref[1]!;
+  return /^[0-9a-f]{40,64}$/.test(head) ? head.slice(0, 7) : null;
+}
+
+/**
  * Resolves pane cwds to git worktrees with as few git children as possible: none for a cwd
  * outside git or in an everyday repository or linked worktree (read from git's own files),
  * else one `rev-parse` per worktree (it also names the repo's common git directory) and a

@@ -3,3 +3,5 @@ export * from './run.js';
 export * from './shell.js';
 export * from './executable.js';
 export * from './signals.js';
+export * from './frames.js';
+export * from './time.js';

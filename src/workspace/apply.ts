@@ -28,6 +28,8 @@ export interface WorkspaceApplyOptions {
   compensate?: boolean;
   /** Compensation's own budget, separate from the apply deadline. Default 500 ms. */
   cleanupTimeoutMs?: number;
+  /** Told of each step just before it runs: progress for a person (the result is the record). */
+  onStep?: (step: PlanStep) => void;
 }
 
 /** A tmux object this apply positively created: its id came back in a creation reply. */
@@ -299,6 +301,7 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
   }
   const runner = new StepRunner(server, deadline, evidence, tables);
   for (const step of plan.steps) {
+    options.onStep?.(step);
     try {
       await runner.run(step);
     } catch (error) {

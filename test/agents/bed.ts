@@ -7,6 +7,7 @@ import type { TestContext } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { procLookup, readProcessTree, type ProcessNode } from '../../src/agents/index.js';
 import { isProcessAlive } from '../../src/process/index.js';
+import { createMuxPort, TmuxAdapter, type MuxPort } from '../../src/mux/index.js';
 import { Server } from '../../src/tmux/index.js';
 import { git } from '../support/git.js';
 import { startModelMock, type ModelMock } from './mock/server.js';
@@ -41,6 +42,12 @@ export function findAgentBinary(profile: AgentProfile): string | undefined {
  * fails instead: CI installs all four, so a skip there would hide a broken install.
  */
 export function requireAgent(t: TestContext, name: AgentName): string | undefined {
+  // CI drives the real agents on its first Node only: they are programs of their own, and what
+  // drover does with them is the same code on every Node it runs on.
+  if (process.env.DROVER_REAL_AGENTS === 'off') {
+    t.skip('real agents are off for this run (DROVER_REAL_AGENTS=off)');
+    return undefined;
+  }
   const profile = PROFILES[name];
   const binary = findAgentBinary(profile);
   if (binary !== undefined) return binary;
@@ -56,6 +63,8 @@ export interface AgentBed {
   readonly mock: ModelMock;
   /** A private tmux server whose environment is the agent's (HOME, PATH, base URL, key). */
   readonly server: Server;
+  /** The mux port over that server, as the pane verbs reach it. */
+  readonly port: MuxPort;
   readonly home: string;
   readonly workdir: string;
   readonly env: NodeJS.ProcessEnv;
@@ -109,7 +118,7 @@ export async function startAgentBed(name: AgentName, options: BedOptions = {}): 
     };
     server = await Server.start({ env, config: 'set -g history-limit 5000\n' });
     await server.newSession({ name: 'bed', width: options.width ?? 120, height: options.height ?? 40, cwd: workdir });
-    const started = { profile, mock, server, home, workdir, env };
+    const started = { profile, mock, server, port: createMuxPort(new TmuxAdapter({ server })), home, workdir, env };
     return {
       ...started,
       async close() {

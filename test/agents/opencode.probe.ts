@@ -12,13 +12,12 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/agents/screens/capture.js';
 import { opencodeRules } from '../../src/agents/screens/opencode.js';
 import type { AgentScreen, ScreenPhase } from '../../src/agents/screens/types.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { AGENT_VERSIONS, findAgentBinary, startAgentBed, type AgentBed } from './bed.js';
 import { SLOW_MARKER, TOOL_MARKER } from './mock/server.js';
-import { recordScreenFixture } from './record.js';
+import { captureAgentScreen, recordScreenFixture } from './record.js';
 
 const VERSION = AGENT_VERSIONS['opencode-ai']!;
 

@@ -4,11 +4,14 @@
  * shape the fixtures), the pane of a bed, and a bed that is always closed.
  */
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/agents/screens/capture.js';
-import type { Pane } from '../../src/tmux/index.js';
+import { pasteFromBuffer, type Pane } from '../../src/tmux/index.js';
 import { findAgentBinary, startAgentBed, type AgentBed, type AgentName } from './bed.js';
+import { captureAgentScreen } from './record.js';
 
-export { pasteText as paste } from '../../src/panes/tmux-pane.js';
+/** A bracketed paste, as drover delivers a prompt. */
+export function paste(pane: Pane, text: string): Promise<void> {
+  return pasteFromBuffer(pane, text, { bracketed: true });
+}
 
 /** The lines of the pane's visible screen. */
 export async function screenLines(pane: Pane): Promise<readonly string[]> {

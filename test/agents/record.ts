@@ -1,8 +1,15 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import type { Pane } from '../../src/tmux/index.js';
-import { captureAgentScreen } from '../../src/agents/screens/capture.js';
-import type { AgentKind } from '../../src/agents/screens/types.js';
+import type { AgentKind, AgentScreen } from '../../src/agents/screens/types.js';
+import { createMuxPort, TmuxAdapter, unwrapOutcome } from '../../src/mux/index.js';
 import { SCREEN_FIXTURES } from './screens/fixtures.js';
+
+/** A pane's visible screen through the mux port, and the styled text it was drawn from (what a fixture keeps). */
+export async function captureAgentScreen(pane: Pane): Promise<{ capture: string; screen: AgentScreen }> {
+  const port = createMuxPort(new TmuxAdapter({ server: pane.server }));
+  const [grid, screen] = await Promise.all([port.readGrid(pane.id, { scope: 'viewport', styling: 'preserve' }), port.readScreen(pane.id)]);
+  return { capture: `${unwrapOutcome(port, grid).text}\n`, screen: unwrapOutcome(port, screen) };
+}
 
 /**
  * Writes a pane's visible screen as `<dir>/<name>.ansi` (capture-pane -p -e) and

@@ -51,7 +51,7 @@ export async function readyBecomes(bed: AgentBed, pane: string, states: readonly
   const deadline = Date.now() + timeoutMs;
   let last: ReadinessReport | undefined;
   for (;;) {
-    last = await paneReady(bed.server, pane, { cwd: bed.workdir });
+    last = await paneReady(bed.port, pane, { cwd: bed.workdir });
     if (states.includes(last.state)) return last;
     if (Date.now() > deadline) assert.fail(`pane ${pane} did not become ${states.join('/')}: ${last.state} (${last.reason}: ${last.detail})\n${last.snippet}`);
     await delay(200);
@@ -60,10 +60,10 @@ export async function readyBecomes(bed: AgentBed, pane: string, states: readonly
 
 /** Opens the agent the way a user does (`drover pane open --provider NAME`) and waits for its composer. */
 export async function openAgent(bed: AgentBed): Promise<string> {
-  const opened = await openAgentPane(bed.server, { provider: bed.profile.name, cwd: bed.workdir, env: {} });
+  const opened = await openAgentPane(bed.port, { provider: bed.profile.name, cwd: bed.workdir, env: bed.env });
   assert.equal(opened.bypassesPermissions, false);
-  await readyBecomes(bed, opened.pane, ['ready']);
-  return opened.pane;
+  await readyBecomes(bed, opened.paneId, ['ready']);
+  return opened.paneId;
 }
 
 /** How many of the mock's turns carry exactly `text`. */
@@ -77,7 +77,7 @@ export function arrivals(turns: readonly Turn[], text: string): number {
  */
 export async function deliverAndCheck(bed: AgentBed, pane: string, text: string): Promise<DeliveryReceipt> {
   const before = bed.mock.turns().length;
-  const receipt = await paneDeliver(bed.server, pane, text, { cwd: bed.workdir, composerWaitMs: 30_000 });
+  const receipt = await paneDeliver(bed.port, pane, text, { cwd: bed.workdir, composerWaitMs: 30_000 });
   assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
   const turns = await bed.mock.waitForTurns(`the prompt of ${text.length} characters`, (all) => all.slice(before).some((turn) => turn.text === text), 30_000);
   assert.equal(arrivals(turns, text), 1, 'exactly once');
@@ -97,10 +97,10 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
       const bed = await startAgentBed(name);
       try {
         const pane = await openAgent(bed);
-        const [row] = (await paneMap(bed.server, { kind: 'all' }, { cwd: bed.workdir })).filter((candidate) => candidate.pane === pane);
+        const [row] = (await paneMap(bed.port, { kind: 'all' }, { cwd: bed.workdir })).filter((candidate) => candidate.pane === pane);
         assert.equal(row?.agentName, name, 'the map names the agent from its process tree');
         assert.equal(row?.agent.state, 'idle');
-        const explained = await explainPane(bed.server, pane, { cwd: bed.workdir });
+        const explained = await explainPane(bed.port, pane, { cwd: bed.workdir });
         assert.equal(explained.agent.kind, name);
         assert.equal(explained.screen?.phase, 'composer');
         assert.match(explained.screen?.rule ?? '', new RegExp(`^${name}\\.`), 'explain names the rule that read the screen');
@@ -118,23 +118,23 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
       const bed = await startAgentBed(name);
       try {
         const pane = await openAgent(bed);
-        await paneDeliver(bed.server, pane, `${SLOW_MARKER} take your time`, { cwd: bed.workdir });
+        await paneDeliver(bed.port, pane, `${SLOW_MARKER} take your time`, { cwd: bed.workdir });
         assert.equal((await readyBecomes(bed, pane, ['busy'])).reason, 'agent_busy');
         assert.equal(await mapState(bed, pane), 'active');
         assert.equal(await skipReason(bed, pane), 'agent_busy');
         await bed.server.pane(pane).sendKeys(expect.interruptKeys);
         await readyBecomes(bed, pane, ['ready']);
 
-        const asked = await paneDeliver(bed.server, pane, `${TOOL_MARKER} run the check`, { cwd: bed.workdir });
+        const asked = await paneDeliver(bed.port, pane, `${TOOL_MARKER} run the check`, { cwd: bed.workdir });
         assert.equal(asked.status, 'submitted', asked.reason);
         const parked = await readyBecomes(bed, pane, ['parked']);
         assert.equal(parked.reason, 'agent_permission', parked.detail);
-        const sweep = await paneQuestions(bed.server, { kind: 'all' }, { cwd: bed.workdir });
+        const sweep = await paneQuestions(bed.port, { kind: 'all' }, { cwd: bed.workdir });
         const match = sweep.matches.find((row) => row.pane === pane);
         assert.equal(match?.indicator, 'permission_prompt', JSON.stringify(sweep));
         assert.equal(match?.agent, name);
         assert.equal(await mapState(bed, pane), 'waiting');
-        const refused = await paneDeliver(bed.server, pane, 'this must not be typed into the question', { cwd: bed.workdir });
+        const refused = await paneDeliver(bed.port, pane, 'this must not be typed into the question', { cwd: bed.workdir });
         assert.deepEqual([refused.status, refused.typed], ['failed', false]);
       } finally {
         await bed.close();
@@ -145,16 +145,16 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
       if (requireAgent(t, name) === undefined) return;
       const bed = await startAgentBed(name, { trusted: false });
       try {
-        const opened = await openAgentPane(bed.server, { provider: name, cwd: bed.workdir, env: {} });
-        const parked = await readyBecomes(bed, opened.pane, ['parked']);
+        const opened = await openAgentPane(bed.port, { provider: name, cwd: bed.workdir, env: bed.env });
+        const parked = await readyBecomes(bed, opened.paneId, ['parked']);
         assert.equal(parked.reason, 'agent_dialog', parked.detail);
-        const sweep = await paneQuestions(bed.server, { kind: 'all' }, { cwd: bed.workdir });
-        assert.equal(sweep.matches.find((row) => row.pane === opened.pane)?.indicator, 'agent_dialog', JSON.stringify(sweep));
-        const receipt = await paneDeliver(bed.server, opened.pane, 'hello', { cwd: bed.workdir });
+        const sweep = await paneQuestions(bed.port, { kind: 'all' }, { cwd: bed.workdir });
+        assert.equal(sweep.matches.find((row) => row.pane === opened.paneId)?.indicator, 'agent_dialog', JSON.stringify(sweep));
+        const receipt = await paneDeliver(bed.port, opened.paneId, 'hello', { cwd: bed.workdir });
         assert.deepEqual([receipt.status, receipt.typed], ['failed', false]);
         await delay(500);
         assert.deepEqual(bed.mock.turns(), [], 'nothing reached the model');
-        assert.equal((await paneReady(bed.server, opened.pane, { cwd: bed.workdir })).state, 'parked', 'the dialog is still there');
+        assert.equal((await paneReady(bed.port, opened.paneId, { cwd: bed.workdir })).state, 'parked', 'the dialog is still there');
       } finally {
         await bed.close();
       }
@@ -172,7 +172,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         await shell.sendKeys(['Enter']);
         await readyBecomes(bed, shell.id, ['ready']);
         // The whole process group: Codex and Gemini CLI run as a node launcher and a child.
-        process.kill(-(await explainPane(bed.server, shell.id, { cwd: bed.workdir })).agent.pid!, 'SIGKILL');
+        process.kill(-(await explainPane(bed.port, shell.id, { cwd: bed.workdir })).agent.pid!, 'SIGKILL');
         const left = await readyBecomes(bed, shell.id, ['shell']);
         assert.equal(left.agent, null);
         assert.equal(await skipReason(bed, shell.id), 'no_agent_state');
@@ -180,7 +180,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         const kept = (await session.newWindow({ cwd: bed.workdir, command: [binary], receipt: true })).pane;
         await kept.options().set('remain-on-exit', 'on');
         await readyBecomes(bed, kept.id, ['ready']);
-        process.kill(-(await explainPane(bed.server, kept.id, { cwd: bed.workdir })).agent.pid!, 'SIGKILL');
+        process.kill(-(await explainPane(bed.port, kept.id, { cwd: bed.workdir })).agent.pid!, 'SIGKILL');
         assert.equal((await readyBecomes(bed, kept.id, ['exited'])).reason, 'pane_dead');
         assert.equal(await skipReason(bed, kept.id), 'pane_dead', 'its last lines are no question');
       } finally {
@@ -194,7 +194,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
       try {
         const before = (await bed.server.snapshot()).panes.toArray().length;
         const providers = { broken: { name: 'broken', interactiveCommand: `${name} ${expect.badFlag}`, profiles: {} } };
-        await assert.rejects(openAgentPane(bed.server, { provider: 'broken', providers, cwd: bed.workdir, env: {} }), (error) => {
+        await assert.rejects(openAgentPane(bed.port, { provider: 'broken', providers, cwd: bed.workdir, env: bed.env }), (error) => {
           assert.ok(error instanceof AgentExitedError, String(error));
           assert.match(error.lastLines, expect.badFlagMessage);
           return true;
@@ -275,12 +275,12 @@ export interface RealAgentExpectations {
 }
 
 async function mapState(bed: AgentBed, pane: string): Promise<string | null> {
-  const rows = await paneMap(bed.server, { kind: 'all' }, { cwd: bed.workdir });
+  const rows = await paneMap(bed.port, { kind: 'all' }, { cwd: bed.workdir });
   return rows.find((row) => row.pane === pane)?.agent.state ?? null;
 }
 
 async function skipReason(bed: AgentBed, pane: string): Promise<string | undefined> {
-  const sweep = await paneQuestions(bed.server, { kind: 'panes', panes: [pane] }, { cwd: bed.workdir });
+  const sweep = await paneQuestions(bed.port, { kind: 'panes', panes: [pane] }, { cwd: bed.workdir });
   return sweep.skipped.find((row) => row.pane === pane)?.reason ?? sweep.matches.find((row) => row.pane === pane)?.indicator;
 }
 

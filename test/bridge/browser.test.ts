@@ -289,7 +289,7 @@ describe('drover web in a real browser, over herdr and zellij', { skip: browserM
     await main.getByRole('heading', { name: '1: agents' }).waitFor();
     assert.deepEqual(await main.getByRole('heading', { level: 2 }).allTextContents(), ['1: agents', '2: scratch'], 'the tabs, with no space above them');
     assert.equal(await main.getByRole('button', { name: 'New space' }).count(), 0);
-    const where = await main.locator('.card .where').allTextContents();
+    const where = await main.locator('.card .agent').allTextContents();
     assert.ok(where.length > 0 && where.every((text) => !text.includes('›')), `a pane is placed by its tab alone: ${where.join(', ')}`);
   });
 

@@ -166,7 +166,7 @@ describe('drover agent setup', () => {
   });
 
   describe('at a terminal', () => {
-    async function answer(reply: string, home: string): Promise<{ code: number; stdout: string; stderr: string }> {
+    async function answer(reply: string, home: string, args: readonly string[] = []): Promise<{ code: number; stdout: string; stderr: string }> {
       const stdout = new PassThrough();
       const stderr = new PassThrough();
       const chunks = { stdout: [] as Buffer[], stderr: [] as Buffer[] };
@@ -174,8 +174,8 @@ describe('drover agent setup', () => {
       stderr.on('data', (chunk: Buffer) => chunks.stderr.push(chunk));
       const stdin = new PassThrough();
       stdin.end(reply);
-      const io: CliIO = { stdin, stdout, stderr, env: { ...sandbox.env, HOME: home }, cwd: home, stdinIsTTY: true, signal: new AbortController().signal };
-      const code = await runCli(['agent', 'setup'], io);
+      const io: CliIO = { stdin, stdout, stderr, env: { ...sandbox.env, HOME: home }, cwd: home, stdinIsTTY: true, stderrTerminal: { columns: 80 }, signal: new AbortController().signal };
+      const code = await runCli(['agent', 'setup', ...args], io);
       return { code, stdout: Buffer.concat(chunks.stdout).toString(), stderr: Buffer.concat(chunks.stderr).toString() };
     }
 
@@ -191,6 +191,26 @@ describe('drover agent setup', () => {
       assert.equal(accepted.code, 0, accepted.stderr);
       assert.match(accepted.stdout, /^installed drover's agent hooks\n/);
       assert.deepEqual(Object.keys(readSettings(path).hooks), ['UserPromptSubmit', 'PreToolUse', 'PermissionRequest', 'PostToolUse', 'Notification', 'Stop']);
+    });
+
+    it('installs several agents after one yes, each noted on stderr as it is done, and with --json notes nothing', async () => {
+      const home = join(sandbox.dir, 'several');
+      mkdirSync(home);
+      const shown = await answer('y\n', home, ['--agent', 'claude', 'codex']);
+      assert.equal(shown.code, 0, shown.stderr);
+      assert.equal(shown.stderr.match(/Write these hooks/g)?.length, 1, shown.stderr);
+      assert.ok(shown.stderr.endsWith(`claude: hooks installed in ${join(home, '.claude', 'settings.json')}\ncodex: hooks installed in ${join(home, '.codex', 'config.toml')}\n`), shown.stderr);
+      const quiet = await answer('', home, ['--agent', 'gemini', 'opencode', '--yes', '--json']);
+      assert.equal(quiet.code, 0, quiet.stderr);
+      assert.equal(quiet.stderr, '');
+      const documents = (JSON.parse(quiet.stdout) as { agents: { agent: string; written: boolean }[] }).agents;
+      assert.deepEqual(
+        documents.map((document) => [document.agent, document.written]),
+        [
+          ['gemini', true],
+          ['opencode', true],
+        ],
+      );
     });
   });
 });

@@ -27,10 +27,12 @@ interface SnapshotDocument {
   mux: string;
   chosen_by: string;
   endpoint: Record<string, string | null>;
+  incarnation: string;
   spaces: { space_id: string; label: string; focused: boolean; tab_count: number; pane_count: number }[];
   tabs: { tab_id: string; space_id: string; number: number; label: string; size: { width: number; height: number } | null }[];
   panes: {
     pane_id: string;
+    pane_key: string;
     tab_id: string;
     agent: string;
     status: string;
@@ -210,6 +212,8 @@ describe('drover mux on the herdr fake', () => {
     const lead = snapshot.panes.find((pane) => pane.pane_id === 'w1:p1');
     assert.deepEqual([lead?.agent, lead?.status, lead?.terminal_title, lead?.pane_label], ['claude', 'blocked', 'claude: refactor', null]);
     assert.equal(snapshot.panes.find((pane) => pane.pane_id === 'w1:p2')?.pane_label, 'reviewer');
+    // Each pane carries its key on the run read, as every row that names a pane does.
+    for (const pane of snapshot.panes) assert.equal(pane.pane_key, `local::herdr::${snapshot.incarnation}::${pane.pane_id}`);
     // Where each pane sits in its tab, from herdr's layouts: the tab's panes tile it.
     for (const tab of snapshot.tabs) {
       const tiles = snapshot.panes.filter((pane) => pane.tab_id === tab.tab_id).map((pane) => pane.geometry!);

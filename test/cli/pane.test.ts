@@ -9,11 +9,13 @@ import type { RunResult } from '../../src/process/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { git } from '../support/git.js';
-import { startTestServer, useTestServer } from '../support/tmux.js';
-import { FAKE_AGENT, eventually, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
+import { RestartableServer, startTestServer, useTestServer } from '../support/tmux.js';
+import { openHerdrWorld } from '../fixtures/herdr/world.js';
+import { openZellijWorld } from '../fixtures/zellij/world.js';
+import { FAKE_AGENT, eventually, keyOf, portOn, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
 
 const MAP_FIELDS = [
-  'session', 'window_index', 'window_id', 'pane_id', 'tab', 'worktree', 'repo', 'change', 'stage',
+  'session', 'window_index', 'window_id', 'pane_id', 'pane_key', 'tab', 'worktree', 'repo', 'change', 'stage',
   'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number', 'agent', 'agent_state_source',
 ];
 
@@ -98,7 +100,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.deepEqual(rows.map((row) => row.pane_id), [alpha.id, printer.id]);
       for (const row of rows) assert.deepEqual(Object.keys(row), MAP_FIELDS);
       assert.deepEqual(rows[0], {
-        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane_id: alpha.id, tab: 'alpha',
+        session: 'work', window_index: 0, window_id: (await alpha.display('#{window_id}')).toString(), pane_id: alpha.id, pane_key: await keyOf(portOn(live.server), alpha.id), tab: 'alpha',
         worktree: '(main)', repo, change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2h',
         pr_url: 'https://github.com/acme/alpha/pull/7', pr_number: 7, agent: null, agent_state_source: 'hook',
       });
@@ -142,7 +144,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.equal(ok(text), `--- pane ${printer.id} ---\nworktree: notes/\n---\nline 29\nline 30\n  last\n`);
       assert.equal(ok(raw), 'line 30\n  last\n', 'the bytes of the kept lines are untouched');
       assert.deepEqual(JSON.parse(ok(json)), {
-        pane_id: printer.id, lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
+        pane_id: printer.id, pane_key: await keyOf(portOn(live.server), printer.id), lines: 2, content: 'line 30\n  last\n', worktree: 'notes/', change: null, stage: null, agent_state: null, agent_idle_duration: null,
       });
     });
 
@@ -203,11 +205,12 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       const pane = (await live.server.newSession({ name: 'proc', command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
       const shellPid = Number((await pane.display('#{pane_pid}')).toString());
       // sh forks the child before the child execs sleep: until then it is a second sh.
-      await eventually('the sleep child', async () => (await paneProcess(live.server, pane.id)).processes[0]?.children[0]?.comm === 'sleep');
+      await eventually('the sleep child', async () => (await paneProcess(portOn(live.server), pane.id)).processes[0]?.children[0]?.comm === 'sleep');
       const report = JSON.parse(ok(await sandbox.drover(['pane', 'process', pane.id, '--json', '-S', socket]))) as {
-        pane_id: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
+        pane_id: string; pane_key: string; pane_pid: number; has_agent: boolean; processes: { pid: number; comm: string; classification: string; children: { pid: number; comm: string; cmdline: string }[] }[];
       };
       assert.equal(report.pane_id, pane.id);
+      assert.equal(report.pane_key, await keyOf(portOn(live.server), pane.id));
       assert.equal(report.pane_pid, shellPid);
       assert.equal(report.has_agent, false);
       assert.deepEqual([report.processes[0]!.comm, report.processes[0]!.classification], ['sh', 'other']);
@@ -223,11 +226,12 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('adds, keeps, swaps and strips a prefix, printing only real renames', async () => {
       const step = (...args: string[]) => sandbox.drover(['pane', 'window-name', ...args, '-S', socket]);
       assert.equal(ok(await step('ensure-prefix', printer.id, '»')), 'renamed: printer -> »printer\n');
-      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane_id: printer.id, old: '»printer', new: '»printer', action: 'noop' });
+      const key = await keyOf(portOn(live.server), printer.id);
+      assert.deepEqual(JSON.parse(ok(await step('ensure-prefix', printer.id, '»', '--json'))), { pane_id: printer.id, pane_key: key, old: '»printer', new: '»printer', action: 'noop' });
       assert.equal(ok(await step('ensure-prefix', printer.id, '»')), '', 'a no-op prints nothing');
       assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), 'renamed: »printer -> ›printer\n');
       assert.equal(ok(await step('replace-prefix', printer.id, '»', '›')), '', 'a retitled window is left alone');
-      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane_id: printer.id, old: '›printer', new: 'printer', action: 'renamed' });
+      assert.deepEqual(JSON.parse(ok(await step('replace-prefix', printer.id, '›', '', '--json'))), { pane_id: printer.id, pane_key: key, old: '›printer', new: 'printer', action: 'renamed' });
       assert.equal((await printer.display('#W')).toString(), 'printer');
     });
 
@@ -256,7 +260,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     it('opens a new window from outside tmux, splits the caller’s window from inside, and kills both', async () => {
       const windowOf = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
       const opened = JSON.parse(ok(await sandbox.drover(['pane', 'open', '--provider', 'fake', '-c', notes, '--json', '-S', socket]))) as { pane_id: string };
-      assert.deepEqual(opened, { pane_id: opened.pane_id, provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
+      assert.deepEqual(opened, { pane_id: opened.pane_id, pane_key: await keyOf(portOn(live.server), opened.pane_id), provider: 'fake', server: socket, command: `node ${FAKE_AGENT} --busy-ms 100`, bypasses_permissions: false });
       assert.match(opened.pane_id, /^%\d+$/);
       assert.notEqual(await windowOf(opened.pane_id), await windowOf(printer.id));
       await screenShows(live.server.pane(opened.pane_id), '╭');
@@ -269,7 +273,7 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
       assert.equal(await windowOf(splitPane), await windowOf(printer.id));
 
       assert.equal(ok(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket])), `killed ${opened.pane_id}\nserver: ${socket}\n`);
-      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane_id: splitPane, killed: true, server: null });
+      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'kill', splitPane, '--json'], { env: inside(live.server, printer) }))), { pane_id: splitPane, pane_key: await keyOf(portOn(live.server), splitPane), killed: true, server: null });
       assert.equal(await live.server.pane(splitPane).exists(), false);
       assertFailure(await sandbox.drover(['pane', 'kill', opened.pane_id, '-S', socket]), 2, `drover: error: pane ${opened.pane_id} not found\n`);
     });
@@ -371,6 +375,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'ready', agent.id, '--json', '-S', socket]))), {
       state: 'ready',
       pane_id: agent.id,
+      pane_key: await keyOf(portOn(live.server), agent.id),
       server: socket,
       snippet: '',
       reason: 'probe_echoed',
@@ -386,7 +391,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     await stateBecomes(agent, 'waiting');
     await screenShows(agent, '[y/n]');
 
-    const question = { pane_id: agent.id, agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
+    const question = { pane_id: agent.id, pane_key: await keyOf(portOn(live.server), agent.id), agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
     const [json, text] = await Promise.all([
       sandbox.drover(['pane', 'questions', '--all-sessions', '--json', '-S', socket]),
       sandbox.drover(['pane', 'questions'], { env: inside(live.server, agent) }),
@@ -468,5 +473,94 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assertFailure(missingPane, 2, 'drover: error: pane %999 not found\n');
     assertFailure(controlText, 2, /^drover: error: multi-line text can only be delivered to an agent drover knows/);
     assert.equal((await screenOf(target)).trim(), '');
+  });
+});
+
+describe('drover pane with pane keys, across a restart of the server at the same socket', () => {
+  const sandbox = cliSandbox();
+
+  it('refuses the old run’s keys with exit 6 and leaves every pane of the new server untouched; a bare id still names the pane of the server now', async (t) => {
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['sleep', '600']);
+    await tmux.tmuxCommand('split-window', '-d', '-t', '%0', 'sleep', '600');
+    const socket = tmux.socketPath;
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json', '-S', socket]))) as { pane_id: string; pane_key: string }[];
+    const keys = new Map(rows.map((row) => [row.pane_id, row.pane_key]));
+    assert.deepEqual([...keys.keys()].sort(), ['%0', '%1']);
+    // The keys name the panes while their server runs.
+    assert.equal((JSON.parse(ok(await sandbox.drover(['pane', 'capture', keys.get('%0')!, '-l', '1', '--json', '-S', socket]))) as { pane_id: string }).pane_id, '%0');
+
+    await tmux.restart(['cat']);
+    await tmux.tmuxCommand('split-window', '-d', '-t', '%0', 'cat');
+    const [deliver, kill, deliverText] = [
+      await sandbox.drover(['pane', 'deliver', keys.get('%0')!, '--text', 'hello-drover-42', '--json', '-S', socket]),
+      await sandbox.drover(['pane', 'kill', keys.get('%1')!, '-S', socket]),
+      await sandbox.drover(['pane', 'deliver', keys.get('%0')!, '--text', 'hello-drover-42', '-S', socket]),
+    ];
+    assert.equal(deliver.exitCode, 6, deliver.stderrText());
+    const error = (JSON.parse(deliver.text()) as { error: { code: string; delivery: string } }).error;
+    assert.deepEqual([error.code, error.delivery], ['server_replaced', 'not_sent']);
+    assertFailure(kill, 6, /^drover: error: pane key local::tmux::\S+::%1 names a pane of another tmux server run \(.+\); the server answering now is .+, whose pane %1 is not that pane, so nothing was done\n$/);
+    assertFailure(deliverText, 6, /so nothing was done/);
+
+    // A separate tmux client sees the new server as it was: both panes, nothing typed into either.
+    assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id} #{pane_current_command}'), '%0 cat\n%1 cat\n');
+    for (const pane of ['%0', '%1']) assert.ok(!(await tmux.history(pane)).includes('hello-drover-42'), `nothing reached ${pane}`);
+
+    // A bare id names the pane of whichever server answers now, as a person at a terminal means it.
+    const now = JSON.parse(ok(await sandbox.drover(['pane', 'capture', '%1', '-l', '1', '--json', '-S', socket]))) as { pane_id: string; pane_key: string };
+    assert.equal(now.pane_id, '%1');
+    assert.notEqual(now.pane_key, keys.get('%1'), 'its key names the new run');
+    const [malformed, elsewhere] = await Promise.all([
+      sandbox.drover(['pane', 'kill', 'local::tmux::%1', '-S', socket]),
+      sandbox.drover(['pane', 'kill', keys.get('%1')!.replace('::tmux::', '::herdr::'), '-S', socket]),
+    ]);
+    assertFailure(malformed, 2, /is not a pane key: a key is HOST::MUX::INCARNATION::PANE/);
+    assertFailure(elsewhere, 6, /names a herdr pane, but drover is driving tmux; nothing was done \(choose herdr with --mux herdr\)/);
+    assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}'), '%0\n%1\n');
+  });
+});
+
+describe('drover pane on herdr and zellij (the fakes)', () => {
+  const sandbox = cliSandbox();
+
+  it('maps, captures and reads herdr panes, and refuses what herdr cannot do, naming it, before anything is typed', async (t) => {
+    const herdr = await openHerdrWorld();
+    t.after(() => herdr.close());
+    const env = { DROVER_MUX: 'herdr', DROVER_MUX_ENDPOINT_HERDR: herdr.socketPath };
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json'], { env }))) as { pane_id: string; pane_key: string; session: string; agent: string | null }[];
+    const incarnation = (await herdr.port.snapshot()).incarnation;
+    assert.deepEqual(rows.map((row) => row.pane_id).sort(), herdr.server.paneIds().sort());
+    for (const row of rows) assert.equal(row.pane_key, `local::herdr::${incarnation}::${row.pane_id}`);
+    assert.ok(rows.some((row) => row.agent === 'claude'), 'herdr names the agents it detects');
+    const logs = rows.find((row) => row.pane_id === herdr.server.paneIds()[2])!;
+    const captured = JSON.parse(ok(await sandbox.drover(['pane', 'capture', logs.pane_key, '-l', '2', '--json'], { env }))) as { content: string };
+    assert.equal(captured.content, 'log line 39\nlog line 40\n');
+    const before = herdr.server.inputs().length;
+    const [processTree, multiline, byFlag] = await Promise.all([
+      sandbox.drover(['pane', 'process', logs.pane_id, '--json'], { env }),
+      sandbox.drover(['pane', 'deliver', logs.pane_id, '--text', 'one\ntwo'], { env }),
+      sandbox.drover(['pane', 'map', '--all-sessions', '--mux', 'herdr'], { env: { DROVER_MUX_ENDPOINT_HERDR: herdr.socketPath } }),
+    ]);
+    assert.equal(processTree.exitCode, 2, processTree.stderrText());
+    assert.equal((JSON.parse(processTree.text()) as { error: { code: string } }).error.code, 'unsupported');
+    assert.match(processTree.stderrText(), /^drover: error: reading the process tree of a pane needs paneProcess, and herdr does not support paneProcess: herdr's socket reports no pid/);
+    assertFailure(multiline, 2, /delivering text of several lines needs pasteText, and herdr does not support pasteText/);
+    assert.equal(herdr.server.inputs().length, before, 'nothing was typed');
+    assert.match(ok(byFlag), /^Session +Pane +WinIdx +Tab +Worktree +Change +Stage +Agent\n/);
+  });
+
+  it('refuses to open an agent where zellij cannot split beside a pane, naming splitPane, before any pane is made', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    const env = { ...zellij.fake.env, DROVER_MUX: 'zellij' };
+    const before = (await zellij.port.snapshot()).panes.length;
+    const opened = await sandbox.drover(['pane', 'open', '--provider', 'shell', '--json'], { env });
+    assert.equal(opened.exitCode, 2, opened.stderrText());
+    assert.match(opened.stderrText(), /^drover: error: opening an agent pane needs splitPane, and zellij does not support splitPane: zellij's new-pane opens beside whichever pane has focus/);
+    assert.equal((await zellij.port.snapshot()).panes.length, before);
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json'], { env }))) as { pane_key: string }[];
+    assert.ok(rows.length === before && rows.every((row) => row.pane_key.startsWith('local::zellij::')));
   });
 });

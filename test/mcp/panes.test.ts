@@ -5,7 +5,7 @@ import type { Server } from '../../src/tmux/index.js';
 import { eventually, screenShows, startFakeAgent } from '../panes/live.js';
 import { cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
-import { startTestServer } from '../support/tmux.js';
+import { RestartableServer, startTestServer } from '../support/tmux.js';
 
 function ok(result: unknown): Record<string, unknown> {
   const call = result as CallToolResult;
@@ -53,5 +53,52 @@ describe('drover mcp agent tools', () => {
 
     const sweep = ok(await session.client.callTool({ name: 'questions', arguments: { panes: [agent.id] } })) as { matches: { pane_id: string; indicator: string }[]; skipped: unknown[] };
     assert.deepEqual(sweep.matches.map((m) => [m.pane_id, m.indicator]), [[agent.id, 'yes_no']]);
+  });
+
+  it('names panes by key, and refuses a key of another server run before anything is typed', async () => {
+    const agent = await startFakeAgent(server);
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; pane_key: string }[] };
+    const key = map.panes.find((row) => row.pane_id === agent.id)!.pane_key;
+    assert.match(key, new RegExp(`^local::tmux::[^:]+::${agent.id}$`));
+    const ready = ok(await session.client.callTool({ name: 'ready', arguments: { pane_key: key } }));
+    assert.deepEqual([ready.state, ready.pane_id, ready.pane_key], ['ready', agent.id, key]);
+    const sweep = ok(await session.client.callTool({ name: 'questions', arguments: { panes: [key] } })) as { skipped: { pane_key: string }[] };
+    assert.deepEqual(sweep.skipped.map((row) => row.pane_key), [key]);
+
+    const before = await server.pane(agent.id).capture();
+    const stale = key.replace(/::tmux::[^:]+::/, '::tmux::1-1::');
+    for (const [name, args] of [
+      ['deliver', { pane_key: stale, text: 'must not be typed' }],
+      ['ready', { pane_key: stale }],
+    ] as const) {
+      const refused = (await session.client.callTool({ name, arguments: args })) as CallToolResult;
+      assert.equal(refused.isError, true, name);
+      const { error } = JSON.parse((refused.content[0] as { text: string }).text) as { error: { code: string; delivery: string } };
+      assert.deepEqual([error.code, error.delivery], ['server_replaced', 'not_sent'], name);
+    }
+    const both = (await session.client.callTool({ name: 'deliver', arguments: { pane_id: agent.id, pane_key: key, text: 'x' } })) as CallToolResult;
+    assert.match((both.content[0] as { text: string }).text, /"code":"usage".*exactly one of pane_id and pane_key/);
+    assert.deepEqual(await server.pane(agent.id).capture(), before, 'nothing was typed');
+  });
+});
+
+describe('drover mcp agent tools across a restart of the tmux server at the same socket', () => {
+  const sandbox = cliSandbox();
+
+  it('refuses the old run’s pane key and types nothing into the new server', async (t) => {
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['cat']);
+    const session = await connectMcp(['-S', tmux.socketPath, '--tier', 'mutating'], sandbox.env);
+    t.after(() => session.close());
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; pane_key: string }[] };
+    const key = map.panes.find((row) => row.pane_id === '%0')!.pane_key;
+
+    await tmux.restart(['cat']);
+    const refused = (await session.client.callTool({ name: 'deliver', arguments: { pane_key: key, text: 'hello-drover-42' } })) as CallToolResult;
+    assert.equal(refused.isError, true);
+    assert.equal((JSON.parse((refused.content[0] as { text: string }).text) as { error: { code: string } }).error.code, 'server_replaced');
+    assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id} #{pane_current_command}'), '%0 cat\n');
+    assert.ok(!(await tmux.history('%0')).includes('hello-drover-42'), 'nothing reached the new %0');
   });
 });

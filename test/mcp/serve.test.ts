@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { FrameSplitter } from '../../src/mcp/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { cliSandbox } from '../support/cli.js';
 import { connectMcp, jsonLines, write, type McpSession } from '../support/mcp.js';
@@ -19,23 +18,6 @@ function refusal(result: CallToolResult): ErrorDocument['error'] {
   assert.equal(content.length, 1);
   return (JSON.parse(content[0]!.text) as ErrorDocument).error;
 }
-
-describe('FrameSplitter', () => {
-  it('passes frames within the limit, refuses a longer one as it arrives, and keeps reading after it', () => {
-    const splitter = new FrameSplitter(8);
-    const events = [
-      ...splitter.push(Buffer.from('12345678\nabc')),
-      ...splitter.push(Buffer.from('defghijklmnop')),
-      ...splitter.push(Buffer.from('qrs\nok\r\n')),
-      ...splitter.push(Buffer.from('tail')),
-    ];
-    assert.deepEqual(
-      events.map((event) => (event.kind === 'frame' ? event.frame.toString() : event.kind)),
-      ['12345678', 'oversize', 'ok\r'],
-      'an unterminated tail is never a frame',
-    );
-  });
-});
 
 describe('drover mcp before any tmux server runs', () => {
   const sandbox = cliSandbox();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ArgumentError } from '../../src/process/index.js';
-import { READY_PROBE, checkDeliverableText, deliverText, pointerPrompt } from '../../src/panes/index.js';
+import { MULTI_LINE_NEEDS_PASTE, READY_PROBE, checkDeliverableText, deliverText, pointerPrompt } from '../../src/panes/index.js';
 import { FakePane, recordingPacing } from './fake-pane.js';
 
 const prompt = 'Read /tmp/prompts/a-long-prompt-file-name-for-wrapping.md and execute it.';
@@ -11,14 +11,14 @@ describe('deliverText to a program drover has no screen rules for', () => {
     const pane = new FakePane();
     const pacing = recordingPacing();
     const warnings: string[] = [];
-    const receipt = await deliverText(pane, prompt, { pacing, onWarning: (message) => warnings.push(message) });
+    const receipt = await deliverText(pane.driven(), prompt, { pacing, onWarning: (message) => warnings.push(message) });
     assert.equal(receipt.status, 'submitted');
     assert.equal(receipt.evidence, 'composer_cleared');
     assert.equal(receipt.method, 'keys');
     assert.equal(receipt.attempts, 1);
     assert.equal(receipt.snippet, '');
     assert.deepEqual(warnings, []);
-    assert.deepEqual(pane.sends(), [`literal ${READY_PROBE}`, 'keys C-u', 'keys C-u', `literal ${prompt}`, 'keys Enter']);
+    assert.deepEqual(pane.sends(), [`type ${READY_PROBE}`, 'keys ctrl+u', 'keys ctrl+u', `type ${prompt}`, 'keys Enter']);
     assert.deepEqual(pane.model.transcript, [`> ${prompt}`, '● Done.']);
   });
 
@@ -26,29 +26,21 @@ describe('deliverText to a program drover has no screen rules for', () => {
     const pane = new FakePane();
     pane.columns = 12;
     const long = `${prompt} ${prompt}`;
-    assert.equal((await deliverText(pane, long, { pacing: recordingPacing() })).status, 'submitted');
+    assert.equal((await deliverText(pane.driven(), long, { pacing: recordingPacing() })).status, 'submitted');
     assert.equal(pane.model.transcript[0], `> ${long}`);
-  });
-
-  it('takes a pane out of copy-mode before typing', async () => {
-    const pane = new FakePane();
-    pane.inCopyMode = true;
-    await deliverText(pane, prompt, { pacing: recordingPacing() });
-    assert.equal(pane.sends()[0], 'cancel-mode');
-    assert.equal(pane.model.transcript[0], `> ${prompt}`);
   });
 
   it('retries once when the typed text did not echo, and warns even though the retry succeeds', async () => {
     const pane = new FakePane();
     const warnings: string[] = [];
     // The probe lands, the first typing of the prompt is lost.
-    const realSend = pane.sendLiteral.bind(pane);
+    const realType = pane.type.bind(pane);
     let prompts = 0;
-    pane.sendLiteral = async (text) => {
-      if (text === prompt && prompts++ === 0) pane.loseLiterals = 1;
-      return realSend(text);
+    pane.type = async (text) => {
+      if (text === prompt && prompts++ === 0) pane.loseTyping = 1;
+      return realType(text);
     };
-    const receipt = await deliverText(pane, prompt, { pacing: recordingPacing(), onWarning: (message) => warnings.push(message) });
+    const receipt = await deliverText(pane.driven(), prompt, { pacing: recordingPacing(), onWarning: (message) => warnings.push(message) });
     assert.equal(receipt.status, 'submitted');
     assert.equal(receipt.attempts, 2);
     assert.deepEqual(warnings, ['delivery attempt 1 failed (the text did not echo in the pane); retrying']);
@@ -58,7 +50,7 @@ describe('deliverText to a program drover has no screen rules for', () => {
   it('fails, without a second Enter, when Enter leaves the screen as it was; the screen is the snippet', async () => {
     const pane = new FakePane();
     pane.ignoreEnter = true;
-    const receipt = await deliverText(pane, prompt, { pacing: recordingPacing() });
+    const receipt = await deliverText(pane.driven(), prompt, { pacing: recordingPacing() });
     assert.equal(receipt.status, 'failed');
     assert.match(receipt.reason, /did not react to Enter/);
     assert.equal(receipt.typed, true);
@@ -70,30 +62,39 @@ describe('deliverText to a program drover has no screen rules for', () => {
   it('never types the text into a parked pane and says nothing was typed', async () => {
     const pane = new FakePane();
     pane.behaviour = 'parked';
-    const receipt = await deliverText(pane, prompt, { pacing: recordingPacing() });
+    const receipt = await deliverText(pane.driven(), prompt, { pacing: recordingPacing() });
     assert.equal(receipt.status, 'failed');
     assert.match(receipt.reason, /the pane is parked, not ready/);
     assert.equal(receipt.typed, false);
     assert.match(receipt.snippet, /Do you trust the files/);
-    assert.ok(!pane.sends().includes(`literal ${prompt}`));
+    assert.ok(!pane.sends().includes(`type ${prompt}`));
   });
 
-  it('does not retry a tmux failure', async () => {
+  it('does not retry a multiplexer failure', async () => {
     const pane = new FakePane();
-    const gone = new Error("can't find pane: %9");
-    pane.describe = async () => {
+    const gone = new Error('tmux has no pane %9');
+    pane.grid = async () => {
       throw gone;
     };
-    await assert.rejects(deliverText(pane, prompt, { pacing: recordingPacing() }), (error) => error === gone);
+    await assert.rejects(deliverText(pane.driven(), prompt, { pacing: recordingPacing() }), (error) => error === gone);
+    assert.deepEqual(pane.sends(), []);
   });
 
   it('refuses text it could not deliver safely before typing anything', async () => {
     const pane = new FakePane();
-    await assert.rejects(deliverText(pane, '   '), ArgumentError);
-    await assert.rejects(deliverText(pane, 'bad\x1b[201~escape'), ArgumentError);
+    await assert.rejects(deliverText(pane.driven(), '   '), ArgumentError);
+    await assert.rejects(deliverText(pane.driven(), 'bad\x1b[201~escape'), ArgumentError);
     assert.deepEqual(pane.calls, []);
-    await assert.rejects(deliverText(pane, 'two\nlines'), /multi-line text can only be delivered to an agent drover knows/);
+    await assert.rejects(deliverText(pane.driven(), 'two\nlines'), /multi-line text can only be delivered to an agent drover knows/);
     assert.deepEqual(pane.sends(), [], 'a line break could act as Enter in an unknown program');
+  });
+
+  it('refuses several lines where the multiplexer cannot paste, before reading or typing anything', async () => {
+    const pane = new FakePane();
+    pane.pastes = false;
+    pane.agent = { name: 'claude', kind: 'claude', pid: null };
+    await assert.rejects(deliverText(pane.driven(), 'two\nlines'), (error) => error instanceof ArgumentError && error.message === MULTI_LINE_NEEDS_PASTE);
+    assert.deepEqual(pane.calls, []);
   });
 });
 

@@ -1,28 +1,32 @@
-import { agentScreen, type AgentScreen } from '../../src/agents/index.js';
-import { NO_AGENT, type Pacing, type PaneAgent, type PaneFacts, type PaneIO } from '../../src/panes/index.js';
+import type { MuxGrid, MuxGridRequest, MuxScreen } from '../../src/mux/index.js';
+import { visibleScreen } from '../../src/mux/index.js';
+import { NO_AGENT, type ChoreographyChannel, type DrivenPane, type Pacing, type PaneAgent, type PaneFacts } from '../../src/panes/index.js';
 import { TRUST_DIALOG, cursorOf, renderFrame, type Model } from '../fixtures/fake-agent.js';
 
 export type Behaviour = 'agent' | 'parked' | 'booting' | 'blank' | 'shell';
 
 /**
- * A scripted pane for the choreography tests: it draws what the fake agent draws, reacts to
- * keys like it, and records every call. Knobs simulate the failures delivery must catch.
+ * A scripted pane channel for the choreography tests: it draws what the fake agent draws,
+ * reacts to keys (in the port's neutral spelling) like it, and records every call. Knobs
+ * simulate the failures delivery must catch. Leaving a multiplexer mode before a write is the
+ * adapter's part, tested against real tmux.
  */
-export class FakePane implements PaneIO {
+export class FakePane implements ChoreographyChannel {
   readonly calls: string[] = [];
   behaviour: Behaviour = 'agent';
   foreground = 'node';
   agent: PaneAgent = NO_AGENT;
   dead = false;
-  inCopyMode = false;
+  /** Whether the multiplexer takes a bracketed paste. */
+  pastes = true;
   columns = 30;
   rows = 40;
   /** Enter does nothing (a TUI that dropped the submit). */
   ignoreEnter = false;
-  /** The next N literal sends are lost (keys that never reached the application). */
-  loseLiterals = 0;
-  /** The next capture throws this. */
-  captureFailure: Error | undefined;
+  /** The next N typed texts are lost (keys that never reached the application). */
+  loseTyping = 0;
+  /** The next grid read throws this. */
+  gridFailure: Error | undefined;
   readonly model: Model = { phase: { name: 'composer' }, transcript: [], input: '', style: 'box' };
   private shellLine = '$ ';
   private bootTick = 0;
@@ -42,48 +46,49 @@ export class FakePane implements PaneIO {
     }
   }
 
-  async describe(): Promise<PaneFacts> {
-    this.calls.push('describe');
-    return { foreground: this.behaviour === 'shell' ? 'bash' : this.foreground, dead: this.dead, agent: this.agent };
+  get facts(): PaneFacts {
+    return { foreground: this.behaviour === 'shell' ? 'bash' : this.foreground, dead: this.dead, agent: this.agent, pid: null };
   }
 
-  async screen(): Promise<AgentScreen> {
-    this.calls.push('screen');
+  /** The pane as the probe and delivery take it. */
+  driven(): DrivenPane {
+    return { channel: this, facts: this.facts, pastes: this.pastes };
+  }
+
+  async read(): Promise<MuxScreen> {
+    this.calls.push('read');
     const cursor = this.behaviour === 'agent' ? cursorOf(this.model, this.columns, this.rows) : null;
-    return agentScreen(this.text(), { width: this.columns, height: this.rows, cursor: cursor === null ? null : { ...cursor, visible: true } });
+    return { paneId: '%0', ...visibleScreen(this.text(), { width: this.columns, height: this.rows, cursor: cursor === null ? null : { ...cursor, visible: true } }) };
   }
 
   async paste(text: string): Promise<void> {
     this.calls.push(`paste ${text}`);
-    if (this.inCopyMode) return;
     if (this.behaviour === 'agent') this.model.input += text;
   }
 
-  async capture(lines: number): Promise<string> {
-    this.calls.push(`capture ${lines}`);
-    const failure = this.captureFailure;
-    this.captureFailure = undefined;
+  async grid(request: MuxGridRequest): Promise<MuxGrid> {
+    this.calls.push(`grid ${request.scope} ${request.lines ?? ''}`.trimEnd());
+    const failure = this.gridFailure;
+    this.gridFailure = undefined;
     if (failure) throw failure;
-    // tmux pads the visible screen with blank rows to the pane height.
-    return `${this.text()}\n${'\n'.repeat(10)}`;
+    return { paneId: '%0', text: this.text(), truncated: false, revision: '' };
   }
 
-  async sendLiteral(text: string): Promise<void> {
-    this.calls.push(`literal ${text}`);
-    if (this.inCopyMode) return;
-    if (this.loseLiterals > 0) {
-      this.loseLiterals -= 1;
+  async type(text: string): Promise<void> {
+    this.calls.push(`type ${text}`);
+    if (this.loseTyping > 0) {
+      this.loseTyping -= 1;
       return;
     }
     if (this.behaviour === 'agent') this.model.input += text;
     if (this.behaviour === 'shell') this.shellLine += text;
   }
 
-  async sendKeys(keys: readonly string[]): Promise<void> {
+  async keys(keys: readonly string[]): Promise<void> {
     this.calls.push(`keys ${keys.join(' ')}`);
-    if (this.inCopyMode || this.behaviour !== 'agent') return;
+    if (this.behaviour !== 'agent') return;
     for (const key of keys) {
-      if (key === 'C-u') this.model.input = '';
+      if (key === 'ctrl+u') this.model.input = '';
       if (key === 'Enter' && !this.ignoreEnter && this.model.input !== '') {
         this.model.transcript.push(`> ${this.model.input}`, '● Done.');
         this.model.input = '';
@@ -91,19 +96,9 @@ export class FakePane implements PaneIO {
     }
   }
 
-  async inMode(): Promise<boolean> {
-    this.calls.push('in-mode');
-    return this.inCopyMode;
-  }
-
-  async cancelMode(): Promise<void> {
-    this.calls.push('cancel-mode');
-    this.inCopyMode = false;
-  }
-
-  /** The sends only, in order (what reached tmux as keystrokes). */
+  /** The sends only, in order (what reached the multiplexer as input). */
   sends(): string[] {
-    return this.calls.filter((call) => call.startsWith('literal ') || call.startsWith('keys ') || call.startsWith('paste ') || call === 'cancel-mode');
+    return this.calls.filter((call) => call.startsWith('type ') || call.startsWith('keys ') || call.startsWith('paste '));
   }
 }
 

@@ -1,4 +1,5 @@
 import { fileURLToPath } from 'node:url';
+import { createMuxPort, TmuxAdapter, type MuxPort } from '../../src/mux/index.js';
 import type { Pane, Server } from '../../src/tmux/index.js';
 import { eventually } from '../support/wait.js';
 
@@ -47,4 +48,14 @@ export async function startFakeAgent(
   });
   await screenShows(receipt.pane, options.waitFor ?? '╭');
   return receipt.pane;
+}
+
+/** The mux port over a test server, as the pane verbs reach it. */
+export function portOn(server: Server): MuxPort {
+  return createMuxPort(new TmuxAdapter({ server }));
+}
+
+/** The pane key of `paneId` on the run of the server the port is bound to. */
+export async function keyOf(port: MuxPort, paneId: string): Promise<string> {
+  return `local::${port.mux}::${await port.serverIncarnation()}::${paneId}`;
 }

@@ -58,31 +58,31 @@ describe('probeReadiness', () => {
   it('types the probe, sees it echo, clears it and reports ready', async () => {
     const pane = new FakePane();
     const pacing = recordingPacing();
-    const report = await probeReadiness(pane, { pacing });
+    const report = await probeReadiness(pane.driven(), { pacing });
     assert.deepEqual(report, { state: 'ready', reason: 'probe_echoed', agent: null, rule: null, detail: 'the probe text echoed', draft: null, snippet: '' });
-    assert.deepEqual(pane.sends(), [`literal ${READY_PROBE}`, 'keys C-u']);
+    assert.deepEqual(pane.sends(), [`type ${READY_PROBE}`, 'keys ctrl+u']);
     assert.equal(pane.model.input, '', 'the probe is cleared');
     assert.deepEqual(pacing.waits, [300, 300], 'one settle, no stability wait after an echo, one settle to see the clear');
-    assert.ok(pane.calls.every((call) => !call.startsWith('capture') || call === `capture ${CAPTURE_LINES}`));
+    assert.ok(pane.calls.every((call) => !call.startsWith('grid') || call === `grid recent ${CAPTURE_LINES}`));
   });
 
-  it('erases the probe key by key when C-u does not clear it, so no text is left behind', async () => {
+  it('erases the probe key by key when ctrl+u does not clear it, so no text is left behind', async () => {
     const pane = new FakePane();
-    // A program whose input line has no C-u binding: only Backspace erases.
-    pane.sendKeys = async (keys) => {
+    // A program whose input line has no ctrl+u binding: only Backspace erases.
+    pane.keys = async (keys) => {
       pane.calls.push(`keys ${keys.join(' ')}`);
-      if (keys.every((key) => key === 'BSpace')) pane.model.input = pane.model.input.slice(0, -keys.length);
+      if (keys.every((key) => key === 'Backspace')) pane.model.input = pane.model.input.slice(0, -keys.length);
     };
-    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
     assert.equal(report.state, 'ready');
     assert.equal(pane.model.input, '');
-    assert.ok(pane.sends().some((send) => send === `keys ${Array(READY_PROBE.length).fill('BSpace').join(' ')}`));
+    assert.ok(pane.sends().some((send) => send === `keys ${Array(READY_PROBE.length).fill('Backspace').join(' ')}`));
   });
 
   it('reports a dead pane as exited and types nothing', async () => {
     const pane = new FakePane();
     pane.dead = true;
-    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
     assert.deepEqual([report.state, report.reason], ['exited', 'pane_dead']);
     assert.deepEqual(pane.sends(), []);
   });
@@ -90,30 +90,30 @@ describe('probeReadiness', () => {
   it('reads a shell pane without typing into it', async () => {
     const pane = new FakePane();
     pane.behaviour = 'shell';
-    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
     assert.equal(report.state, 'shell');
     assert.equal(report.reason, 'shell_foreground');
     assert.equal(report.snippet, '$ \n');
     assert.deepEqual(pane.sends(), []);
   });
 
-  it('reports a dialog as parked with the screen as snippet, both captures before the clear', async () => {
+  it('reports a dialog as parked with the screen as snippet, both reads before the clear', async () => {
     const pane = new FakePane();
     pane.behaviour = 'parked';
     const pacing = recordingPacing();
-    const report = await probeReadiness(pane, { pacing });
+    const report = await probeReadiness(pane.driven(), { pacing });
     assert.equal(report.state, 'parked');
     assert.equal(report.snippet, `${TRUST_DIALOG.join('\n')}\n`);
     assert.deepEqual(pacing.waits, [300, 500, 300]);
-    const clear = pane.calls.indexOf('keys C-u');
-    assert.equal(pane.calls.slice(clear).filter((call) => call.startsWith('capture')).length, 1, 'after C-u only the check that the probe is gone');
-    assert.equal(pane.calls.filter((call) => call.startsWith('capture')).length, 4);
+    const clear = pane.calls.indexOf('keys ctrl+u');
+    assert.equal(pane.calls.slice(clear).filter((call) => call.startsWith('grid')).length, 1, 'after ctrl+u only the check that the probe is gone');
+    assert.equal(pane.calls.filter((call) => call.startsWith('grid')).length, 4);
   });
 
   it('reports a screen that keeps changing as booting', async () => {
     const pane = new FakePane();
     pane.behaviour = 'booting';
-    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
     assert.equal(report.state, 'booting');
     assert.equal(report.reason, 'screen_changing');
     assert.match(report.snippet, /^Starting… \d+\n$/);
@@ -122,35 +122,20 @@ describe('probeReadiness', () => {
   it('reports a blank screen as booting with an empty snippet', async () => {
     const pane = new FakePane();
     pane.behaviour = 'blank';
-    const report = await probeReadiness(pane, { pacing: recordingPacing() });
+    const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
     assert.deepEqual([report.state, report.reason, report.snippet], ['booting', 'blank_screen', '']);
   });
 
-  it('leaves copy-mode before typing, so the probe reaches the agent', async () => {
-    const pane = new FakePane();
-    pane.inCopyMode = true;
-    const report = await probeReadiness(pane, { pacing: recordingPacing() });
-    assert.equal(report.state, 'ready');
-    assert.deepEqual(pane.sends(), ['cancel-mode', `literal ${READY_PROBE}`, 'keys C-u']);
-  });
-
-  it('checks the mode before every send', async () => {
-    const pane = new FakePane();
-    await probeReadiness(pane, { pacing: recordingPacing() });
-    const sends = pane.calls.flatMap((call, index) => (call.startsWith('literal') || call.startsWith('keys') ? [index] : []));
-    assert.ok(sends.every((index) => pane.calls[index - 1] === 'in-mode'));
-  });
-
-  it('still clears the probe when a capture fails after typing, and passes the failure on', async () => {
+  it('still clears the probe when a read fails after typing, and passes the failure on', async () => {
     const pane = new FakePane();
     const failure = new Error('pane went away');
     pane.calls.length = 0;
     const pacing = recordingPacing();
     pacing.sleep = async () => {
-      pane.captureFailure = failure;
+      pane.gridFailure = failure;
     };
-    await assert.rejects(probeReadiness(pane, { pacing }), (error) => error === failure);
-    assert.equal(pane.sends().at(-1), 'keys C-u');
+    await assert.rejects(probeReadiness(pane.driven(), { pacing }), (error) => error === failure);
+    assert.equal(pane.sends().at(-1), 'keys ctrl+u');
     assert.equal(pane.model.input, '');
   });
 
@@ -158,7 +143,7 @@ describe('probeReadiness', () => {
     const pane = new FakePane();
     const controller = new AbortController();
     controller.abort();
-    await assert.rejects(probeReadiness(pane, { signal: controller.signal }), { name: 'AbortedError' });
-    assert.equal(pane.sends().at(-1), 'keys C-u');
+    await assert.rejects(probeReadiness(pane.driven(), { signal: controller.signal }), { name: 'AbortedError' });
+    assert.equal(pane.sends().at(-1), 'keys ctrl+u');
   });
 });

@@ -12,11 +12,10 @@ import { mkdirSync, mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { captureAgentScreen } from '../../src/agents/index.js';
 import type { QuestionIndicator } from '../../src/panes/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { waitFor } from '../agents/probe.js';
-import { writeScreenFixture } from '../agents/record.js';
+import { captureAgentScreen, writeScreenFixture } from '../agents/record.js';
 import { PROGRAM_SCREENS } from '../agents/screens/fixtures.js';
 import { startTestServer } from '../support/tmux.js';
 

@@ -18,7 +18,7 @@ import type { Pane } from '../../src/tmux/index.js';
 import { useTestServer } from '../support/tmux.js';
 import { QUESTIONS } from '../fixtures/fake-agent.js';
 import { FAKE_AGENT_INDICATORS } from './fixtures.js';
-import { eventually, screenOf, screenShows, startFakeAgent } from './live.js';
+import { eventually, keyOf, portOn, screenOf, screenShows, startFakeAgent } from './live.js';
 
 async function agentOption(pane: Pane): Promise<string | undefined> {
   return (await pane.options().getOrUndefined(AGENT_STATE_OPTION, { inherited: false }))?.as('string');
@@ -59,7 +59,7 @@ describe('readiness against real panes', () => {
   });
 
   it('reads a shell pane as a shell and types nothing into it', async () => {
-    const report = await paneReady(live.server, shell.id);
+    const report = await paneReady(portOn(live.server), shell.id);
     assert.equal(report.state, 'shell');
     assert.equal(report.reason, 'shell_foreground');
     assert.equal(report.snippet, 'shell$\n');
@@ -67,7 +67,7 @@ describe('readiness against real panes', () => {
   });
 
   it('reads a TUI that is still starting as booting', async () => {
-    const report = await paneReady(live.server, booting.id);
+    const report = await paneReady(portOn(live.server), booting.id);
     assert.equal(report.state, 'booting');
     assert.equal(report.reason, 'screen_changing');
     assert.match(report.snippet, /Starting fake agent… \d+\n$/);
@@ -75,13 +75,23 @@ describe('readiness against real panes', () => {
   });
 
   it('reads a composer as ready and leaves it empty', async () => {
-    const report = await paneReady(live.server, composer.id);
+    const report = await paneReady(portOn(live.server), composer.id);
     assert.deepEqual([report.state, report.reason, report.snippet], ['ready', 'probe_echoed', '']);
     await eventually('the probe to be cleared', async () => ((await screenOf(composer)).includes(READY_PROBE) ? undefined : true));
   });
 
+  it('brings a pane out of copy-mode before probing it, so the probe reaches its program and is erased again', async () => {
+    const pane = await startFakeAgent(live.server);
+    await pane.copyMode();
+    assert.equal(await pane.inMode(), true);
+    const report = await paneReady(portOn(live.server), pane.id);
+    assert.deepEqual([report.state, report.reason], ['ready', 'probe_echoed'], report.detail);
+    assert.equal(await pane.inMode(), false);
+    await eventually('the probe to be cleared', async () => ((await screenOf(pane)).includes(READY_PROBE) ? undefined : true));
+  });
+
   it('reads a dialog that swallows input as parked, with the dialog as snippet', async () => {
-    const report = await paneReady(live.server, dialog.id);
+    const report = await paneReady(portOn(live.server), dialog.id);
     assert.equal(report.state, 'parked');
     assert.match(report.snippet, /^Do you trust the files in this folder\?\n\n❯ 1\. Yes, proceed\n/);
   });
@@ -97,7 +107,7 @@ describe('delivery into the fake agent', () => {
     await pane.copyMode();
     assert.equal(await pane.inMode(), true);
     const warnings: string[] = [];
-    const receipt = await paneDeliver(live.server, pane.id, prompt, { onWarning: (message) => warnings.push(message) });
+    const receipt = await paneDeliver(portOn(live.server), pane.id, prompt, { onWarning: (message) => warnings.push(message) });
     assert.deepEqual([receipt.status, receipt.evidence, receipt.attempts], ['submitted', 'composer_cleared', 1], receipt.reason);
     assert.deepEqual(warnings, []);
     assert.equal(await pane.inMode(), false);
@@ -111,7 +121,7 @@ describe('delivery into the fake agent', () => {
   it('fails on a parked pane, with the screen, having typed nothing and without retrying', async () => {
     const pane = await startFakeAgent(live.server, ['--trust-dialog'], { waitFor: 'Do you trust' });
     const warnings: string[] = [];
-    const receipt = await paneDeliver(live.server, pane.id, prompt, { onWarning: (message) => warnings.push(message) });
+    const receipt = await paneDeliver(portOn(live.server), pane.id, prompt, { onWarning: (message) => warnings.push(message) });
     assert.equal(receipt.status, 'failed');
     assert.equal(receipt.typed, false);
     assert.match(receipt.snippet, /Do you trust the files/);
@@ -155,7 +165,7 @@ describe('question sweep over fake agents', () => {
         return (marker === undefined ? screen.trim() === '' : screen.includes(marker)) ? true : undefined;
       });
       await setState(asker!, 'waiting');
-      const sweep = await paneQuestions(server, { kind: 'all' });
+      const sweep = await paneQuestions(portOn(server), { kind: 'all' });
       const match = sweep.matches.find((row) => row.pane === asker!.id);
       found[kind] = match?.indicator ?? sweep.skipped.find((row) => row.pane === asker!.id)!.reason;
       if (match) assert.equal(match.agent_state, 'waiting');
@@ -175,13 +185,14 @@ describe('question sweep over fake agents', () => {
     }
     assert.deepEqual(found, { ...FAKE_AGENT_INDICATORS, blank: 'blank_capture' });
 
-    const named = await paneQuestions(server, { kind: 'panes', panes: [busy!.id, '%9999', boxed!.id] });
+    const port = portOn(server);
+    const named = await paneQuestions(port, { kind: 'panes', panes: [busy!.id, '%9999', boxed!.id] });
     assert.deepEqual(named, {
       matches: [],
       skipped: [
-        { pane: busy!.id, reason: 'state_changed' },
-        { pane: '%9999', reason: 'capture_failed' },
-        { pane: boxed!.id, reason: 'no_indicator' },
+        { pane: busy!.id, paneKey: await keyOf(port, busy!.id), reason: 'state_changed' },
+        { pane: '%9999', paneKey: await keyOf(port, '%9999'), reason: 'capture_failed' },
+        { pane: boxed!.id, paneKey: await keyOf(port, boxed!.id), reason: 'no_indicator' },
       ],
     });
   });
@@ -213,10 +224,10 @@ describe('agent state writer and reader', () => {
   it('reports a state left by an agent that is gone as unknown, in map', async () => {
     const target = (await live.server.newSession({ name: 'stale', command: ['sleep', '600'], receipt: true })).pane;
     await target.options().set(AGENT_STATE_OPTION, `idle:${Math.floor(Date.now() / 1000)}:999999999`);
-    const [row] = await paneMap(live.server, { kind: 'session', name: 'stale' });
+    const [row] = await paneMap(portOn(live.server), { kind: 'session', name: 'stale' });
     assert.deepEqual(row?.agent, { state: null, idleDuration: null });
     await target.options().set(AGENT_STATE_OPTION, `idle:${Math.floor(Date.now() / 1000)}:${process.pid}`);
-    const [fresh] = await paneMap(live.server, { kind: 'session', name: 'stale' });
+    const [fresh] = await paneMap(portOn(live.server), { kind: 'session', name: 'stale' });
     assert.equal(fresh?.agent.state, 'idle');
   });
 });

@@ -5,10 +5,12 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { processDiagnostics } from '../../src/process/index.js';
 import { AGENT_STATE_OPTION, LEGACY_AGENT_STATE_OPTION } from '../../src/agents/index.js';
-import { NotInTmuxError, mapRowJson, paneMap, renderMapTable, type MapRowJson } from '../../src/panes/index.js';
+import { NotInTmuxError, mapRowJson, paneMap, panesInScope, renderMapTable, type MapRowJson } from '../../src/panes/index.js';
+import type { MuxPort, MuxSnapshot } from '../../src/mux/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { git } from '../support/git.js';
 import { useTestServer } from '../support/tmux.js';
+import { keyOf, portOn } from './live.js';
 
 describe('pane map against real tmux and git', () => {
   const live = useTestServer();
@@ -56,48 +58,50 @@ describe('pane map against real tmux and git', () => {
   after(() => rmSync(root, { recursive: true, force: true }));
 
   it("maps fab, plain-git and non-git panes across two repos with one tmux call and no git call, git's own files answering", async () => {
-    const { server } = live;
+    const port = portOn(live.server);
     const before = processDiagnostics().spawned;
-    const rows = await paneMap(server, { kind: 'all' });
+    const rows = await paneMap(port, { kind: 'all' });
     assert.equal(processDiagnostics().spawned - before, 1, 'list-panes only: the worktrees are read from git’s files, and the notes directory is outside git');
     const byPane = new Map(rows.map((row) => [row.pane, mapRowJson(row)]));
     const windowOf = async (pane: Pane) => (await pane.display('#{window_id}')).toString();
 
     assert.deepEqual(byPane.get(panes.alpha!.id), {
-      session: 'work', window_index: 0, window_id: await windowOf(panes.alpha!), pane_id: panes.alpha!.id, tab: 'alpha', worktree: '(main)', repo: alpha,
+      session: 'work', window_index: 0, window_id: await windowOf(panes.alpha!), pane_id: panes.alpha!.id, pane_key: await keyOf(port, panes.alpha!.id), tab: 'alpha', worktree: '(main)', repo: alpha,
       change, stage: 'apply', display_state: 'active', agent_state: 'idle', agent_idle_duration: '2m',
       pr_url: 'https://github.com/acme/alpha/pull/31', pr_number: 31, agent: null, agent_state_source: 'hook',
     } satisfies MapRowJson);
     assert.deepEqual(byPane.get(panes.feature!.id), {
-      session: 'work', window_index: 0, window_id: await windowOf(panes.feature!), pane_id: panes.feature!.id, tab: 'alpha', worktree: 'alpha-feature/', repo: alpha,
+      session: 'work', window_index: 0, window_id: await windowOf(panes.feature!), pane_id: panes.feature!.id, pane_key: await keyOf(port, panes.feature!.id), tab: 'alpha', worktree: 'alpha-feature/', repo: alpha,
       change: null, stage: null, display_state: null, agent_state: 'waiting', agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: 'hook',
     } satisfies MapRowJson);
     assert.deepEqual(byPane.get(panes.notes!.id), {
-      session: 'work', window_index: 1, window_id: await windowOf(panes.notes!), pane_id: panes.notes!.id, tab: 'notes', worktree: 'notes/', repo: null,
+      session: 'work', window_index: 1, window_id: await windowOf(panes.notes!), pane_id: panes.notes!.id, pane_key: await keyOf(port, panes.notes!.id), tab: 'notes', worktree: 'notes/', repo: null,
       change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: null,
     } satisfies MapRowJson, 'a state whose agent pid is gone is unknown');
     assert.deepEqual(byPane.get(panes.beta!.id), {
-      session: 'other', window_index: 0, window_id: await windowOf(panes.beta!), pane_id: panes.beta!.id, tab: 'beta', worktree: '(main)', repo: beta,
+      session: 'other', window_index: 0, window_id: await windowOf(panes.beta!), pane_id: panes.beta!.id, pane_key: await keyOf(port, panes.beta!.id), tab: 'beta', worktree: '(main)', repo: beta,
       change: null, stage: null, display_state: null, agent_state: null, agent_idle_duration: null, pr_url: null, pr_number: null, agent: null, agent_state_source: null,
     } satisfies MapRowJson);
 
-    const table = renderMapTable(rows, { allSessions: true });
+    const table = renderMapTable(rows, { allSessions: true, mux: 'tmux' });
     assert.match(table, /^Session +Pane +WinIdx +Tab +Worktree +Change +Stage +Agent\n/);
     assert.match(table, new RegExp(`work +${panes.alpha!.id} +0 +alpha +\\(main\\) +${change} +apply +idle \\(2m\\)\\n`));
   });
 
   it('filters to one session, and to the caller’s session', async () => {
-    const { server } = live;
-    assert.deepEqual((await paneMap(server, { kind: 'session', name: 'other' })).map((row) => row.pane), [panes.beta!.id]);
-    assert.deepEqual(await paneMap(server, { kind: 'session', name: 'missing' }), []);
-    const env = { ...process.env, TMUX: `${server.endpoint.socketPath},1,0`, TMUX_PANE: panes.beta!.id };
-    assert.deepEqual((await paneMap(server, { kind: 'current' }, { env })).map((row) => row.session), ['other']);
+    const port: MuxPort = portOn(live.server);
+    assert.deepEqual((await paneMap(port, { kind: 'session', name: 'other' })).map((row) => row.pane), [panes.beta!.id]);
+    assert.deepEqual(await paneMap(port, { kind: 'session', name: 'missing' }), []);
+    assert.deepEqual((await paneMap(port, { kind: 'current', callerPane: panes.beta!.id })).map((row) => row.session), ['other']);
+    const front = (await port.snapshot()).spaces.find((space) => space.focused)!.label;
+    const fallback = await paneMap(port, { kind: 'current', callerPane: '%9999' });
+    assert.ok(fallback.length > 0 && fallback.every((row) => row.session === front), 'a caller that is no pane of this server: the session tmux puts in front');
   });
 
-  it('needs $TMUX for the current session', async () => {
-    const env = { ...process.env };
-    delete env.TMUX;
-    await assert.rejects(paneMap(live.server, { kind: 'current' }, { env }), NotInTmuxError);
+  it('has no current session when none is in front and the caller is no pane of the multiplexer', () => {
+    const snapshot: MuxSnapshot = { incarnation: '1', spaces: [{ spaceId: '$0', number: 1, label: 'work', focused: false, activeTabId: null, tabCount: 0, paneCount: 0 }], tabs: [], panes: [] };
+    assert.throws(() => panesInScope(snapshot, { kind: 'current' }), NotInTmuxError);
+    assert.deepEqual(panesInScope(snapshot, { kind: 'all' }), []);
   });
 });
 
@@ -119,7 +123,7 @@ describe('pane map where git must be asked', () => {
     const atRoot = await session.window.split({ direction: 'vertical', cwd: repo, command: ['sleep', '600'] });
 
     const before = processDiagnostics().spawned;
-    const rows = await paneMap(live.server, { kind: 'all' });
+    const rows = await paneMap(portOn(live.server), { kind: 'all' });
     assert.equal(processDiagnostics().spawned - before, 3, 'list-panes, one rev-parse for the four panes of the one worktree, one worktree list for its repo');
     assert.deepEqual(rows.map((row) => row.pane).sort(), [session.pane.id, inSrc.id, inDeep.id, atRoot.id].sort());
     // The repo is whatever git names as the main worktree; what matters is that all four found it.

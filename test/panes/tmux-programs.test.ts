@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { paneDeliver } from '../../src/panes/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { useTestServer } from '../support/tmux.js';
-import { eventually, screenOf, screenShows } from './live.js';
+import { eventually, portOn, screenOf, screenShows } from './live.js';
 
 /**
  * A line editor in raw mode that echoes what is typed and honours C-u and Backspace, but
@@ -41,14 +41,14 @@ describe('delivery into programs drover has no screen rules for, in real tmux', 
 
   it('cat: the line cat echoes back sits above the cursor and is not the input line', async () => {
     const pane = await start(['sh', '-c', 'echo cat-ready; exec cat'], 'cat-ready');
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
     await screenShows(pane, `${TEXT}\n${TEXT}\n`);
   });
 
   it('cat at the bottom of a full pane: Enter scrolls the screen', async () => {
     const pane = await start(['sh', '-c', 'seq 1 40; echo cat-ready; exec cat'], 'cat-ready', { height: 10 });
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
     await screenShows(pane, `${TEXT}\n${TEXT}\n`);
   });
@@ -60,7 +60,7 @@ describe('delivery into programs drover has no screen rules for, in real tmux', 
     it(`cat: a line that wraps in a 30-column pane, ${what}`, async () => {
       const pane = await start(['sh', '-c', 'echo cat-ready; exec cat'], 'cat-ready', { width: 30 });
       const long = `${TEXT}-${'abcdefghij'.repeat(6)}`.slice(0, length);
-      const receipt = await paneDeliver(live.server, pane.id, long);
+      const receipt = await paneDeliver(portOn(live.server), pane.id, long);
       assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
       await eventually('cat to echo the line', async () => {
         const joined = (await pane.capture({ join: true })).toString('utf8');
@@ -71,28 +71,28 @@ describe('delivery into programs drover has no screen rules for, in real tmux', 
 
   it('python3 -i: the REPL answers and draws a new prompt', async () => {
     const pane = await start(['python3', '-i', '-q'], '>>>');
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
     await screenShows(pane, "NameError: name 'hello' is not defined");
   });
 
   it('bc: the expression is evaluated', async () => {
     const pane = await start(['sh', '-c', 'echo bc-ready; exec bc -q'], 'bc-ready');
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
     await screenShows(pane, `${TEXT}\n-42\n`);
   });
 
   it('sqlite3: an unfinished statement gets the continuation prompt', async () => {
     const pane = await start(['sqlite3', ':memory:'], 'sqlite>');
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
     await screenShows(pane, '...>');
   });
 
   it('a program that ignores Enter is not submitted, and the text stays where it was typed', async () => {
     const pane = await start(stubbornEditor('ignore'), 'edit>');
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'failed', receipt.reason);
     assert.match(receipt.reason, /did not react to Enter/);
     assert.match(await screenOf(pane), new RegExp(`edit> ${TEXT}`));
@@ -100,7 +100,7 @@ describe('delivery into programs drover has no screen rules for, in real tmux', 
 
   it('a program that redraws on Enter but keeps the line is not submitted', async () => {
     const pane = await start(stubbornEditor('mark'), 'edit>');
-    const receipt = await paneDeliver(live.server, pane.id, TEXT);
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
     assert.equal(receipt.status, 'staged_unconfirmed', receipt.reason);
     assert.match(receipt.reason, /still on the input line/);
     assert.match(await screenOf(pane), /\[enter seen\]/);

@@ -17,18 +17,20 @@ import {
   renderCaptureHeader,
   renderWindowRename,
   replaceWindowPrefix,
-  requirePane,
 } from '../../src/panes/index.js';
-import { ArgumentError, ServerUnreachableError, TargetNotFoundError, type Pane } from '../../src/tmux/index.js';
+import { MuxError, type MuxPort } from '../../src/mux/index.js';
+import { ArgumentError, type Pane } from '../../src/tmux/index.js';
 import { startTestServer, useTestServer } from '../support/tmux.js';
-import { FAKE_AGENT, eventually, screenShows } from './live.js';
+import { FAKE_AGENT, eventually, keyOf, portOn, screenShows } from './live.js';
 
 describe('pane verbs against real tmux', () => {
   const live = useTestServer();
   let dir: string;
   let printer: Pane;
+  let port: MuxPort;
 
   before(async () => {
+    port = portOn(live.server);
     dir = realpathSync(mkdtempSync(join(tmpdir(), 'drover-verbs-')));
     const lines = Array.from({ length: 100 }, (_, i) => `line ${i + 1}`).join('\\n');
     printer = (
@@ -40,18 +42,19 @@ describe('pane verbs against real tmux', () => {
 
   describe('capture', () => {
     it('returns exactly the last N lines, without the blank rows below them', async () => {
-      assert.equal((await capturePaneTail(live.server, printer.id, 3)).toString(), 'line 100\n\nlast\n');
-      const fifty = (await capturePaneTail(live.server, printer.id, 50)).toString().split('\n');
+      assert.equal((await capturePaneTail(port, printer.id, 3)).toString(), 'line 100\n\nlast\n');
+      const fifty = (await capturePaneTail(port, printer.id, 50)).toString().split('\n');
       assert.equal(fifty.length, 51);
       assert.equal(fifty[0], 'line 53');
     });
 
     it('reports worktree and agent state with the content', async () => {
       await printer.options().set(AGENT_STATE_OPTION, `waiting:${Math.floor(Date.now() / 1000)}`);
-      const capture = await paneCapture(live.server, printer.id, { lines: 2 });
+      const capture = await paneCapture(port, printer.id, { lines: 2 });
       const basename = dir.split('/').pop();
       assert.deepEqual(paneCaptureJson(capture), {
         pane_id: printer.id,
+        pane_key: await keyOf(port, printer.id),
         lines: 2,
         content: '\nlast\n',
         worktree: `${basename}/`,
@@ -64,14 +67,14 @@ describe('pane verbs against real tmux', () => {
     });
 
     it('refuses a line count below 1 before asking tmux', async () => {
-      await assert.rejects(capturePaneTail(live.server, '%999', 0), ArgumentError);
-      await assert.rejects(paneCapture(live.server, printer.id, { lines: -5 }), /at least 1/);
+      await assert.rejects(capturePaneTail(port, '%999', 0), ArgumentError);
+      await assert.rejects(paneCapture(port, printer.id, { lines: -5 }), /at least 1/);
     });
 
     it('says a missing pane is not found, by exact id only', async () => {
-      await assert.rejects(capturePaneTail(live.server, '%999', 5), (error) => error instanceof PaneNotFoundError && error.message === 'pane %999 not found');
-      await assert.rejects(requirePane(live.server, 'printer'), PaneNotFoundError);
-      await assert.rejects(requirePane(live.server, 'print:0.0'), PaneNotFoundError);
+      await assert.rejects(capturePaneTail(port, '%999', 5), (error) => error instanceof PaneNotFoundError && error.message === 'pane %999 not found');
+      await assert.rejects(capturePaneTail(port, 'printer', 5), PaneNotFoundError);
+      await assert.rejects(capturePaneTail(port, 'print:0.0', 5), PaneNotFoundError);
     });
   });
 
@@ -81,11 +84,12 @@ describe('pane verbs against real tmux', () => {
       const pane = (await live.server.newSession({ command: ['sh', '-c', 'sleep 600 & wait'], receipt: true })).pane;
       // sh forks the child before the child execs sleep: until then it is a second sh.
       const report = await eventually('the sleep child', async () => {
-        const found = await paneProcess(live.server, pane.id, { cwd: dir });
+        const found = await paneProcess(port, pane.id, { cwd: dir });
         return found.processes[0]?.children[0]?.comm === 'sleep' ? found : undefined;
       });
       const shellPid = Number((await pane.display('#{pane_pid}')).toString());
-      assert.equal(report.pane, pane.id);
+      assert.equal(report.paneId, pane.id);
+      assert.equal(report.paneKey, await keyOf(port, pane.id));
       assert.equal(report.pane_pid, shellPid);
       assert.equal(report.processes[0]!.comm, 'sh');
       assert.equal(report.processes[0]!.classification, 'other');
@@ -94,26 +98,26 @@ describe('pane verbs against real tmux', () => {
         [['sleep', 'sleep 600', 'agent', shellPid]],
       );
       assert.equal(report.has_agent, true);
-      assert.equal((await paneProcess(live.server, pane.id, { cwd: tmpdir() })).has_agent, false, 'without that provider sleep is no agent');
+      assert.equal((await paneProcess(port, pane.id, { cwd: tmpdir() })).has_agent, false, 'without that provider sleep is no agent');
     });
   });
 
   describe('window-name', () => {
     it('adds a prefix once, swaps it, strips it, and leaves a retitled window alone', async () => {
-      const { server } = live;
       const steps = [
-        await ensureWindowPrefix(server, printer.id, '»'),
-        await ensureWindowPrefix(server, printer.id, '»'),
-        await replaceWindowPrefix(server, printer.id, '»', '›'),
-        await replaceWindowPrefix(server, printer.id, '»', '›'),
-        await replaceWindowPrefix(server, printer.id, '›', ''),
+        await ensureWindowPrefix(port, printer.id, '»'),
+        await ensureWindowPrefix(port, printer.id, '»'),
+        await replaceWindowPrefix(port, printer.id, '»', '›'),
+        await replaceWindowPrefix(port, printer.id, '»', '›'),
+        await replaceWindowPrefix(port, printer.id, '›', ''),
       ];
+      const ref = { paneId: printer.id, paneKey: await keyOf(port, printer.id) };
       assert.deepEqual(steps, [
-        { pane: printer.id, old: 'printer', new: '»printer', action: 'renamed' },
-        { pane: printer.id, old: '»printer', new: '»printer', action: 'noop' },
-        { pane: printer.id, old: '»printer', new: '›printer', action: 'renamed' },
-        { pane: printer.id, old: '›printer', new: '›printer', action: 'noop' },
-        { pane: printer.id, old: '›printer', new: 'printer', action: 'renamed' },
+        { ...ref, old: 'printer', new: '»printer', action: 'renamed' },
+        { ...ref, old: '»printer', new: '»printer', action: 'noop' },
+        { ...ref, old: '»printer', new: '›printer', action: 'renamed' },
+        { ...ref, old: '›printer', new: '›printer', action: 'noop' },
+        { ...ref, old: '›printer', new: 'printer', action: 'renamed' },
       ]);
       assert.equal((await printer.display('#W')).toString(), 'printer');
       assert.equal(renderWindowRename(steps[0]!), 'renamed: printer -> »printer\n');
@@ -121,9 +125,9 @@ describe('pane verbs against real tmux', () => {
     });
 
     it('refuses an empty prefix before touching tmux, and reports a missing pane', async () => {
-      await assert.rejects(ensureWindowPrefix(live.server, printer.id, ''), ArgumentError);
-      await assert.rejects(replaceWindowPrefix(live.server, printer.id, '', 'x'), ArgumentError);
-      await assert.rejects(ensureWindowPrefix(live.server, '%999', '»'), PaneNotFoundError);
+      await assert.rejects(ensureWindowPrefix(port, printer.id, ''), ArgumentError);
+      await assert.rejects(replaceWindowPrefix(port, printer.id, '', 'x'), ArgumentError);
+      await assert.rejects(ensureWindowPrefix(port, '%999', '»'), PaneNotFoundError);
     });
   });
 
@@ -134,20 +138,20 @@ describe('pane verbs against real tmux', () => {
       const env = { ...process.env };
       delete env.TMUX;
       delete env.TMUX_PANE;
-      const opened = await openAgentPane(live.server, { provider: 'fake', providers, cwd: dir, env });
+      const opened = await openAgentPane(port, { provider: 'fake', providers, cwd: dir, env });
       assert.equal(opened.placement, 'window');
       assert.equal(opened.command, `node ${FAKE_AGENT} --busy-ms 100`);
-      const pane = live.server.pane(opened.pane);
+      assert.equal(opened.paneKey, await keyOf(port, opened.paneId));
+      const pane = live.server.pane(opened.paneId);
       await screenShows(pane, '╭');
       assert.equal((await pane.display('#{pane_current_path}')).toString(), dir);
     });
 
     it('splits the caller’s window when the caller is a pane of the server', async () => {
-      const env = { ...process.env, TMUX: `${live.server.endpoint.socketPath},1,0`, TMUX_PANE: printer.id };
-      const opened = await openAgentPane(live.server, { provider: 'fake', providers, cwd: dir, env });
+      const opened = await openAgentPane(port, { provider: 'fake', providers, cwd: dir, callerPane: printer.id });
       assert.equal(opened.placement, 'split');
       const window = async (id: string) => (await live.server.pane(id).display('#{window_id}')).toString();
-      assert.equal(await window(opened.pane), await window(printer.id));
+      assert.equal(await window(opened.paneId), await window(printer.id));
     });
 
     it('runs a plain command as the pane’s own program, so tmux names the pane after it', async () => {
@@ -155,17 +159,17 @@ describe('pane verbs against real tmux', () => {
       delete env.TMUX;
       delete env.TMUX_PANE;
       const sleeper = { sleeper: { name: 'sleeper', interactiveCommand: 'NAP=1 sleep 600', profiles: {} } };
-      const opened = await openAgentPane(live.server, { provider: 'sleeper', providers: sleeper, cwd: dir, env, startupCheckMs: 300 });
+      const opened = await openAgentPane(port, { provider: 'sleeper', providers: sleeper, cwd: dir, env, startupCheckMs: 300 });
       assert.deepEqual(opened.argv, ['sleep', '600']);
-      assert.equal((await live.server.pane(opened.pane).display('#{pane_current_command}')).toString(), 'sleep');
-      const own = await live.server.pane(opened.pane).options().getOrUndefined('remain-on-exit', { inherited: false });
+      assert.equal((await live.server.pane(opened.paneId).display('#{pane_current_command}')).toString(), 'sleep');
+      const own = await live.server.pane(opened.paneId).options().getOrUndefined('remain-on-exit', { inherited: false });
       assert.equal(own, undefined, 'the pane is back to the server’s setting');
     });
 
     it('reports a program that exits at once with its status and last words, and removes its pane', async () => {
       const before = (await live.server.snapshot()).panes.toArray().length;
       const dying = { dying: { name: 'dying', interactiveCommand: `sh -c 'echo "error: no login found"; exit 3'`, profiles: {} } };
-      await assert.rejects(openAgentPane(live.server, { provider: 'dying', providers: dying, cwd: dir, env: {} }), (error) => {
+      await assert.rejects(openAgentPane(port, { provider: 'dying', providers: dying, cwd: dir, env: {} }), (error) => {
         assert.ok(error instanceof AgentExitedError);
         assert.equal(error.exitStatus, 3);
         assert.equal(error.lastLines, 'error: no login found\n');
@@ -177,13 +181,13 @@ describe('pane verbs against real tmux', () => {
     it('refuses a program the server’s panes cannot find, before making a pane', async () => {
       const before = (await live.server.snapshot()).panes.toArray().length;
       const missing = { ghost: { name: 'ghost', interactiveCommand: 'no-such-agent-xyz --go', profiles: {} } };
-      await assert.rejects(openAgentPane(live.server, { provider: 'ghost', providers: missing, cwd: dir, env: {} }), /no-such-agent-xyz is not on the PATH of the tmux server's panes/);
+      await assert.rejects(openAgentPane(port, { provider: 'ghost', providers: missing, cwd: dir, env: {} }), /no-such-agent-xyz is not on the PATH of the tmux server's panes/);
       assert.equal((await live.server.snapshot()).panes.toArray().length, before);
     });
 
     it('names the providers when the provider is unknown, before spawning anything', async () => {
       const before = (await live.server.snapshot()).panes.toArray().length;
-      await assert.rejects(openAgentPane(live.server, { provider: 'nope', providers, cwd: dir }), /unknown provider "nope"; available: fake/);
+      await assert.rejects(openAgentPane(port, { provider: 'nope', providers, cwd: dir }), /unknown provider "nope"; available: fake/);
       assert.equal((await live.server.snapshot()).panes.toArray().length, before);
     });
   });
@@ -191,9 +195,9 @@ describe('pane verbs against real tmux', () => {
   describe('kill', () => {
     it('kills a pane, then says it is not found', async () => {
       const pane = (await live.server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
-      await paneKill(live.server, pane.id);
+      assert.deepEqual(await paneKill(port, pane.id), { paneId: pane.id, paneKey: await keyOf(port, pane.id) });
       assert.equal(await pane.exists(), false);
-      await assert.rejects(paneKill(live.server, pane.id), PaneNotFoundError);
+      await assert.rejects(paneKill(port, pane.id), PaneNotFoundError);
     });
   });
 });
@@ -204,7 +208,7 @@ describe('a server that went away', () => {
     try {
       const pane = (await server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
       await server.kill();
-      await assert.rejects(capturePaneTail(server, pane.id, 5), (error) => error instanceof ServerUnreachableError && !(error instanceof TargetNotFoundError));
+      await assert.rejects(capturePaneTail(portOn(server), pane.id, 5), (error) => error instanceof MuxError && error.reason === 'unreachable' && !(error instanceof PaneNotFoundError));
     } finally {
       await server.close();
     }

@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { processDiagnostics, run } from '../../src/process/index.js';
 import { git, gitEnv } from '../support/git.js';
-import { WorktreeResolver, gitAnchor, mainWorktreeFromCommonDir, mainWorktreeFromPorcelain, worktreeFromLayout, worktreeLabel } from '../../src/panes/index.js';
+import { WorktreeResolver, currentBranch, gitAnchor, mainWorktreeFromCommonDir, mainWorktreeFromPorcelain, worktreeFromLayout, worktreeLabel } from '../../src/panes/index.js';
 
 describe('WorktreeResolver against real repositories', () => {
   let root: string;
@@ -80,6 +80,17 @@ describe('WorktreeResolver against real repositories', () => {
     const resolver = new WorktreeResolver();
     assert.deepEqual(await resolver.resolve(join(root, 'vanished')), { worktree: null, repo: null });
     assert.deepEqual(await resolver.resolve(join(alpha, '.git')), { worktree: null, repo: null });
+  });
+
+  it('reads the branch each worktree has checked out, as git names it', async () => {
+    assert.equal(currentBranch(alpha), 'main');
+    assert.equal(currentBranch(feature), 'feature', 'a linked worktree reads its own HEAD');
+    assert.equal(currentBranch(beta), 'main', 'an unborn branch is still the branch');
+    assert.equal(currentBranch(plain), null);
+    const detached = join(root, 'trees', 'alpha-detached');
+    await git('-C', alpha, 'worktree', 'add', '-q', '--detach', detached);
+    const head = (await run(['git', '-C', detached, 'rev-parse', '--short=7', 'HEAD'], { env: gitEnv, timeoutMs: 10_000 })).text().trim();
+    assert.equal(currentBranch(detached), head);
   });
 
   it('anchors a cwd at the nearest directory holding .git', () => {

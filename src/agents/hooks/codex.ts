@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parse } from 'smol-toml';
-import { ArgumentError } from '../../tmux/index.js';
+import { ArgumentError } from '../../process/index.js';
 import type { AgentState } from '../state.js';
 import { AGENT_HOOK_MARKER, agentHookCommand } from './command.js';
 import type { AgentHookInstaller } from './types.js';

@@ -1,5 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
-import { ArgumentError } from '../../tmux/index.js';
+import { ArgumentError } from '../../process/index.js';
 import type { AgentState } from '../state.js';
 import { AGENT_HOOK_MARKER, agentHookCommand } from './command.js';
 import { JsonNumber, cloneJson, parseJsonExact, stringifyJsonExact } from './json-text.js';

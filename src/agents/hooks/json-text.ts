@@ -1,4 +1,4 @@
-import { ArgumentError } from '../../tmux/index.js';
+import { ArgumentError } from '../../process/index.js';
 
 /**
  * A number as the file wrote it. JSON.parse would round 12345678901234567890 and turn 1.0

@@ -1,6 +1,6 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { ArgumentError } from '../../tmux/index.js';
+import { ArgumentError } from '../../process/index.js';
 import type { AgentHookInstaller } from './types.js';
 
 /** The plugin's file name in opencode's `plugins/` directory (opencode loads every .js there). */

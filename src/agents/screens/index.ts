@@ -4,7 +4,6 @@ import { geminiRules } from './gemini.js';
 import { opencodeRules } from './opencode.js';
 import type { AgentKind, AgentScreenRules } from './types.js';
 
-export * from './capture.js';
 export * from './screen.js';
 export * from './types.js';
 

@@ -26,9 +26,30 @@ export function append(parent: Node, ...children: Child[]): void {
   }
 }
 
+/**
+ * What identifies a focusable element across a redraw: a link by where it goes, a field by its
+ * id, a button by its accessible name. Undefined for anything else.
+ */
+function focusKey(element: Element): string | undefined {
+  if (element instanceof HTMLAnchorElement) return `a ${element.getAttribute('href')}`;
+  if (element.id !== '') return `#${element.id}`;
+  if (element instanceof HTMLButtonElement) return `button ${element.getAttribute('aria-label') ?? element.textContent}`;
+  return undefined;
+}
+
+/**
+ * Replaces a region's content. Live updates redraw whole regions, so whatever had the keyboard
+ * focus inside it gets it back in the new content (found by focusKey): someone moving through
+ * the page with Tab is never thrown back to the top by a pane that changed.
+ */
 export function replaceChildren(parent: Element, ...children: Child[]): void {
+  const active = document.activeElement;
+  const key = active !== null && active !== parent && parent.contains(active) ? focusKey(active) : undefined;
   parent.replaceChildren();
   append(parent, ...children);
+  if (key === undefined) return;
+  const again = [...parent.querySelectorAll('a[href], button, input, select, textarea')].find((element) => focusKey(element) === key);
+  if (again instanceof HTMLElement) again.focus({ preventScroll: true });
 }
 
 /** A button whose action runs on click; it is disabled while the action runs, and with a reason when it may not run at all. */

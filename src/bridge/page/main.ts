@@ -9,7 +9,7 @@
  */
 import type { MuxCapability } from '../../mux/index.js';
 import { parsePaneKey } from '../../mux/identity.js';
-import { paneName, paneWhere, restartBanner, showsSessions, showsSpaces, staleTitleNote } from '../present.js';
+import { ago, paneName, paneRepo, paneWhere, restartBanner, showsSessions, showsSpaces, staleTitleNote } from '../present.js';
 import type {
   ConfigView,
   DeviceView,
@@ -210,6 +210,18 @@ function scheduleSnapshot(): void {
   snapshotTimer = window.setTimeout(() => void loadSnapshot(), 250);
 }
 
+/** How often a busy pane may refresh the rows. */
+const ROWS_REFRESH_MS = 1000;
+let rowsTimer: number | undefined;
+
+function throttleRows(): void {
+  if (rowsTimer !== undefined) return;
+  rowsTimer = window.setTimeout(() => {
+    rowsTimer = undefined;
+    void loadSnapshot();
+  }, ROWS_REFRESH_MS);
+}
+
 async function loadSessions(): Promise<void> {
   if (state.config?.supports.listSessions !== true) return;
   try {
@@ -286,6 +298,8 @@ function listen(): void {
   on('question', () => scheduleSnapshot());
   on('pane', (data) => {
     const current = route();
+    // The rows carry each pane's last line and age: a changed pane refreshes them, at most once a second.
+    if (current.view === 'home' || current.view === 'pane') throttleRows();
     if (current.view === 'pane' && (current.paneKey === data.pane_key || current.paneKey === data.pane_id) && data.revision !== state.grid?.revision) scheduleGrid(current.paneKey);
   });
   on('fleet', () => scheduleFleet());
@@ -305,18 +319,21 @@ function listen(): void {
 
 function paneCard(pane: PaneView): HTMLLIElement {
   const stale = staleTitleNote(pane);
+  const repo = paneRepo(pane);
   return h(
     'li',
     { class: `card group-${pane.group}` },
     h(
       'a',
       { href: paneHref(pane.pane_key) },
+      // Two columns: what the pane is and how it is doing, then where it works and when it last moved.
       h('span', { class: 'name' }, paneName(pane)),
-      h('span', { class: 'agent' }, pane.agent ?? pane.foreground ?? 'shell'),
       h('span', { class: `state state-${pane.state}` }, pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state]),
-      h('span', { class: 'where' }, paneWhere(pane, state.config)),
+      h('span', { class: 'agent' }, `${pane.agent ?? pane.foreground ?? 'shell'} · ${paneWhere(pane, state.config)}`),
+      h('span', { class: 'changed' }, pane.changed_at === null ? '' : h('time', { datetime: pane.changed_at }, `changed ${ago(pane.changed_at)}`)),
+      repo === null ? null : h('span', { class: 'repo' }, repo),
       stale === null ? null : h('span', { class: 'stale' }, stale),
-      pane.question === null ? null : h('span', { class: 'snippet' }, pane.question.snippet),
+      pane.question !== null ? h('span', { class: 'snippet' }, pane.question.snippet) : pane.last_line === null ? null : h('span', { class: 'last-line' }, pane.last_line),
     ),
   );
 }
@@ -466,7 +483,8 @@ function renderPane(paneKey: string): void {
     ...(state.config?.keys_tray ?? []).map((entry) =>
       button(entry.label, () => sendKeys(paneKey, [entry.key], receipt), {
         disabled: entry.refused ?? capability('sendKeys'),
-        name: `Send ${entry.key}`,
+        // The accessible name starts with the visible label, so speech input finds the button by what it shows.
+        name: `${entry.label}: send ${entry.key}`,
       }),
     ),
   );
@@ -684,6 +702,9 @@ function renderFleet(): void {
   );
 }
 
+/** How often the rows' ages are redrawn. */
+const AGE_REFRESH_MS = 30_000;
+
 // ---- start -------------------------------------------------------------------------------
 
 function show(): void {
@@ -713,6 +734,10 @@ async function boot(): Promise<void> {
   show();
   await loadSnapshot();
   await loadSessions();
+  // "changed 3 min ago" ages while nothing else happens; only the words change, so focus stays put.
+  window.setInterval(() => {
+    for (const time of document.querySelectorAll<HTMLTimeElement>('.card time[datetime]')) time.textContent = `changed ${ago(time.dateTime)}`;
+  }, AGE_REFRESH_MS);
 }
 
 window.addEventListener('hashchange', () => {

@@ -15,6 +15,7 @@ import {
 } from '../../agents/index.js';
 import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
+import { progressOn } from '../progress.js';
 
 /**
  * The argv that runs this very drover: the hooks it installs must not depend on PATH. The
@@ -38,7 +39,8 @@ async function hook(_options: object, io: CliIO, state: string): Promise<number>
 }
 
 interface SetupOptions {
-  agent: string;
+  /** Every agent named (--agent may be given several). */
+  agent: string[];
   yes?: boolean;
   dryRun?: boolean;
   json?: boolean;
@@ -80,48 +82,69 @@ async function confirm(io: CliIO, question: string): Promise<boolean> {
   }
 }
 
+/** One agent's setup as it ended: the plan, whether the file was written, and the copy of what it was. */
+interface SetupOutcome {
+  readonly plan: AgentSetupPlan;
+  readonly written: boolean;
+  readonly backup: string | null;
+}
+
 /**
- * `drover agent setup`: merges the agent-state hooks into Claude Code's settings, keeping
- * everything else. It writes only with --yes or after a yes typed at a terminal.
+ * `drover agent setup`: merges the agent-state hooks into each named agent's configuration,
+ * keeping everything else. It writes only with --yes or after a yes typed at a terminal, one
+ * question for every file it would change.
  */
 async function setup(options: SetupOptions, io: CliIO): Promise<number> {
-  if (!isAgentKind(options.agent)) throw new UsageError(`unknown agent ${JSON.stringify(options.agent)}; drover installs hooks for ${AGENT_KINDS.join(', ')}`);
+  const agents = [...new Set(options.agent)];
+  const unknown = agents.find((agent) => !isAgentKind(agent));
+  if (unknown !== undefined) throw new UsageError(`unknown agent ${JSON.stringify(unknown)}; drover installs hooks for ${AGENT_KINDS.join(', ')}`);
   const drover = droverArgv();
-  const plan = planAgentSetup(drover, { agent: options.agent, env: io.env });
-  let written = false;
-  let backup: string | null = null;
-  if (plan.changed && !options.dryRun) {
-    if (!options.yes) {
-      if (!io.stdinIsTTY) {
-        throw new UsageError(`not changing ${plan.path} without confirmation: stdin is not a terminal; pass --yes to install the hooks, or --dry-run to see the change`);
-      }
-      io.stderr.write(describePlan(plan, drover));
-      if (!(await confirm(io, `Write these hooks to ${plan.path}? [y/N] `))) {
-        throw new ExitError(`left ${plan.path} unchanged`, EXIT.failure, { code: 'declined' });
-      }
+  const plans = agents.filter(isAgentKind).map((agent) => planAgentSetup(drover, { agent, env: io.env }));
+  const changing = plans.filter((plan) => plan.changed);
+  const paths = changing.map((plan) => plan.path).join(', ');
+  if (changing.length > 0 && !options.dryRun && !options.yes) {
+    if (!io.stdinIsTTY) {
+      throw new UsageError(`not changing ${paths} without confirmation: stdin is not a terminal; pass --yes to install the hooks, or --dry-run to see the change`);
     }
-    backup = applyAgentSetup(plan).backup;
-    written = true;
+    for (const plan of changing) io.stderr.write(describePlan(plan, drover));
+    if (!(await confirm(io, `Write these hooks to ${paths}? [y/N] `))) {
+      throw new ExitError(`left ${paths} unchanged`, EXIT.failure, { code: 'declined' });
+    }
   }
+  const progress = progressOn(io, options);
+  const outcomes = plans.map((plan): SetupOutcome => {
+    if (options.dryRun || !plan.changed) return { plan, written: false, backup: null };
+    const { backup } = applyAgentSetup(plan);
+    progress.note(`${plan.agent}: hooks installed in ${plan.path}`);
+    return { plan, written: true, backup };
+  });
   if (options.json) {
-    const document: Record<string, unknown> = {
-      agent: plan.agent,
-      path: plan.path,
-      changed: plan.changed,
-      written,
-      backup,
-      dry_run: options.dryRun === true,
-      hooks: installerFor(plan.agent).describe(),
-      command: `${[...drover, 'agent', 'hook'].map(shellQuote).join(' ')} <state>`,
-    };
-    if (options.dryRun) document.text = plan.text;
-    writeJson(io, document);
+    const documents = outcomes.map((outcome) => setupDocument(outcome, drover, options.dryRun === true));
+    // One agent named: its document, as always; several: theirs in order.
+    writeJson(io, documents.length === 1 ? documents[0] : { agents: documents });
     return EXIT.ok;
   }
-  if (!plan.changed) writeLine(io.stdout, `${plan.path} already has drover's agent hooks; nothing to change`);
-  else if (options.dryRun) io.stdout.write(`would write ${plan.path}\n${describePlan(plan, drover)}--- new ${plan.path} ---\n${plan.text}`);
-  else io.stdout.write(`installed drover's agent hooks\n${describePlan(plan, drover)}${backup === null ? '' : `the file as it was: ${backup}\n`}`);
+  for (const { plan, backup } of outcomes) {
+    if (!plan.changed) writeLine(io.stdout, `${plan.path} already has drover's agent hooks; nothing to change`);
+    else if (options.dryRun) io.stdout.write(`would write ${plan.path}\n${describePlan(plan, drover)}--- new ${plan.path} ---\n${plan.text}`);
+    else io.stdout.write(`installed drover's agent hooks\n${describePlan(plan, drover)}${backup === null ? '' : `the file as it was: ${backup}\n`}`);
+  }
   return EXIT.ok;
+}
+
+function setupDocument({ plan, written, backup }: SetupOutcome, drover: readonly string[], dryRun: boolean): Record<string, unknown> {
+  const document: Record<string, unknown> = {
+    agent: plan.agent,
+    path: plan.path,
+    changed: plan.changed,
+    written,
+    backup,
+    dry_run: dryRun,
+    hooks: installerFor(plan.agent).describe(),
+    command: `${[...drover, 'agent', 'hook'].map(shellQuote).join(' ')} <state>`,
+  };
+  if (dryRun) document.text = plan.text;
+  return document;
 }
 
 export function registerAgentCommands(program: Command, context: CommandContext): void {
@@ -136,7 +159,7 @@ export function registerAgentCommands(program: Command, context: CommandContext)
   agent
     .command('setup')
     .description("install drover's agent-state hooks in an agent's own configuration, keeping everything else")
-    .addOption(new Option('--agent <name>', 'which agent').choices([...AGENT_KINDS]).default('claude'))
+    .addOption(new Option('--agent <name...>', 'which agents (one or several)').choices([...AGENT_KINDS]).default(['claude'], 'claude'))
     .option('--yes', 'write without asking (needed when stdin is not a terminal)')
     .addOption(new Option('--dry-run', 'show the change, write nothing').conflicts('yes'))
     .option('--json', 'print one JSON document')
@@ -150,7 +173,9 @@ Where each agent reports its state from:
   opencode  a plugin file in ~/.config/opencode/plugins (OPENCODE_CONFIG_DIR honoured)
 States an agent's hooks cannot report are read off its screen (drover pane map says which).
 
-Example: drover agent setup --agent codex --dry-run`,
+Examples:
+  drover agent setup --agent codex --dry-run
+  drover agent setup --agent claude codex gemini opencode --yes`,
     )
     .action(context.action(setup));
 }

@@ -4,6 +4,8 @@ import {
   declarationJson,
   describeEndpoint,
   endpointVariable,
+  formatPaneKey,
+  LOCAL_HOST,
   MUX_CAPABILITIES,
   MUX_DECLARATIONS,
   MUX_NAMES,
@@ -19,7 +21,7 @@ import {
   type MuxSelection,
   type MuxSnapshot,
 } from '../../mux/index.js';
-import type { Endpoint } from '../../tmux/index.js';
+import type { Endpoint, Server } from '../../tmux/index.js';
 import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
@@ -111,8 +113,9 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
   };
 }
 
-export function openResolvedMux(resolved: ResolvedMux, io: CliIO): MuxPort {
-  return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint });
+/** A port on the chosen multiplexer; on tmux over `tmuxServer` when the caller opened (and closes) that binding. */
+export function openResolvedMux(resolved: ResolvedMux, io: CliIO, tmuxServer?: Server): MuxPort {
+  return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint, tmuxServer });
 }
 
 /** A multiplexer that does not answer, in the words of a report: where it was looked for, and what to do. */
@@ -142,9 +145,10 @@ async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, res
 
 // ---- snapshot --------------------------------------------------------------------------------
 
-function paneJson(pane: MuxPane): Record<string, unknown> {
+function paneJson(pane: MuxPane, paneKey: string): Record<string, unknown> {
   return {
     pane_id: pane.paneId,
+    pane_key: paneKey,
     space_id: pane.spaceId,
     space_label: pane.spaceLabel,
     space_number: pane.spaceNumber,
@@ -164,9 +168,10 @@ function paneJson(pane: MuxPane): Record<string, unknown> {
   };
 }
 
-/** The port's snapshot as JSON (snake_case); absent optional facts are null. */
-function snapshotJson(snapshot: MuxSnapshot): Record<string, unknown> {
+/** The port's snapshot as JSON (snake_case); absent optional facts are null. Each pane carries its key on the run read. */
+function snapshotJson(mux: MuxName, snapshot: MuxSnapshot): Record<string, unknown> {
   return {
+    incarnation: snapshot.incarnation,
     spaces: snapshot.spaces.map((space) => ({
       space_id: space.spaceId,
       number: space.number,
@@ -187,7 +192,7 @@ function snapshotJson(snapshot: MuxSnapshot): Record<string, unknown> {
       pane_count: tab.paneCount,
       size: tab.size === undefined ? null : { ...tab.size },
     })),
-    panes: snapshot.panes.map(paneJson),
+    panes: snapshot.panes.map((pane) => paneJson(pane, formatPaneKey({ host: LOCAL_HOST, mux, incarnation: snapshot.incarnation, paneId: pane.paneId }))),
   };
 }
 
@@ -223,7 +228,7 @@ async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
   await withPort(options, io, async (port, resolved) => {
     const snapshot = await port.snapshot();
     if (options.json) {
-      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(snapshot) });
+      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(resolved.mux, snapshot) });
       return;
     }
     writeLine(io.stdout, `${resolved.mux} at ${resolved.where}`);

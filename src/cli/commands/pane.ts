@@ -8,6 +8,7 @@ import {
   renderProcessTree,
   resolveLaunchCommand,
 } from '../../agents/index.js';
+import { invokingPane, LOCAL_HOST, looksLikePaneKey, MUX_NAMES, type MuxPort } from '../../mux/index.js';
 import {
   AgentExitedError,
   NotInTmuxError,
@@ -20,7 +21,6 @@ import {
   explainPane,
   explanationJson,
   failureCode,
-  insideTmux,
   mapRowJson,
   openAgentPane,
   paneCapture,
@@ -43,20 +43,24 @@ import {
   renderReadiness,
   renderWindowRename,
   replaceWindowPrefix,
-  resolvePaneTarget,
   windowRenameJson,
   type QuestionScope,
   type SessionScope,
 } from '../../panes/index.js';
-import type { PaneId, Server } from '../../tmux/index.js';
-import { openServer, resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
+import { Endpoint, Server, ServerUnreachableError } from '../../tmux/index.js';
+import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
+import { parseHostTarget } from '../../hosts/index.js';
+import { runOnHost, type RemoteVerb } from '../remote.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
+import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
+import { openResolvedMux, resolveMux, type ResolvedMux } from './mux.js';
 
 /**
- * How a verb's failures become exit codes. `pane` (the verbs aimed at one pane): a missing
- * pane is 2, any other tmux failure 3, anything else 1. `sweep` (map and questions, which
- * have no single pane to be missing): every in-handler failure is 1.
+ * How a verb's failures become exit codes. Both schemes: a usage error or a capability the
+ * multiplexer lacks is 2, a pane key of another server run 6. `pane` (the verbs aimed at one
+ * pane): a missing pane is 2, a multiplexer that failed or did not answer 3, anything else 1.
+ * `sweep` (map and questions, which have no single pane to be missing): any other failure is 1.
  */
 type Scheme = 'pane' | 'sweep';
 
@@ -64,23 +68,29 @@ interface JsonFlag {
   json?: boolean;
 }
 
-/** tmux could not be reached, or it ran and refused. */
-const TMUX_FAILURES: ReadonlySet<string> = new Set(['tmux_failed', 'unreachable', 'server_replaced', 'timed_out']);
+/** The global -L/-S and the pane family's --mux. */
+interface PaneFlags extends SocketFlags {
+  mux?: string;
+}
+
+/** The multiplexer could not be reached, or it ran and refused. */
+const MUX_FAILURES: ReadonlySet<string> = new Set(['tmux_failed', 'unreachable', 'timed_out', 'refused', 'gone']);
 
 /** The exit status of a failure under a scheme (see EXIT). */
 function exitCodeFor(error: unknown, scheme: Scheme): number {
   if (error instanceof ExitError) return error.exitCode;
   const code = failureCode(error);
-  if (code === 'usage') return EXIT.usage;
+  if (code === 'usage' || code === 'unsupported') return EXIT.usage;
   if (code === 'interrupted') return EXIT.interrupted;
+  if (code === 'server_replaced') return EXIT.replaced;
   if (scheme === 'pane') {
     if (error instanceof PaneNotFoundError) return EXIT.notFound;
-    if (TMUX_FAILURES.has(code)) return EXIT.tmuxFailure;
+    if (MUX_FAILURES.has(code)) return EXIT.muxFailure;
   }
   return EXIT.failure;
 }
 
-type Handler<O> = (options: O & SocketFlags, io: CliIO, ...positionals: string[]) => Promise<number | void>;
+type Handler<O> = (options: O & PaneFlags, io: CliIO, ...positionals: string[]) => Promise<number | void>;
 
 /** Wraps a pane verb: its failures get the pane family's exit codes, reported the one way every command reports them. */
 function paneVerb<O extends object>(context: CommandContext, scheme: Scheme, handler: Handler<O>): (...args: unknown[]) => Promise<void> {
@@ -94,27 +104,93 @@ function paneVerb<O extends object>(context: CommandContext, scheme: Scheme, han
   });
 }
 
-async function withServer<T>(flags: SocketFlags, io: CliIO, body: (server: Server) => Promise<T>): Promise<T> {
-  const server = await openServer(flags, io);
+/** The multiplexer one pane command drives, chosen as `drover mux` chooses it, and opened. */
+interface PaneMux {
+  readonly resolved: ResolvedMux;
+  readonly port: MuxPort;
+  /** On tmux, the binding the port shares, through which tmux targets are resolved. */
+  readonly tmux: Server | undefined;
+  readonly io: CliIO;
+}
+
+/** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
+async function openTmux(resolved: ResolvedMux, io: CliIO): Promise<Server> {
   try {
-    return await body(server);
-  } finally {
-    await server.close();
+    return await Server.open(resolved.tmuxEndpoint!, { env: io.env });
+  } catch (error) {
+    if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
+      throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);
+    }
+    throw error;
   }
 }
 
-/** Runs `body` on the pane `target` names, resolved once to its %id (see PANE_TARGET_FORMS). */
-function onPane<T>(flags: SocketFlags, io: CliIO, target: string, body: (server: Server, pane: PaneId) => Promise<T>): Promise<T> {
-  return withServer(flags, io, async (server) => body(server, await resolvePaneTarget(server, target)));
+async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => Promise<T>): Promise<T> {
+  const resolved = resolveMux(flags, io);
+  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openTmux(resolved, io);
+  const port = openResolvedMux(resolved, io, tmux);
+  try {
+    return await body({ resolved, port, tmux, io });
+  } finally {
+    await port.close();
+    await tmux?.close();
+  }
+}
+
+/** How long a host may take over a pane verb with no wait of its own (tmux calls, a capture, a kill). */
+const HOST_VERB_BUDGET_MS = 30_000;
+
+/**
+ * A verb on a `HOST::PANE` target runs on that host (see runOnHost) and answers its exit status;
+ * `local::PANE` and every other target run here, on the pane returned.
+ */
+async function onHostOr(target: string, flags: SocketFlags, io: CliIO, verb: () => RemoteVerb): Promise<{ local: string } | { remote: number }> {
+  const named = parseHostTarget(target);
+  if (named === undefined) return { local: target };
+  if (named.host === LOCAL_HOST) return { local: named.pane };
+  return { remote: await runOnHost(named, verb(), flags, io) };
 }
 
 /**
- * The server a report names: the one -L/-S named, or the private `drover up` server; null
- * for the caller's own tmux server or tmux's default one.
+ * The pane a target names, for the pane verbs: a pane key as it is (the verb checks its server
+ * run), a tmux target resolved once to its `%id` on tmux, and on any other multiplexer the id
+ * as that multiplexer spells it.
  */
-function serverLabel(flags: SocketFlags, io: CliIO): string | null {
+async function paneTarget(mux: PaneMux, target: string): Promise<string> {
+  if (looksLikePaneKey(target) || mux.tmux === undefined) return target;
+  return resolveTmuxTarget(mux.tmux, target);
+}
+
+/** Runs `body` on the pane `target` names (see paneTarget). */
+function onPane<T>(flags: PaneFlags, io: CliIO, target: string, body: (port: MuxPort, pane: string, mux: PaneMux) => Promise<T>): Promise<T> {
+  return withMux(flags, io, async (mux) => body(mux.port, await paneTarget(mux, target), mux));
+}
+
+/**
+ * The pane this process runs in, when it is a pane of the server the command drives: on tmux,
+ * $TMUX_PANE when $TMUX names that server's socket; elsewhere the variable the multiplexer sets
+ * in its panes.
+ */
+function callerPane(mux: PaneMux): string | undefined {
+  const { env } = mux.io;
+  if (mux.tmux === undefined) return invokingPane(mux.resolved.mux, env);
+  if (!env.TMUX || !env.TMUX_PANE) return undefined;
+  return Endpoint.fromEnv({ env, executable: mux.tmux.endpoint.executable }).equals(mux.tmux.endpoint) ? env.TMUX_PANE : undefined;
+}
+
+/** Whether this process runs inside a session of the multiplexer the command chose. */
+function insideSession(resolved: ResolvedMux, env: NodeJS.ProcessEnv): boolean {
+  return resolved.mux === 'tmux' ? Boolean(env.TMUX) : invokingPane(resolved.mux, env) !== undefined;
+}
+
+/**
+ * The server a report names: the tmux server -L/-S named, or the private `drover up` server;
+ * null for the caller's own tmux server, tmux's default one, or another multiplexer.
+ */
+function serverLabel(flags: PaneFlags, io: CliIO): string | null {
   if (flags.socketName !== undefined) return flags.socketName;
   if (flags.socketPath !== undefined) return flags.socketPath;
+  if (resolveMux(flags, io).mux !== 'tmux') return null;
   const { endpoint, source } = resolveEndpoint(flags, io);
   return source === 'drover-up' ? endpoint.socketPath : null;
 }
@@ -125,15 +201,23 @@ function serverLine(label: string | null): string {
 
 /**
  * The scope of map and questions. The current session is the one this process runs in, so
- * outside tmux the caller must name one or ask for all of them, checked before tmux is asked.
+ * outside the chosen multiplexer the caller must name one or ask for all of them, checked
+ * before the multiplexer is asked.
  */
-function sessionScope(options: { session?: string; allSessions?: boolean } & SocketFlags, io: CliIO): SessionScope {
+function sessionScope(options: { session?: string; allSessions?: boolean } & PaneFlags, io: CliIO): SessionScope | undefined {
   if (options.allSessions) return { kind: 'all' };
   if (options.session !== undefined) return { kind: 'session', name: options.session };
-  if (!insideTmux(io.env)) {
-    throw new NotInTmuxError(`not inside a tmux session, so there is no current session: pass --all-sessions for every session on ${serverDescription(options, io)}, or --session NAME`);
+  const resolved = resolveMux(options, io);
+  if (!insideSession(resolved, io.env)) {
+    const where = resolved.mux === 'tmux' ? serverDescription(options, io) : resolved.where;
+    throw new NotInTmuxError(`not inside a ${resolved.mux} session, so there is no current session: pass --all-sessions for every session on ${where}, or --session NAME`);
   }
-  return { kind: 'current' };
+  return undefined;
+}
+
+/** A scope, with the caller's pane filled in for the current session once the multiplexer is open. */
+function scopeFor(scope: SessionScope | undefined, mux: PaneMux): SessionScope {
+  return scope ?? { kind: 'current', callerPane: callerPane(mux) };
 }
 
 // ---- map --------------------------------------------------------------------------------------
@@ -143,11 +227,11 @@ interface MapOptions extends JsonFlag {
   allSessions?: boolean;
 }
 
-async function map(options: MapOptions & SocketFlags, io: CliIO): Promise<void> {
+async function map(options: MapOptions & PaneFlags, io: CliIO): Promise<void> {
   const scope = sessionScope(options, io);
-  const rows = await withServer(options, io, (server) => paneMap(server, scope, { env: io.env }));
+  const { rows, mux } = await withMux(options, io, async (opened) => ({ rows: await paneMap(opened.port, scopeFor(scope, opened), { env: io.env }), mux: opened.port.mux }));
   if (options.json) writeJson(io, rows.map(mapRowJson));
-  else io.stdout.write(renderMapTable(rows, { allSessions: scope.kind === 'all' }));
+  else io.stdout.write(renderMapTable(rows, { allSessions: scope?.kind === 'all', mux }));
 }
 
 // ---- capture ----------------------------------------------------------------------------------
@@ -162,14 +246,20 @@ function parseLines(value: string): number {
   return Number(value);
 }
 
-async function capture(options: CaptureOptions & SocketFlags, io: CliIO, target: string): Promise<void> {
+async function capture(options: CaptureOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
   const lines = parseLines(options.lines);
-  await onPane(options, io, target, async (server, pane) => {
+  const where = await onHostOr(given, options, io, () => {
+    if (options.raw) throw new UsageError('--raw is for a pane on this machine; a pane on another host answers with its JSON document');
+    return { method: 'pane.capture', params: { lines }, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true };
+  });
+  if ('remote' in where) return where.remote;
+  const target = where.local;
+  await onPane(options, io, target, async (port, pane) => {
     if (options.raw) {
-      io.stdout.write(await capturePaneTail(server, pane, lines));
+      io.stdout.write(await capturePaneTail(port, pane, lines));
       return;
     }
-    const captured = await paneCapture(server, pane, { lines, env: io.env });
+    const captured = await paneCapture(port, pane, { lines, env: io.env });
     if (options.json) {
       writeJson(io, paneCaptureJson(captured));
       return;
@@ -181,22 +271,22 @@ async function capture(options: CaptureOptions & SocketFlags, io: CliIO, target:
 
 // ---- process ----------------------------------------------------------------------------------
 
-async function processTree(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
-  const report = await onPane(options, io, target, (server, pane) => paneProcess(server, pane, { cwd: io.cwd }));
+async function processTree(options: JsonFlag & PaneFlags, io: CliIO, target: string): Promise<void> {
+  const report = await onPane(options, io, target, (port, pane) => paneProcess(port, pane, { cwd: io.cwd }));
   if (options.json) writeJson(io, paneProcessJson(report));
   else io.stdout.write(report.processes.map((root) => renderProcessTree(root)).join(''));
 }
 
 // ---- window-name ------------------------------------------------------------------------------
 
-async function ensurePrefix(options: JsonFlag & SocketFlags, io: CliIO, target: string, prefix: string): Promise<void> {
-  const result = await onPane(options, io, target, (server, pane) => ensureWindowPrefix(server, pane, prefix));
+async function ensurePrefix(options: JsonFlag & PaneFlags, io: CliIO, target: string, prefix: string): Promise<void> {
+  const result = await onPane(options, io, target, (port, pane) => ensureWindowPrefix(port, pane, prefix));
   if (options.json) writeJson(io, windowRenameJson(result));
   else io.stdout.write(renderWindowRename(result));
 }
 
-async function replacePrefix(options: JsonFlag & SocketFlags, io: CliIO, target: string, from: string, to: string): Promise<void> {
-  const result = await onPane(options, io, target, (server, pane) => replaceWindowPrefix(server, pane, from, to));
+async function replacePrefix(options: JsonFlag & PaneFlags, io: CliIO, target: string, from: string, to: string): Promise<void> {
+  const result = await onPane(options, io, target, (port, pane) => replaceWindowPrefix(port, pane, from, to));
   if (options.json) writeJson(io, windowRenameJson(result));
   else io.stdout.write(renderWindowRename(result));
 }
@@ -220,7 +310,7 @@ function existingDirectory(path: string): string {
   return path;
 }
 
-async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<number | void> {
+async function open(options: OpenOptions & PaneFlags, io: CliIO): Promise<number | void> {
   const cwd = existingDirectory(resolve(io.cwd, options.cwd ?? '.'));
   // An unknown provider or role is a usage error whether or not a server runs: checked first.
   const providers = providersFor(cwd);
@@ -228,28 +318,31 @@ async function open(options: OpenOptions & SocketFlags, io: CliIO): Promise<numb
   const server = serverLabel(options, io);
   let opened;
   try {
-    opened = await withServer(options, io, (bound) => openAgentPane(bound, { provider: options.provider, role: options.role, cwd, env: io.env, providers }));
+    opened = await withMux(options, io, (mux) => openAgentPane(mux.port, { provider: options.provider, role: options.role, cwd, env: io.env, providers, callerPane: callerPane(mux) }));
   } catch (error) {
     if (!(error instanceof AgentExitedError)) throw error;
     const lastLines = error.lastLines === '' ? '' : `\n--- last ${SNIPPET_LINES} lines ---\n${error.lastLines.trimEnd()}`;
     throw new ExitError(`${error.message}${lastLines}`, EXIT.failure, { code: 'agent_exited', exit_status: error.exitStatus, last_lines: error.lastLines });
   }
   if (options.json) {
-    writeJson(io, { pane_id: opened.pane, provider: opened.provider, server, command: opened.command, bypasses_permissions: opened.bypassesPermissions });
+    writeJson(io, { pane_id: opened.paneId, pane_key: opened.paneKey, provider: opened.provider, server, command: opened.command, bypasses_permissions: opened.bypassesPermissions });
     return;
   }
-  io.stdout.write(`opened pane ${opened.pane} (provider ${opened.provider})\n${serverLine(server)}`);
+  io.stdout.write(`opened pane ${opened.paneId} (provider ${opened.provider})\n${serverLine(server)}`);
   if (opened.bypassesPermissions) writeWarning(io, `${opened.provider} runs with its permission checks off (bypass_permissions in drover.yaml)`);
 }
 
 // ---- ready ------------------------------------------------------------------------------------
 
-async function ready(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
+async function ready(options: JsonFlag & PaneFlags, io: CliIO, given: string): Promise<number | void> {
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.ready', params: {}, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   const server = serverLabel(options, io);
-  const { pane, report } = await onPane(options, io, target, async (bound, id) => ({ pane: id, report: await paneReady(bound, id, { signal: io.signal, cwd: io.cwd }) }));
+  const report = await onPane(options, io, target, (port, pane) => paneReady(port, pane, { signal: io.signal, cwd: io.cwd }));
   if (options.json) {
-    writeJson(io, { ...readinessReportJson(pane, report), server });
-  } else io.stdout.write(renderReadiness(report, pane, server ?? undefined));
+    writeJson(io, { ...readinessReportJson(report), server });
+  } else io.stdout.write(renderReadiness(report, report.paneId, server ?? undefined));
 }
 
 // ---- deliver ----------------------------------------------------------------------------------
@@ -268,20 +361,26 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 
-async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, target: string): Promise<number | void> {
+async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
   if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
   const composerWaitMs = parseMilliseconds('--wait-ms', options.waitMs, 0);
+  const named = parseHostTarget(given);
+  if (named !== undefined && named.host !== LOCAL_HOST) {
+    // The prompt file's path is the host's (the agent there reads it); standard input is read here and sent as text.
+    const params = options.promptFile !== undefined ? { prompt_file: options.promptFile } : { text: options.stdin ? await readAll(io.stdin) : options.text! };
+    return runOnHost(named, { method: 'pane.deliver', params: { ...params, wait_ms: composerWaitMs }, hostBudgetMs: HOST_VERB_BUDGET_MS + composerWaitMs, json: options.json === true }, options, io);
+  }
+  const target = named?.pane ?? given;
   const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.stdin ? await readAll(io.stdin) : options.text!;
-  const { pane, receipt } = await onPane(options, io, target, async (server, id) => ({
-    pane: id,
-    receipt: await paneDeliver(server, id, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
-  }));
+  const receipt = await onPane(options, io, target, (port, pane) =>
+    paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
+  );
   if (options.json) {
     const source = options.promptFile !== undefined ? { source: 'prompt', path: options.promptFile } : { source: options.stdin ? 'stdin' : 'text' };
-    writeJson(io, { ...deliveryReceiptJson(pane, receipt), ...source });
+    writeJson(io, { ...deliveryReceiptJson(receipt), ...source });
   } else {
-    (receipt.status === 'submitted' ? io.stdout : io.stderr).write(renderDeliveryReceipt(pane, receipt));
+    (receipt.status === 'submitted' ? io.stdout : io.stderr).write(renderDeliveryReceipt(receipt.paneId, receipt));
   }
   if (receipt.status === 'failed') return EXIT.failure;
   if (receipt.status === 'staged_unconfirmed') return EXIT.unconfirmed;
@@ -289,14 +388,14 @@ async function deliver(options: DeliverOptions & SocketFlags, io: CliIO, target:
 
 // ---- kill -------------------------------------------------------------------------------------
 
-async function kill(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
+async function kill(options: JsonFlag & PaneFlags, io: CliIO, given: string): Promise<number | void> {
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.kill', params: {}, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const target = where.local;
   const server = serverLabel(options, io);
-  const pane = await onPane(options, io, target, async (bound, id) => {
-    await paneKill(bound, id);
-    return id;
-  });
-  if (options.json) writeJson(io, { pane_id: pane, killed: true, server });
-  else io.stdout.write(`killed ${pane}\n${serverLine(server)}`);
+  const killed = await onPane(options, io, target, (port, pane) => paneKill(port, pane));
+  if (options.json) writeJson(io, { pane_id: killed.paneId, pane_key: killed.paneKey, killed: true, server });
+  else io.stdout.write(`killed ${killed.paneId}\n${serverLine(server)}`);
 }
 
 // ---- questions --------------------------------------------------------------------------------
@@ -306,26 +405,26 @@ interface QuestionsOptions extends JsonFlag {
   panes?: string[];
 }
 
-/** The pane targets --panes lists (repeated or comma-separated), each resolved to its %id. */
-async function namedPanes(server: Server, values: readonly string[]): Promise<QuestionScope> {
+/** The panes --panes lists (repeated or comma-separated), each a key or resolved as paneTarget resolves it. */
+async function namedPanes(mux: PaneMux, values: readonly string[]): Promise<QuestionScope> {
   const targets = values.flatMap((value) => value.split(',')).map((id) => id.trim()).filter((id) => id !== '');
-  const panes: PaneId[] = [];
-  for (const target of targets) panes.push(await resolvePaneTarget(server, target));
+  const panes: string[] = [];
+  for (const target of targets) panes.push(await paneTarget(mux, target));
   return { kind: 'panes', panes };
 }
 
-async function questions(options: QuestionsOptions & SocketFlags, io: CliIO): Promise<void> {
+async function questions(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<void> {
   if (options.panes !== undefined && options.panes.every((value) => value.split(',').every((id) => id.trim() === ''))) throw new UsageError('--panes needs at least one pane');
   const scope = options.panes === undefined ? sessionScope(options, io) : undefined;
-  const sweep = await withServer(options, io, async (server) => paneQuestions(server, scope ?? (await namedPanes(server, options.panes!)), { env: io.env }));
+  const sweep = await withMux(options, io, async (mux) => paneQuestions(mux.port, options.panes === undefined ? scopeFor(scope, mux) : await namedPanes(mux, options.panes), { env: io.env }));
   if (options.json) writeJson(io, questionSweepJson(sweep));
   else io.stdout.write(renderQuestionSweep(sweep));
 }
 
 // ---- explain ----------------------------------------------------------------------------------
 
-async function explain(options: JsonFlag & SocketFlags, io: CliIO, target: string): Promise<void> {
-  const explanation = await onPane(options, io, target, (server, pane) => explainPane(server, pane, { cwd: io.cwd }));
+async function explain(options: JsonFlag & PaneFlags, io: CliIO, target: string): Promise<void> {
+  const explanation = await onPane(options, io, target, (port, pane) => explainPane(port, pane, { cwd: io.cwd }));
   if (options.json) writeJson(io, explanationJson(explanation));
   else io.stdout.write(renderExplanation(explanation));
 }
@@ -333,21 +432,27 @@ async function explain(options: JsonFlag & SocketFlags, io: CliIO, target: strin
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
-const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}`;
+const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
 
 const MAP_HELP = `
-Identity: a row is identified by "pane_id" (a %N id, meaningful on its own server) and
-"window_id" (@N, stable across swap-window). "session" and "window_index" are for display
-only: swap-window, move-window and renames change them, so never join on them.
+Identity: a row is identified by "pane_key" (the pane and the server run it lives on: a
+script should hold this, and any verb refuses it once that server is gone), "pane_id" (%N on
+tmux, meaningful on its own server run only) and "window_id" (@N, stable across swap-window).
+"session" and "window_index" are for display only: swap-window, move-window and renames change
+them, so never join on them.
 
-Without --session or --all-sessions the map shows the session this runs in, so outside tmux
-one of them is needed.
+Without --session or --all-sessions the map shows the session this runs in, so outside the
+multiplexer one of them is needed.
 
-Exit codes: 0 (also when no pane matches), 1 failure (e.g. outside tmux without
+Exit codes: 0 (also when no pane matches), 1 failure (e.g. outside the multiplexer without
 --session/--all-sessions), 2 usage error.`;
 
+/** What every verb aimed at one pane says of a pane key of another server run. */
+const REPLACED_EXIT = '6 the pane key names a pane of another server run (nothing was done)';
+
 const PANE_VERB_HELP = `
-Exit codes: 0 success, 1 failure, 2 pane not found or usage error, 3 any other tmux failure.`;
+Exit codes: 0 success, 1 failure, 2 pane not found, usage error or a verb the multiplexer cannot
+do, 3 the multiplexer failed or did not answer, ${REPLACED_EXIT}.`;
 
 /** The open help lists each built-in's command line and the flag that bypass_permissions would add. */
 function openHelp(): string {
@@ -368,7 +473,8 @@ up to 30 s; any other program for 2 s): an agent that exits meanwhile is reporte
 last lines, exit 1, and its pane is closed.
 
 Exit codes: 0 opened, 1 the agent exited at once (or another failure), 2 usage error (unknown
-provider, program not on the server's PATH), 3 any other tmux failure.`;
+provider, program not on the server's PATH) or a multiplexer that cannot split a pane, 3 the
+multiplexer failed or did not answer.`;
 }
 
 const READY_HELP = `
@@ -376,7 +482,7 @@ Agents drover knows (claude, codex, gemini, opencode) are read off their screen 
 typed. Any other program gets a probe word typed (never submitted) and erased again.
 
 Exit codes: 0 for every classification (the state is the answer), 2 pane not found (or usage
-error), 3 any other tmux failure.`;
+error), 3 the multiplexer failed or did not answer, ${REPLACED_EXIT}.`;
 
 const DELIVER_HELP = `
 To an agent drover knows, the text is pasted (bracketed paste), checked in the composer
@@ -386,26 +492,28 @@ emptied. A draft already in the composer is cleared first and reported. Dialogs,
 busy turns are never typed into. Other programs get the text typed as keys (one line only).
 
 Exit codes: 0 submitted, 1 failed (nothing or not all of it was taken; the reason says which),
-2 pane not found or usage error (empty text, control characters), 3 any other tmux failure,
-4 staged_unconfirmed (typed and Enter pressed, but nothing on screen confirmed the agent took it).`;
+2 pane not found or usage error (empty text, control characters, several lines where the
+multiplexer cannot paste), 3 the multiplexer failed or did not answer, 4 staged_unconfirmed
+(typed and Enter pressed, but nothing on screen confirmed the agent took it), ${REPLACED_EXIT}.`;
 
 const WINDOW_NAME_HELP = `
 Exit codes: 0 renamed or nothing to do, 2 pane not found or usage error (an empty prefix),
-3 any other tmux failure (tmux unreachable, rename refused).`;
+3 the multiplexer failed, did not answer or refused the rename, ${REPLACED_EXIT}.`;
 
 export function registerPaneCommands(program: Command, context: CommandContext): void {
   const pane = program
     .command('pane')
     .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, kill, questions, explain')
-    // Every verb takes -L/-S; say so in each one's help (subcommands inherit this setting).
+    .addOption(new Option('--mux <name>', 'the multiplexer: tmux, herdr or zellij (default: chosen as drover mux chooses; -L/-S mean tmux)').choices(MUX_NAMES))
+    // Every verb takes -L/-S and --mux; say so in each one's help (subcommands inherit this setting).
     .configureHelp({ showGlobalOptions: true });
 
   pane
     .command('map')
     .description('every pane with its worktree, fab change and stage, and agent state')
     .option('--json', 'print a JSON array of rows')
-    .option('--session <name>', 'only this session (no $TMUX needed)')
-    .addOption(new Option('--all-sessions', 'every session (no $TMUX needed)').conflicts('session'))
+    .option('--session <name>', 'only this session (no need to run inside the multiplexer)')
+    .addOption(new Option('--all-sessions', 'every session (no need to run inside the multiplexer)').conflicts('session'))
     .addHelpText('after', MAP_HELP)
     .action(paneVerb(context, 'sweep', map));
 
@@ -415,7 +523,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .argument('<pane>', PANE_ARGUMENT)
     .option('-l, --lines <n>', 'how many lines (1 or more)', '50')
     .option('--json', JSON_HELP)
-    .addOption(new Option('--raw', 'the captured text only, bytes as tmux printed them').conflicts('json'))
+    .addOption(new Option('--raw', 'the captured text only, as the multiplexer printed it').conflicts('json'))
     .addHelpText('after', PANE_VERB_HELP)
     .action(paneVerb(context, 'pane', capture));
 
@@ -495,15 +603,16 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('questions')
     .description('sweep waiting and idle agent panes for questions they are showing')
-    .option('--all-sessions', 'every session (no $TMUX needed)')
-    .addOption(new Option('--panes <panes...>', 'these panes (ids or SESSION:WINDOW[.PANE] targets), whatever their state; repeatable or comma-separated').conflicts('allSessions'))
+    .option('--all-sessions', 'every session (no need to run inside the multiplexer)')
+    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts('allSessions'))
     .option('--json', JSON_HELP)
     .addHelpText(
       'after',
-      `\nWithout --all-sessions or --panes the sweep covers the session this runs in, so outside tmux one
-of them is needed.
+      `\nWithout --all-sessions or --panes the sweep covers the session this runs in, so outside the
+multiplexer one of them is needed.
 
-Exit codes: 0 for any sweep (matches and skips are data), 1 failure, 2 usage error.`,
+Exit codes: 0 for any sweep (matches and skips are data), 1 failure, 2 usage error,
+${REPLACED_EXIT.replace('the pane key', 'a pane key in --panes')}.`,
     )
     .action(paneVerb(context, 'sweep', questions));
 }

@@ -7,6 +7,7 @@ import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
 import { droverCommand } from '../invocation.js';
+import { progressOn } from '../progress.js';
 import { renderSnapshot } from '../render.js';
 import { clearUpState, readUpState, upFile, upServerRuns, writeUpState } from '../state.js';
 import type { CommandContext } from '../program.js';
@@ -134,7 +135,7 @@ async function upWorkspace(file: string, options: UpOptions, io: CliIO): Promise
   const target = await upServer(options, io, `drover-up-${process.pid}`, sessionName);
   let outcome: LoadOutcome;
   try {
-    outcome = await workspace.applyWorkspace(target.endpoint, prepared, io);
+    outcome = await workspace.applyWorkspace(target.endpoint, prepared, io, progressOn(io, options));
   } catch (error) {
     await settleStartedServer(target, io).catch(() => undefined);
     throw error;

@@ -4,9 +4,9 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge, type MuxLink } from '../../bridge/index.js';
 import { FleetRuntime, chooseStore, describeChoice, fleetStoreExists } from '../../fleet/index.js';
-import { MUX_NAMES, openMux, tmuxIds, type MuxName } from '../../mux/index.js';
+import { createMuxPort, MUX_NAMES, openMux, TmuxAdapter, type MuxName } from '../../mux/index.js';
 import { defaultAgentStatusContext, systemProcessLookup } from '../../agents/index.js';
-import { agentNamerFor, listPanes, paneCensus } from '../../panes/index.js';
+import { agentNamerFor, paneCensus, paneKeys, paneListings } from '../../panes/index.js';
 import { isProcessAlive } from '../../process/index.js';
 import { Server } from '../../tmux/index.js';
 import type { SocketFlags } from '../endpoint.js';
@@ -63,10 +63,12 @@ function pageAssets(): string {
  */
 export function tmuxAgentCensus(server: Server, cwd: string): AgentCensus {
   const nameAgent = agentNamerFor(cwd);
+  const port = createMuxPort(new TmuxAdapter({ server }));
   return {
     read: async () => {
-      const census = paneCensus(await listPanes(server), nameAgent, defaultAgentStatusContext(), await systemProcessLookup());
-      return new Map(census.map(({ listing, agent, status }) => [tmuxIds.pane(listing.paneId), { agent: agent.name, hook: status.state }]));
+      const snapshot = await port.snapshot();
+      const census = paneCensus(paneListings(snapshot, snapshot.panes, paneKeys(port, snapshot.incarnation)), nameAgent, defaultAgentStatusContext(), await systemProcessLookup());
+      return new Map(census.map(({ listing, agent, status }) => [listing.paneId, { agent: agent.name, hook: status.state }]));
     },
   };
 }

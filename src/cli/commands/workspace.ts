@@ -18,6 +18,7 @@ import {
   type ApplyResult,
   type PlanSize,
   type PlanSnapshot,
+  type PlanStep,
   type TmuxinatorImport,
   type WorkspaceDocument,
   type WorkspacePlan,
@@ -25,6 +26,7 @@ import {
 import { openServer, type SocketFlags } from '../endpoint.js';
 import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
+import { progressOn, type Progress } from '../progress.js';
 import { attachArgv } from './server.js';
 
 /**
@@ -159,21 +161,42 @@ function buildSize(io: Pick<CliIO, 'terminalSize'>): PlanSize {
 }
 
 /**
- * Applies a prepared plan on a borrowed server. Commands ride one control connection (one
- * tmux client for the whole load instead of one per step); the binding is released before
- * this returns. Failures come back as an outcome with the ledger, never as a throw.
+ * What a person is told while a load runs `step`: which window of how many it builds, or what
+ * it does there; the session's own settings otherwise.
  */
-export async function applyWorkspace(endpoint: Endpoint, prepared: PreparedLoad, io: CliIO): Promise<LoadOutcome> {
+export function loadStatus(plan: WorkspacePlan, step: PlanStep): string {
+  // A step's window is the one its symbols name: `window:2`, or a pane in it, `pane:2.1`.
+  const window = [...step.produces, ...step.consumes].map((symbol) => /^(?:window|pane):(\d+)/.exec(symbol)?.[1]).find((index) => index !== undefined);
+  const doing = window === undefined ? 'setting up the session' : `${stepVerb(step)} window ${Number(window) + 1}/${plan.windowCount}`;
+  return `loading ${JSON.stringify(plan.sessionName)}: ${doing} …`;
+}
+
+function stepVerb(step: PlanStep): string {
+  if (step.op === 'sleep') return `pausing ${step.args.ms} ms in`;
+  if (step.effect === 'dispatch') return 'sending commands to';
+  if (step.effect === 'focus') return 'focusing';
+  return 'building';
+}
+
+/**
+ * Applies a prepared plan on a borrowed server, showing each step's status on `progress`.
+ * Commands ride one control connection (one tmux client for the whole load instead of one per
+ * step); the binding is released before this returns. Failures come back as an outcome with
+ * the ledger, never as a throw.
+ */
+export async function applyWorkspace(endpoint: Endpoint, prepared: PreparedLoad, io: CliIO, progress: Progress): Promise<LoadOutcome> {
   const started = performance.now();
   const server = await Server.open(endpoint, { env: io.env });
   try {
     await server.connect({ signal: io.signal });
-    const result = await applyPlan(prepared.plan, server, { timeoutMs: prepared.timeoutMs, signal: io.signal, compensate: prepared.compensate });
+    const onStep = (step: PlanStep): void => progress.status(loadStatus(prepared.plan, step));
+    const result = await applyPlan(prepared.plan, server, { timeoutMs: prepared.timeoutMs, signal: io.signal, compensate: prepared.compensate, onStep });
     return { result, code: WORKSPACE_EXIT.ok, elapsedMs: performance.now() - started };
   } catch (error) {
     if (!(error instanceof ApplyError)) throw error;
     return { result: error.result, code: failureCode(error, io), elapsedMs: performance.now() - started, error };
   } finally {
+    progress.end();
     await server.close();
   }
 }
@@ -323,7 +346,7 @@ async function load(flags: LoadCommandFlags, io: CliIO, file?: string): Promise<
   const probe = await openServer(flags, io);
   const { endpoint } = probe;
   await probe.close();
-  const outcome = await applyWorkspace(endpoint, prepared, io);
+  const outcome = await applyWorkspace(endpoint, prepared, io, progressOn(io, flags));
   const json = flags.json === true;
   if (outcome.error !== undefined) return reportFailedLoad(io, json, endpoint, outcome, prepared.plan);
 

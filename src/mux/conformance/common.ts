@@ -151,6 +151,7 @@ export const SAMPLE_CALLS: Readonly<Record<GatedVerb, (port: MuxPort, sample: Sa
   sendKeys: (port, s) => port.sendKeys(s.paneId, ['a']),
   renamePane: (port, s) => port.renamePane(s.paneId, 'conformance'),
   splitPane: (port, s) => port.splitPane({ besidePaneId: s.paneId, direction: 'right' }),
+  releaseKeptPane: (port, s) => port.releaseKeptPane(s.paneId),
   closePane: (port, s) => port.closePane(s.paneId),
   resizePane: (port, s) => port.resizePane(s.paneId, { height: 5 }),
   setFocus: (port, s) => port.setFocus(s.paneId),

@@ -25,7 +25,7 @@ import { HERDR_DECLARATION } from '../../capabilities.js';
 import { HerdrError, MuxError } from '../../errors.js';
 import { toHerdrKey, type MuxKey } from '../../keys.js';
 import { withPublishedCounts } from '../../rules.js';
-import { screenOfRows } from '../../screen.js';
+import { visibleRows } from '../../screen.js';
 import {
   ok,
   refusal,
@@ -266,7 +266,7 @@ export class HerdrAdapter implements MuxAdapter {
   /** herdr reports neither a pane's size nor its cursor: the visible rows are the screen. */
   async readScreen(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxScreen>> {
     const read = await this.client.paneRead(paneId, { source: 'visible', format: 'ansi' }, options);
-    return ok(screenOfRows(paneId, read.text));
+    return ok(Object.freeze({ paneId, ...visibleRows(read.text) }));
   }
 
   async typeText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
@@ -315,6 +315,11 @@ export class HerdrAdapter implements MuxAdapter {
         cause: error,
       });
     }
+  }
+
+  /** A kept pane's program was typed into its shell, which stays whatever drover asks now. */
+  async releaseKeptPane(paneId: string): Promise<MuxOutcome<void>> {
+    return refusal('refused', `herdr cannot let pane ${paneId} close when its program exits: the program was typed into the pane's shell, which stays`);
   }
 
   async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {

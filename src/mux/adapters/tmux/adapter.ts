@@ -43,6 +43,7 @@ import {
   ServerUnreachableError,
   setOptionArgs,
   splitArgs,
+  unsetOptionArgs,
   TargetNotFoundError,
   versionAtLeast,
   type CommandResult,
@@ -58,7 +59,7 @@ import { tmuxIds } from '../../identity.js';
 import { toTmuxKey, type MuxKey } from '../../keys.js';
 import { ContentRevisions } from '../../revision.js';
 import { LabelMemory, withPublishedCounts } from '../../rules.js';
-import { screenOfCapture } from '../../screen.js';
+import { visibleScreen } from '../../screen.js';
 import {
   ok,
   refusal,
@@ -394,13 +395,12 @@ export class TmuxAdapter implements MuxAdapter {
     if (newline === -1 || shown !== pane) return refusal('gone', `tmux has no pane ${paneId}`);
     const cursorX = wholeNumber(x);
     const cursorY = wholeNumber(y);
-    return ok(
-      screenOfCapture(paneId, out.slice(newline + 1), {
-        width: wholeNumber(width) ?? 0,
-        height: wholeNumber(height) ?? 0,
-        cursor: cursorX === null || cursorY === null ? null : { x: cursorX, y: cursorY, visible: visible === '1' },
-      }),
-    );
+    const screen = visibleScreen(out.slice(newline + 1), {
+      width: wholeNumber(width) ?? 0,
+      height: wholeNumber(height) ?? 0,
+      cursor: cursorX === null || cursorY === null ? null : { x: cursorX, y: cursorY, visible: visible === '1' },
+    });
+    return ok(Object.freeze({ paneId, ...screen }));
   }
 
   /** The pane's own program, its foreground command and, once it exited (a kept pane), its status, in one display. */
@@ -475,6 +475,14 @@ export class TmuxAdapter implements MuxAdapter {
       }
       return ok(await this.created(server, receipt.session.id, receipt.window.id, pane, request.cwd, deadline));
     }, step(deadline));
+  }
+
+  /** Unsets the pane's own remain-on-exit, so the window's or server's setting decides again. */
+  async releaseKeptPane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
+    const pane = this.native('pane', paneId) as PaneId;
+    const deadline = this.deadline(options);
+    await this.tmux((server) => server.command(unsetOptionArgs({ kind: 'pane', id: pane }, 'remain-on-exit'), step(deadline)), step(deadline));
+    return ok(undefined);
   }
 
   async closePane(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {

@@ -27,7 +27,7 @@ import { zellijIds } from '../../identity.js';
 import { toZellijKey, type MuxKey } from '../../keys.js';
 import { LabelMemory, withPublishedCounts } from '../../rules.js';
 import { ContentRevisions } from '../../revision.js';
-import { screenOfCapture, screenOfRows } from '../../screen.js';
+import { visibleRows, visibleScreen } from '../../screen.js';
 import {
   ok,
   refusal,
@@ -381,8 +381,8 @@ export class ZellijAdapter implements MuxAdapter {
     const live = await this.livePane(paneId, call);
     if ('ok' in live) return live;
     const text = await this.action(dumpScreenArgs(paneId, true, false), 'action dump-screen', call);
-    if (live.rows <= 0 || live.columns <= 0) return ok(screenOfRows(paneId, text));
-    return ok(screenOfCapture(paneId, text, { width: live.columns, height: live.rows, cursor: live.cursor === null ? null : { ...live.cursor, visible: true } }));
+    const screen = live.rows <= 0 || live.columns <= 0 ? visibleRows(text) : visibleScreen(text, { width: live.columns, height: live.rows, cursor: live.cursor === null ? null : { ...live.cursor, visible: true } });
+    return ok(Object.freeze({ paneId, ...screen }));
   }
 
   /** From the listing: the command the pane was started with (a shell pane names none), its exit and status; never a pid. */

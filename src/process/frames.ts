@@ -2,7 +2,7 @@
 export type FrameEvent = { readonly kind: 'frame'; readonly frame: Buffer } | { readonly kind: 'oversize' };
 
 /**
- * Splits newline-delimited JSON-RPC input into frames of at most `limit` bytes, the newline
+ * Splits newline-delimited JSON input (MCP over stdio, drover-rpc) into frames of at most `limit` bytes, the newline
  * excluded (a carriage return before it is JSON whitespace, and counts). A longer frame is dropped as it arrives, never held
  * whole: it yields one `oversize` event, and the frames after it pass as before. An
  * unterminated tail is never a frame. No I/O.
