@@ -19,6 +19,8 @@ const RELISTEN_MAX_MS = 2000;
 const MIGRATION_LOCK = 7_160_001;
 const MESSAGE_LOCK = 7_160_002;
 const POOL_SIZE = 4;
+/** Pooled connections already given an error listener. */
+const watchedClients = new WeakSet<PoolClient>();
 const INT8_OID = 20;
 
 /**
@@ -167,7 +169,14 @@ export class PostgresStore implements SqlStore {
       timer = setTimeout(() => reject(new Error(`no connection within ${timeoutMs} ms`)), timeoutMs);
     });
     try {
-      return await Promise.race([connecting, timeout]);
+      const client = await Promise.race([connecting, timeout]);
+      // A connection the server drops while checked out fails the query that uses it; the
+      // client's own error event, with no listener, would end the process.
+      if (!watchedClients.has(client)) {
+        watchedClients.add(client);
+        client.on('error', () => undefined);
+      }
+      return client;
     } catch (error) {
       // A connection that arrives after the wait was given up goes back to the pool.
       connecting.then((late) => late.release(), () => undefined);
@@ -223,10 +232,12 @@ async function prepareSchema(pg: PgModule, config: ClientConfig, where: string, 
 
 /** The schema version recorded in the current schema; refuses an unversioned database with tables, or one newer than this drover. */
 async function schemaVersion(client: Client, where: string): Promise<number> {
-  const ledger = await client.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
-  if (!ledger.rows[0]!.present) {
-    const tables = await client.query<{ n: string }>("SELECT count(*) AS n FROM information_schema.tables WHERE table_schema = current_schema()");
-    if (Number(tables.rows[0]!.n) > 0) throw new StoreError(`${where} has tables but no schema_migrations ledger; drover refuses to use an unversioned database`);
+  // One statement, one snapshot: read apart, a drover migrating meanwhile could commit between them.
+  const found = await client.query<{ ledger: boolean; tables: number }>(
+    "SELECT coalesce(bool_or(table_name = 'schema_migrations'), false) AS ledger, count(*)::int AS tables FROM information_schema.tables WHERE table_schema = current_schema()",
+  );
+  if (!found.rows[0]!.ledger) {
+    if (found.rows[0]!.tables > 0) throw new StoreError(`${where} has tables but no schema_migrations ledger; drover refuses to use an unversioned database`);
     return 0;
   }
   const row = await client.query<{ version: number | null }>('SELECT max(version) AS version FROM schema_migrations');

@@ -10,8 +10,6 @@ import { seedFleet, TestWall } from './support.js';
 
 export interface ContractStore {
   kind: StoreKind;
-  /** Why this store cannot be tested here (its server is not installed): the suite is skipped, saying so. */
-  skip?: string;
   /**
    * A broker on a new, empty store whose timestamps come from `wall`, and a way to open a
    * second broker on the same store (another process's connection). Everything opened is
@@ -31,7 +29,7 @@ export function brokerContract(store: ContractStore): void {
     return { ...opened, wall };
   }
 
-  describe(`the broker contract on ${store.kind}`, { skip: store.skip }, () => {
+  describe(`the broker contract on ${store.kind}`, () => {
     describe('the store', () => {
       it('says which store it is, opened for writing at the latest schema', async (t) => {
         const { broker } = await open(t);

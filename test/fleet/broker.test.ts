@@ -1,7 +1,7 @@
-import { after } from 'node:test';
+import { after, describe } from 'node:test';
 import { join } from 'node:path';
 import { PostgresStore, SqlBroker, SqliteStore } from '../../src/fleet/index.js';
-import { postgresSkipReason, startPostgres, type PostgresCluster } from '../support/postgres.js';
+import { postgresSkipReason, startPostgres } from '../support/postgres.js';
 import { brokerContract } from './broker-contract.js';
 import { tempDirectory } from './support.js';
 
@@ -21,21 +21,22 @@ brokerContract({
   },
 });
 
-// The same contract on PostgreSQL: one private cluster for the file, a new database per test; a
+// The same contract on PostgreSQL: one private cluster for the suite, a new database per test; a
 // second broker is a second pool of connections to that database.
 const skip = await postgresSkipReason();
-const cluster: PostgresCluster | undefined = skip === undefined ? await startPostgres(after) : undefined;
-brokerContract({
-  kind: 'postgresql',
-  skip,
-  async open(t, wall) {
-    const url = await cluster!.createDatabase();
-    const connect = async (): Promise<SqlBroker> => {
-      const broker = new SqlBroker(await PostgresStore.open({ url }), { wallMicros: wall });
-      t.after(() => broker.close());
-      return broker;
-    };
-    const broker = await connect();
-    return { broker, another: connect };
-  },
+describe('PostgreSQL', { skip }, () => {
+  const cluster = skip === undefined ? startPostgres(after) : undefined;
+  brokerContract({
+    kind: 'postgresql',
+    async open(t, wall) {
+      const url = await (await cluster!).createDatabase();
+      const connect = async (): Promise<SqlBroker> => {
+        const broker = new SqlBroker(await PostgresStore.open({ url }), { wallMicros: wall });
+        t.after(() => broker.close());
+        return broker;
+      };
+      const broker = await connect();
+      return { broker, another: connect };
+    },
+  });
 });
