@@ -10,6 +10,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   up: ['drover up', 'drover up examples/agent-fleet.yaml'],
   down: ['drover down', 'drover down -L work --kill-server'],
   snapshot: ['drover snapshot', `drover snapshot --json --where '{"field":"pane_current_command","op":"eq","value":"claude"}'`],
+  rpc: ['drover rpc --stdio < requests.jsonl'],
   mcp: ['drover mcp --tier mutating', 'drover mcp -L work --enable-tool send_keys'],
   fleet: ['drover fleet create review --agent claude', 'drover fleet list'],
   'fleet create': ['drover fleet create review --agent claude'],

@@ -134,11 +134,11 @@ describe('the package npm packs, installed into an empty global prefix', { timeo
     assert.equal(fleet.fleet.name, 'packed');
     assert.equal(fleet.director.placement.pane_id, '%0');
 
-    const doctor = json<{ ok: boolean; issues: string[]; fleet: { database: { exists: boolean; schema_version: number; latest_schema_version: number } } }>(await drover(['doctor', '--json']));
+    const doctor = json<{ ok: boolean; issues: string[]; fleet: { store: { kind: string; reachable: boolean; schema_version: number; latest_schema_version: number } } }>(await drover(['doctor', '--json']));
     assert.deepEqual(doctor.issues, []);
     assert.equal(doctor.ok, true);
-    assert.equal(doctor.fleet.database.exists, true);
-    assert.equal(doctor.fleet.database.schema_version, doctor.fleet.database.latest_schema_version);
+    assert.deepEqual([doctor.fleet.store.kind, doctor.fleet.store.reachable], ['sqlite', true]);
+    assert.equal(doctor.fleet.store.schema_version, doctor.fleet.store.latest_schema_version);
 
     const mcp = await connectMcp(['--tier', 'readonly'], env, [bin]);
     try {

@@ -506,7 +506,12 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, kill, questions, explain')
     .addOption(new Option('--mux <name>', 'the multiplexer: tmux, herdr or zellij (default: chosen as drover mux chooses; -L/-S mean tmux)').choices(MUX_NAMES))
     // Every verb takes -L/-S and --mux; say so in each one's help (subcommands inherit this setting).
-    .configureHelp({ showGlobalOptions: true });
+    .configureHelp({ showGlobalOptions: true })
+    // `drover pane` alone (perhaps with --mux) asks what the verbs are: help on stdout, exit 0,
+    // as for every other group; its --mux option keeps it from counting as a bare group.
+    .action(function (this: Command) {
+      this.outputHelp();
+    });
 
   pane
     .command('map')
