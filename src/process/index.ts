@@ -5,3 +5,4 @@ export * from './executable.js';
 export * from './signals.js';
 export * from './frames.js';
 export * from './time.js';
+export * from './exit-status.js';

@@ -7,14 +7,18 @@ import { seedFleet } from './support.js';
 const SENDERS = 4;
 const PER_SENDER = 40;
 
+/** How long a sender keeps retrying while the server restarts: a restart under load can take seconds. */
+const RETRY_FOR_MS = 30_000;
+
 /** Sends with its own key, again with the same key while the store is unavailable, until stored. */
 async function sendUntilStored(broker: Broker, from: number, to: number, key: string): Promise<number> {
-  for (let tries = 0; ; tries += 1) {
+  const giveUpAt = Date.now() + RETRY_FOR_MS;
+  for (;;) {
     try {
       return (await broker.sendMessage({ from, to, text: `load ${key}`, idempotencyKey: key })).messageId;
     } catch (error) {
-      if (!(error instanceof StoreUnavailableError) || tries > 200) throw error;
-      await new Promise((resolve) => setImmediate(resolve));
+      if (!(error instanceof StoreUnavailableError) || Date.now() > giveUpAt) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
   }
 }

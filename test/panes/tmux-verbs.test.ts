@@ -168,7 +168,9 @@ describe('pane verbs against real tmux', () => {
 
     it('reports a program that exits at once with its status and last words, and removes its pane', async () => {
       const before = (await live.server.snapshot()).panes.toArray().length;
-      const dying = { dying: { name: 'dying', interactiveCommand: `sh -c 'echo "error: no login found"; exit 3'`, profiles: {} } };
+      // Like an agent, it lingers a moment after its last write: a program that writes and exits
+      // in the same instant can lose that write when tmux closes the pane's terminal.
+      const dying = { dying: { name: 'dying', interactiveCommand: `node -e 'console.log("error: no login found"); setTimeout(() => process.exit(3), 200)'`, profiles: {} } };
       await assert.rejects(openAgentPane(port, { provider: 'dying', providers: dying, cwd: dir, env: {} }), (error) => {
         assert.ok(error instanceof AgentExitedError);
         assert.equal(error.exitStatus, 3);

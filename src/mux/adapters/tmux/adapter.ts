@@ -52,7 +52,7 @@ import {
   type ServerIncarnation,
   type Snapshot as TmuxSnapshot,
 } from '../../../tmux/index.js';
-import { DroverError } from '../../../process/index.js';
+import { DroverError, zombieExitStatus } from '../../../process/index.js';
 import { TMUX_DECLARATION } from '../../capabilities.js';
 import { TmuxMuxError } from '../../errors.js';
 import { tmuxIds } from '../../identity.js';
@@ -408,8 +408,13 @@ export class TmuxAdapter implements MuxAdapter {
     const pane = this.native('pane', paneId);
     const deadline = this.deadline(options);
     const shown = await this.tmux((server) => server.pane(pane).display(PROCESS_FIELDS, step(deadline)), step(deadline));
-    const [pid, dead, status, ...command] = shown.toString('utf8').split('\u001f');
-    return ok({ paneId, pid: wholeNumber(pid), foreground: command.join('\u001f'), dead: dead === '1', exitStatus: dead === '1' ? wholeNumber(status) : null });
+    const [pidText, dead, status, ...command] = shown.toString('utf8').split('\u001f');
+    const pid = wholeNumber(pidText);
+    let exitStatus = dead === '1' ? wholeNumber(status) : null;
+    // tmux can mark a pane dead when its terminal closes and then miss the program's exit for
+    // a long while, leaving it unreaped; its status is still there to read.
+    if (dead === '1' && exitStatus === null && pid !== null) exitStatus = await zombieExitStatus(pid);
+    return ok({ paneId, pid, foreground: command.join('\u001f'), dead: dead === '1', exitStatus });
   }
 
   async typeText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
