@@ -112,6 +112,18 @@ export interface TmuxAdapterOptions {
   readonly resyncMs?: number;
 }
 
+/**
+ * tmux gives a pane the PATH of the client whose command made it, over `-e PATH=…`; a PATH the
+ * caller asks for is therefore set by env(1) in the pane, which also looks the program up in it.
+ * A pane running the default shell has no program to wrap, and keeps tmux's rule.
+ */
+function withOwnPath(env: Readonly<Record<string, string>> | undefined, command: readonly string[] | undefined): { env?: Record<string, string>; command?: string[] } {
+  if (command === undefined) return env === undefined ? {} : { env: { ...env } };
+  if (env?.PATH === undefined) return { ...(env === undefined ? {} : { env: { ...env } }), command: [...command] };
+  const { PATH: path, ...rest } = env;
+  return { env: rest, command: ['/usr/bin/env', `PATH=${path}`, ...command] };
+}
+
 /** tmux's own filler in the title slot is the host name, which is neither a label nor a program's title. */
 function isHostTitle(title: string): boolean {
   return title === hostname();
@@ -465,14 +477,14 @@ export class TmuxAdapter implements MuxAdapter {
       const hazard = await this.spawnHazard(server, deadline);
       if (hazard !== undefined) return refusal('refused', hazard);
       const direction = request.direction === 'right' ? 'horizontal' : 'vertical';
-      const spawn = { cwd: request.cwd, env: request.env, command: request.command };
+      const spawn = { cwd: request.cwd, ...withOwnPath(request.env, request.command) };
       const kept = request.keepOnExit === true && request.command !== undefined;
       const receipt = server.receipt(await server.command(splitArgs(beside, { direction, ...(kept ? { cwd: request.cwd, command: PLACEHOLDER } : spawn) }), { deadline }));
       const pane = receipt.pane.id as PaneId;
       if (request.keepOnExit === true) {
         const scope = { kind: 'pane', id: pane } as const;
         try {
-          await this.group(server, [setOptionArgs(scope, 'remain-on-exit', 'on'), ...(kept ? [respawnPaneArgs(pane, { ...spawn, command: request.command, kill: true })] : [])], deadline);
+          await this.group(server, [setOptionArgs(scope, 'remain-on-exit', 'on'), ...(kept ? [respawnPaneArgs(pane, { ...spawn, kill: true })] : [])], deadline);
         } catch (error) {
           if (!deadline.expired) await receipt.pane.kill(step(deadline)).catch(() => undefined);
           throw error;
