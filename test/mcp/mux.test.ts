@@ -134,6 +134,16 @@ function describeMcpOn(mux: MuxName, open: (sandbox: CliSandbox) => Promise<McpW
       keys = new Map(map.panes.map((row) => [row.pane_id, row.pane_key]));
     });
 
+    if (mux === 'tmux') {
+      it('snapshot and search_panes: every pane row carries the key pane_map gives', async () => {
+        const snapshot = ok(await session.client.callTool({ name: 'snapshot', arguments: {} })) as { panes: { pane_id: string; pane_key: string }[] };
+        assert.deepEqual(new Map(snapshot.panes.map((row) => [row.pane_id, row.pane_key])), keys);
+        const criteria = { field: 'pane_id', op: 'eq', value: world.linePane };
+        const found = ok(await session.client.callTool({ name: 'search_panes', arguments: { criteria } })) as { panes: { pane_id: string; pane_key: string }[] };
+        assert.deepEqual(found.panes.map((row) => row.pane_key), [keys.get(world.linePane)]);
+      });
+    }
+
     it('capture by key: the pane’s lines, with the key back', async () => {
       const captured = ok(await session.client.callTool({ name: 'capture', arguments: { pane_key: keys.get(world.linePane)!, lines: 5 } })) as {
         pane_id: string;

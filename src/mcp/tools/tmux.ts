@@ -15,6 +15,7 @@ import {
   type Pane,
   type PaneId,
 } from '../../tmux/index.js';
+import { tmuxPaneKeys, withPaneKeys } from '../../mux/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 
 export const paneId = z.string().regex(/^%\d+$/, 'a tmux pane id like %3');
@@ -40,7 +41,8 @@ function recordSchema(table: FieldTable): z.ZodObject {
   return z.strictObject(Object.fromEntries(Object.values(table).map((spec) => [spec.wire, fieldSchema(spec)])));
 }
 
-const paneRecord = recordSchema(PANE_FIELDS);
+/** A pane row: its catalog fields, and its key (its id on the server run it was read from). */
+const paneRecord = recordSchema(PANE_FIELDS).extend({ pane_key: z.string().describe('the pane id with the server run it lives on: what the pane tools take as pane_key') });
 const snapshotSchema = z.strictObject({
   capture_id: z.number().int(),
   sessions: z.array(recordSchema(SESSION_FIELDS)),
@@ -112,7 +114,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: snapshotSchema,
     async run(context, input) {
       const snapshot = await context.server.snapshot({ clients: input.clients === true, timeoutMs: context.deadlineMs, signal: context.signal });
-      return snapshot.toJSON() as z.infer<typeof snapshotSchema>;
+      const keyOf = await tmuxPaneKeys(context.server, context.operation);
+      return { ...(snapshot.toJSON() as z.infer<typeof snapshotSchema>), panes: withPaneKeys(snapshot.panes.toJSON() as { pane_id: string }[], keyOf) };
     },
   }),
   defineTool({
@@ -127,7 +130,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     async run(context, input) {
       const criteria = 'version' in input.criteria ? Criteria.fromJSON(input.criteria) : Criteria.build('pane', input.criteria);
       const panes = await context.server.searchPanes(criteria, context.operation);
-      return { panes: panes.toJSON() as z.infer<typeof paneRecord>[] };
+      const keyOf = await tmuxPaneKeys(context.server, context.operation);
+      return { panes: withPaneKeys(panes.toJSON() as { pane_id: string }[], keyOf) as z.infer<typeof paneRecord>[] };
     },
   }),
   defineTool({
