@@ -73,11 +73,13 @@ describe('drover mcp: every tool through the SDK client', () => {
     return map.panes.find((row) => row.pane_id === agent.id)?.agent_state;
   }
 
-  it('core: capabilities and snapshot', async () => {
+  it('core: capabilities, snapshot and mux_snapshot', async () => {
     const about = (await ok('core', 'capabilities')) as { policy: { groups: { name: string; enabled: boolean }[] } };
     assert.deepEqual(about.policy.groups.filter((entry) => entry.enabled).map((entry) => entry.name), ['core']);
-    const snapshot = (await ok('core', 'snapshot', { clients: true })) as { panes: { pane_id: string }[] };
+    const snapshot = (await ok('core', 'snapshot', { clients: true })) as { panes: { pane_id: string; pane_key: string }[] };
     assert.ok(snapshot.panes.some((pane) => pane.pane_id === agent.id));
+    const port = (await ok('core', 'mux_snapshot')) as { panes: { pane_id: string; pane_key: string }[] };
+    assert.deepEqual(port.panes.map((pane) => [pane.pane_id, pane.pane_key]).sort(), snapshot.panes.map((pane) => [pane.pane_id, pane.pane_key]).sort());
   });
 
   it('observe and input: the agent tools, screens and keys', async () => {

@@ -17,7 +17,7 @@ import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
 /** The tools that reach panes through the mux port: all a server off tmux offers. */
-const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'pane_map', 'questions', 'ready'];
+const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'mux_snapshot', 'pane_map', 'questions', 'ready'];
 
 interface McpWorld {
   /** How drover mcp is pointed at this multiplexer: its arguments and environment. */
@@ -143,6 +143,11 @@ function describeMcpOn(mux: MuxName, open: (sandbox: CliSandbox) => Promise<McpW
         assert.deepEqual(found.panes.map((row) => row.pane_key), [keys.get(world.linePane)]);
       });
     }
+
+    it('mux_snapshot: the port’s panes with the keys pane_map gives', async () => {
+      const snapshot = ok(await session.client.callTool({ name: 'mux_snapshot', arguments: {} })) as { panes: { pane_id: string; pane_key: string }[] };
+      assert.deepEqual(new Map(snapshot.panes.map((row) => [row.pane_id, row.pane_key])), keys);
+    });
 
     it('capture by key: the pane’s lines, with the key back', async () => {
       const captured = ok(await session.client.callTool({ name: 'capture', arguments: { pane_key: keys.get(world.linePane)!, lines: 5 } })) as {

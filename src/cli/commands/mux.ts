@@ -4,12 +4,11 @@ import {
   declarationJson,
   describeEndpoint,
   endpointVariable,
-  formatPaneKey,
-  LOCAL_HOST,
   MUX_CAPABILITIES,
   MUX_DECLARATIONS,
   MUX_NAMES,
   MuxError,
+  muxSnapshotJson,
   openMux,
   selectMux,
   tmuxEndpointOf,
@@ -145,57 +144,6 @@ async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, res
 
 // ---- snapshot --------------------------------------------------------------------------------
 
-function paneJson(pane: MuxPane, paneKey: string): Record<string, unknown> {
-  return {
-    pane_id: pane.paneId,
-    pane_key: paneKey,
-    space_id: pane.spaceId,
-    space_label: pane.spaceLabel,
-    space_number: pane.spaceNumber,
-    tab_id: pane.tabId,
-    tab_label: pane.tabLabel ?? null,
-    cwd: pane.cwd,
-    focused: pane.focused,
-    alive: pane.alive,
-    agent: pane.agent,
-    status: pane.status,
-    pane_label: pane.paneLabel ?? null,
-    terminal_title: pane.terminalTitle ?? null,
-    foreground_command: pane.foregroundCommand ?? null,
-    readable_lines: pane.readableLines ?? null,
-    agent_session: pane.agentSession === undefined ? null : { ...pane.agentSession },
-    geometry: pane.geometry === undefined ? null : { ...pane.geometry },
-  };
-}
-
-/** The port's snapshot as JSON (snake_case); absent optional facts are null. Each pane carries its key on the run read. */
-function snapshotJson(mux: MuxName, snapshot: MuxSnapshot): Record<string, unknown> {
-  return {
-    incarnation: snapshot.incarnation,
-    spaces: snapshot.spaces.map((space) => ({
-      space_id: space.spaceId,
-      number: space.number,
-      label: space.label,
-      focused: space.focused,
-      active_tab_id: space.activeTabId,
-      tab_count: space.tabCount,
-      pane_count: space.paneCount,
-      repo_root: space.repoRoot ?? null,
-      is_worktree: space.isWorktree ?? null,
-    })),
-    tabs: snapshot.tabs.map((tab) => ({
-      tab_id: tab.tabId,
-      space_id: tab.spaceId,
-      number: tab.number,
-      label: tab.label,
-      focused: tab.focused,
-      pane_count: tab.paneCount,
-      size: tab.size === undefined ? null : { ...tab.size },
-    })),
-    panes: snapshot.panes.map((pane) => paneJson(pane, formatPaneKey({ host: LOCAL_HOST, mux, incarnation: snapshot.incarnation, paneId: pane.paneId }))),
-  };
-}
-
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
 }
@@ -228,7 +176,7 @@ async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
   await withPort(options, io, async (port, resolved) => {
     const snapshot = await port.snapshot();
     if (options.json) {
-      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(resolved.mux, snapshot) });
+      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...muxSnapshotJson(resolved.mux, snapshot) });
       return;
     }
     writeLine(io.stdout, `${resolved.mux} at ${resolved.where}`);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isValidMuxId, looksLikePaneKey, MUX_NAMES, MuxError, parsePaneKey } from '../../mux/index.js';
+import { isValidMuxId, looksLikePaneKey, MUX_NAMES, MuxError, muxSnapshotJson, muxSnapshotJsonSchema, parsePaneKey } from '../../mux/index.js';
 import {
   deliveryReceiptJson,
   deliveryReceiptJsonSchema,
@@ -119,6 +119,20 @@ async function captureTmux(context: ToolContext, id: PaneId, paneKeyOf: string, 
 }
 
 export const paneTools: readonly ToolDefinition[] = [
+  defineTool({
+    name: 'mux_snapshot',
+    tier: 'readonly',
+    group: 'core',
+    everyMux: true,
+    title: 'Snapshot the multiplexer through the port',
+    description:
+      "Every space (tmux session), tab (window) and pane as drover's mux port sees them, on tmux, herdr or zellij alike, each pane with its pane_key; no screen content. The same document as drover mux snapshot --json.",
+    input: z.object({}),
+    output: muxSnapshotJsonSchema,
+    async run(context) {
+      return muxSnapshotJson(context.mux, await context.port.snapshot(context.operation));
+    },
+  }),
   defineTool({
     name: 'capture',
     tier: 'readonly',
