@@ -99,6 +99,8 @@ describe('drover mcp: every tool through the SDK client', () => {
     assert.equal(sent.enter_sent, true);
     await ok('input', 'send_keys', { pane_id: cat.id, keys: ['k', 'e', 'y', 's', 'Enter'] });
     const waited = await ok('observe', 'wait_for_text', { pane_id: cat.id, text: 'keys', timeout_ms: 5000 });
+    const processes = (await ok('observe', 'pane_process', { pane_id: cat.id })) as { processes: { comm: string }[]; has_agent: boolean };
+    assert.deepEqual([processes.processes.map((node) => node.comm), processes.has_agent], [['cat'], false]);
     assert.equal(waited.matched, true);
     const captured = (await ok('observe', 'capture', { pane_id: cat.id })) as { content: string };
     assert.equal(captured.content.split('\n').filter((line) => line === 'typed-by-mcp').length, 2, 'typed and echoed by cat');

@@ -17,7 +17,7 @@ import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
 /** The tools that reach panes through the mux port: all a server off tmux offers. */
-const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'mux_snapshot', 'pane_map', 'questions', 'ready'];
+const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'mux_snapshot', 'pane_map', 'pane_process', 'questions', 'ready'];
 
 interface McpWorld {
   /** How drover mcp is pointed at this multiplexer: its arguments and environment. */
@@ -157,6 +157,18 @@ function describeMcpOn(mux: MuxName, open: (sandbox: CliSandbox) => Promise<McpW
       };
       assert.deepEqual([captured.pane_id, captured.pane_key], [world.linePane, keys.get(world.linePane)]);
       assert.ok((await world.screen(world.linePane)).includes(captured.content.split('\n').at(-1)!.trimEnd()));
+    });
+
+    it('pane_process: the tree under the pane where its pid is reported, else a refusal naming paneProcess', async () => {
+      const result = await session.client.callTool({ name: 'pane_process', arguments: { pane_key: keys.get(world.linePane)! } });
+      if (mux === 'tmux') {
+        const report = ok(result) as { pane_key: string; processes: { comm: string }[] };
+        assert.deepEqual([report.pane_key, report.processes.map((node) => node.comm)], [keys.get(world.linePane), ['cat']]);
+      } else {
+        const error = errorOf(result);
+        assert.equal(error.code, 'unsupported');
+        assert.match(error.message, /paneProcess/);
+      }
     });
 
     it('deliver into a pane that takes lines: the line arrives and the receipt says so', async () => {

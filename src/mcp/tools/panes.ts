@@ -9,6 +9,9 @@ import {
   paneDeliver,
   paneKill,
   paneMap,
+  paneProcess,
+  paneProcessJson,
+  paneProcessJsonSchema,
   paneQuestions,
   paneReady,
   questionSweepJson,
@@ -180,6 +183,20 @@ export const paneTools: readonly ToolDefinition[] = [
       const sessionScope: SessionScope = input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
       const rows = await paneMap(context.port, sessionScope, { env: context.env });
       return { panes: rows.map(mapRowJson) };
+    },
+  }),
+  defineTool({
+    name: 'pane_process',
+    tier: 'readonly',
+    group: 'observe',
+    everyMux: true,
+    title: "A pane's process tree",
+    description:
+      "The processes under the pane's own program (pid, parent, command and its arguments, and which are agents), typing nothing. It needs the pane's pid: a multiplexer that reports none (herdr, zellij) refuses it as unsupported.",
+    input: z.object(onePane),
+    output: paneProcessJsonSchema,
+    async run(context, input) {
+      return paneProcessJson(await paneProcess(context.port, namedPane(input)));
     },
   }),
   defineTool({
