@@ -21,6 +21,8 @@ export interface RemoteVerb {
   /** How long the host itself may take to answer (its own deadlines); the hub adds the link's latency. */
   readonly hostBudgetMs: number;
   readonly json: boolean;
+  /** A delivery's id and the command that resends it, for the answer when the link is cut mid-call. */
+  readonly delivery?: { readonly id: string; readonly resend: string };
 }
 
 /** The server flags, passed on: -L/-S name a server on that host. */
@@ -54,7 +56,10 @@ export async function runOnHost(target: HostTarget, verb: RemoteVerb, flags: Soc
     } catch (error) {
       if (error instanceof RpcLinkLostError || error instanceof TimeoutError) {
         // Sent, and no answer: it may have run there. Never reported as done, never as not done.
-        throw new ExitError(`${verb.method} on ${target.host}: ${error.message}`, EXIT.unconfirmed, { code: 'possibly_sent', host: target.host, delivery: 'possibly_sent', link: linkFigures });
+        // A delivery is asked for again by its id: the host answers from its record, never typing twice.
+        const resend = verb.delivery === undefined ? '' : `; resend it with its delivery id (the host types it at most once): ${verb.delivery.resend}`;
+        const delivery = verb.delivery === undefined ? {} : { delivery_id: verb.delivery.id, resend: verb.delivery.resend };
+        throw new ExitError(`${verb.method} on ${target.host}: ${error.message}${resend}`, EXIT.unconfirmed, { code: 'possibly_sent', host: target.host, delivery: 'possibly_sent', ...delivery, link: linkFigures });
       }
       throw error;
     }
