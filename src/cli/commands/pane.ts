@@ -584,10 +584,18 @@ pressed, and success needs evidence: the agent turned busy, asks permission, or 
 emptied. A draft already in the composer is cleared first and reported. Dialogs, questions and
 busy turns are never typed into. Other programs get the text typed as keys (one line only).
 
+With --delivery-id ID the delivery is recorded under ID (in drover's state directory) before
+anything is typed: run again with the same ID, it is answered from the record (replayed: true)
+and never typed twice. A delivery to HOST::PANE always has an id (one is made up when none is
+given); when the link is cut mid-delivery, the possibly_sent error carries it and the exact
+command that resends it.
+
 Exit codes: 0 submitted, 1 failed (nothing or not all of it was taken; the reason says which),
 2 pane not found or usage error (empty text, control characters, several lines where the
 multiplexer cannot paste), 3 the multiplexer failed or did not answer, 4 staged_unconfirmed
-(typed and Enter pressed, but nothing on screen confirmed the agent took it), ${REPLACED_EXIT}.`;
+(typed and Enter pressed, but nothing on screen confirmed the agent took it) or possibly_sent
+(a delivery id whose first delivery may have been typed, or a link cut mid-delivery),
+${REPLACED_EXIT}.`;
 
 const WINDOW_NAME_HELP = `
 Exit codes: 0 renamed or nothing to do, 2 pane not found or usage error (an empty prefix),
