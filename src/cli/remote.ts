@@ -4,7 +4,7 @@
  * document, with the host and the link's figures added. Only JSON comes back: the host's
  * receipt is passed on as it is, never re-rendered from a guess.
  */
-import { Hosts, HostUnreachableError, RpcLinkLostError, UnknownHostError, type HostTarget, type RpcParams } from '../hosts/index.js';
+import { Hosts, HostUnreachableError, RPC_DELIVERY_IDS_SINCE, RpcLinkLostError, UnknownHostError, versionAtLeast, type HostTarget, type RpcParams } from '../hosts/index.js';
 import { TimeoutError } from '../process/index.js';
 import { EXIT, ExitError, writeError, writeJson, type CliIO } from './io.js';
 import { droverCommand } from './invocation.js';
@@ -46,6 +46,14 @@ export async function runOnHost(target: HostTarget, verb: RemoteVerb, flags: Soc
     } catch (error) {
       if (error instanceof HostUnreachableError) throw new ExitError(error.message, EXIT.failure, { code: 'host_unreachable', host: target.host, link_state: error.linkState, delivery: 'not_sent' });
       throw error;
+    }
+    if (verb.delivery !== undefined && !versionAtLeast(client.handshake.version, RPC_DELIVERY_IDS_SINCE)) {
+      // Such a host would type a resend again: nothing is sent to it.
+      throw new ExitError(
+        `host ${target.host} runs drover ${client.handshake.drover_version} (drover-rpc ${client.handshake.version}), which does not remember delivery ids; nothing was sent: install this release there with \`${droverCommand(io.env)} host add ${target.host} --install\``,
+        EXIT.failure,
+        { code: 'host_incompatible', host: target.host, delivery: 'not_sent', delivery_id: verb.delivery.id },
+      );
     }
     const latencyMs = link.health.latencyMs ?? 0;
     const hubBudgetMs = Math.ceil(verb.hostBudgetMs + latencyMs);

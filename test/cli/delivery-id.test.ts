@@ -5,9 +5,11 @@ import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/process/index.js';
 import { cliSandbox } from '../support/cli.js';
+import { createFakeSsh, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
 import { eventually } from '../support/wait.js';
 
-const LINE_SINK = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'line-sink.js');
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+const LINE_SINK = join(FIXTURES, 'line-sink.js');
 
 describe('drover pane deliver --delivery-id on this machine', () => {
   const sandbox = cliSandbox();
@@ -61,5 +63,31 @@ describe('drover pane deliver --delivery-id on this machine', () => {
     const bad = await sandbox.drover(['-S', socket, 'pane', 'deliver', pane, '--text', 'x', '--delivery-id', '../up', '--json']);
     assert.equal(bad.exitCode, 2);
     assert.match(bad.stderrText(), /--delivery-id: "..\/up" is not a delivery id/);
+  });
+});
+
+describe('drover pane deliver to a host whose drover predates delivery ids (a fake ssh on PATH)', () => {
+  const sandbox = cliSandbox();
+  let ssh: FakeSsh;
+  let requests: string;
+
+  before(() => {
+    ssh = createFakeSsh();
+    const remote = ssh.remote('old-box');
+    requests = join(remote.home, 'requests.log');
+    mkdirSync(join(remote.home, '.local', 'bin'), { recursive: true });
+    writeFileSync(join(remote.home, '.local', 'bin', 'drover'), `#!/bin/sh\nexec '${process.execPath}' '${join(FIXTURES, 'ssh', 'old-drover.js')}' '${requests}'\n`, { mode: 0o755 });
+    writeFileSync(join(sandbox.dir, 'config.yaml'), 'hosts:\n  old:\n    ssh: old-box\n');
+  });
+  after(() => ssh.cleanup());
+
+  it('sends it nothing, since it would type a resend again, and names the fix', async () => {
+    const answer = await sandbox.drover(['pane', 'deliver', 'old::%1', '--text', 'hello', '--json'], { env: { ...ssh.env, DROVER_CONFIG: join(sandbox.dir, 'config.yaml') }, timeoutMs: 60_000 });
+    assert.equal(answer.exitCode, 1, answer.stderrText());
+    const error = (JSON.parse(answer.text()) as { error: { code: string; delivery: string; host: string; delivery_id: string } }).error;
+    assert.deepEqual([error.code, error.delivery, error.host], ['host_incompatible', 'not_sent', 'old']);
+    assert.match(error.delivery_id, /^dlv-/);
+    assert.match(answer.stderrText(), /runs drover 0\.0\.1-old \(drover-rpc 1\.0\), which does not remember delivery ids; nothing was sent: install this release there with `.* host add old --install`/);
+    assert.equal(existsSync(requests), false, 'no request but pings reached it');
   });
 });

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
-import { DeliveryLedger, deliveryIdProblem, expiredDeliveries, judgeKnownDelivery, newDeliveryId, type DeliveryRecord } from '../../src/hosts/index.js';
+import { DeliveryLedger, RPC_DELIVERY_IDS_SINCE, RPC_VERSION, deliveryIdProblem, expiredDeliveries, judgeKnownDelivery, newDeliveryId, versionAtLeast, type DeliveryRecord } from '../../src/hosts/index.js';
 import { run } from '../../src/process/index.js';
 
 const started: DeliveryRecord = { delivery_id: 'd1', state: 'started', pane: '%1', pid: 4242, started_at: '2026-01-01T00:00:00.000000Z' };
@@ -22,6 +22,14 @@ describe('delivery ids: the pure rules', () => {
     assert.equal(judgeKnownDelivery(started, (pid) => pid === 4242).kind, 'in_flight');
     assert.equal(judgeKnownDelivery(started, () => false).kind, 'cut_off');
     assert.equal(judgeKnownDelivery({ ...started, state: 'interrupted', problem: 'tmux failed' }, () => true).kind, 'cut_off');
+  });
+
+  it('sends a delivery only to a host whose drover-rpc remembers its id', () => {
+    assert.equal(versionAtLeast(RPC_VERSION, RPC_DELIVERY_IDS_SINCE), true, 'this drover does');
+    assert.equal(versionAtLeast('1.0', RPC_DELIVERY_IDS_SINCE), false);
+    assert.equal(versionAtLeast('1.7', '1.1'), true);
+    assert.equal(versionAtLeast('2.1', '1.1'), false, 'another major is another protocol');
+    assert.equal(versionAtLeast('one', '1.1'), false);
   });
 
   it('drops records older than the age, and beyond the newest count', () => {
