@@ -45,6 +45,17 @@ describe('drover pane deliver --delivery-id on this machine', () => {
     assert.match(text.stdout.toString(), /^submitted %\d+: .* \(delivery job-7 was made before; answered from its record, not typed again\)\n$/);
   });
 
+  it('types once when two deliveries of one id race: the second waits for the first and answers its receipt', async () => {
+    const before = lines();
+    const deliver = () => sandbox.drover(['-S', socket, 'pane', 'deliver', pane, '--text', 'raced', '--delivery-id', 'job-race', '--json'], { timeoutMs: 60_000 });
+    const answers = await Promise.all([deliver(), deliver()]);
+    for (const answer of answers) assert.equal(answer.exitCode, 0, answer.stderrText());
+    const receipts = answers.map((answer) => JSON.parse(answer.text()) as { status: string; replayed?: boolean });
+    assert.deepEqual(receipts.map((receipt) => receipt.status), ['submitted', 'submitted']);
+    assert.deepEqual(receipts.map((receipt) => receipt.replayed === true).sort(), [false, true], 'one typed it, the other was answered from the record');
+    assert.deepEqual(lines(), [...before, 'raced']);
+  });
+
   it('answers possibly_sent, typing nothing, for an id whose delivery was cut off mid-way', async () => {
     const gone = await run([process.execPath, '-e', 'process.stdout.write(String(process.pid))'], { timeoutMs: 20_000 });
     const ledger = join(sandbox.env.DROVER_STATE_DIR!, 'deliveries');
