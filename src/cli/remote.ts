@@ -62,12 +62,14 @@ export async function runOnHost(target: HostTarget, verb: RemoteVerb, flags: Soc
     try {
       reply = await client.request(verb.method, { ...serverParams(flags), ...verb.params, pane: target.pane }, { timeoutMs: hubBudgetMs, signal: io.signal });
     } catch (error) {
-      if (error instanceof RpcLinkLostError || error instanceof TimeoutError) {
+      const interrupted = io.signal.aborted;
+      if (error instanceof RpcLinkLostError || error instanceof TimeoutError || interrupted) {
         // Sent, and no answer: it may have run there. Never reported as done, never as not done.
         // A delivery is asked for again by its id: the host answers from its record, never typing twice.
         const resend = verb.delivery === undefined ? '' : `; resend it with its delivery id (the host types it at most once): ${verb.delivery.resend}`;
         const delivery = verb.delivery === undefined ? {} : { delivery_id: verb.delivery.id, resend: verb.delivery.resend };
-        throw new ExitError(`${verb.method} on ${target.host}: ${error.message}${resend}`, EXIT.unconfirmed, { code: 'possibly_sent', host: target.host, delivery: 'possibly_sent', ...delivery, link: linkFigures });
+        const message = `${verb.method} on ${target.host}: ${(error as Error).message}${resend}`;
+        throw new ExitError(message, interrupted ? EXIT.interrupted : EXIT.unconfirmed, { code: interrupted ? 'interrupted' : 'possibly_sent', host: target.host, delivery: 'possibly_sent', ...delivery, link: linkFigures });
       }
       throw error;
     }

@@ -5,6 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import { HostLink, type LinkState } from '../../src/hosts/index.js';
+import { LongLivedChild } from '../../src/process/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
 import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
@@ -108,5 +109,25 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
     const receipt = JSON.parse(resent.text()) as { status: string; delivery_id: string; replayed: boolean; host: string };
     assert.deepEqual([receipt.status, receipt.delivery_id, receipt.replayed, receipt.host], ['submitted', error.delivery_id, true, 'box']);
     assert.deepEqual(lines(), ['typed exactly once'], 'the pane received the prompt once');
+
+    // Interrupted while the answer is held: the same id and resend, exit 130, and still once.
+    const interrupted = await LongLivedChild.start([process.execPath, CLI_PATH, '-S', socket, 'pane', 'deliver', `box::${pane}`, '--text', 'interrupted once', '--json'], {
+      env: { ...env, DROVER_CONFIG: hosts },
+      cwd: sandbox.dir,
+    });
+    const output: Buffer[] = [];
+    interrupted.stdout.on('data', (chunk: Buffer) => output.push(chunk));
+    await eventually('the second prompt to reach the pane', () => lines().length > 1, 60_000);
+    process.kill(interrupted.pid, 'SIGINT');
+    const exit = await interrupted.exited;
+    assert.equal(exit.exitCode, 130, interrupted.stderr().tail.toString('utf8'));
+    const stopped = (JSON.parse(Buffer.concat(output).toString('utf8')) as { error: { code: string; delivery: string; delivery_id: string; resend: string } }).error;
+    assert.deepEqual([stopped.code, stopped.delivery], ['interrupted', 'possibly_sent']);
+    assert.ok(stopped.resend.endsWith(`--delivery-id ${stopped.delivery_id} --text 'interrupted once' --json`), stopped.resend);
+    network({ mode: 'pass' });
+    const again = await drover(['pane', 'deliver', `box::${pane}`, '--delivery-id', stopped.delivery_id, '--text', 'interrupted once', '--json']);
+    assert.equal(again.exitCode, 0, again.stderrText());
+    assert.equal((JSON.parse(again.text()) as { replayed: boolean }).replayed, true);
+    assert.deepEqual(lines(), ['typed exactly once', 'interrupted once']);
   });
 });
