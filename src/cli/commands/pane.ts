@@ -50,7 +50,7 @@ import {
 import { Endpoint, Server, ServerUnreachableError } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
 import { parseHostTarget } from '../../hosts/index.js';
-import { runOnHost, type RemoteVerb } from '../remote.js';
+import type { RemoteVerb, runOnHost as runOnHostNow } from '../remote.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
@@ -139,6 +139,11 @@ async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => P
 
 /** How long a host may take over a pane verb with no wait of its own (tmux calls, a capture, a kill). */
 const HOST_VERB_BUDGET_MS = 30_000;
+
+/** A verb on another host's pane; the host link's code loads only then. */
+async function runOnHost(...args: Parameters<typeof runOnHostNow>): ReturnType<typeof runOnHostNow> {
+  return (await import('../remote.js')).runOnHost(...args);
+}
 
 /**
  * A verb on a `HOST::PANE` target runs on that host (see runOnHost) and answers its exit status;
@@ -359,7 +364,6 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   for await (const chunk of stream) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : (chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
 }
-
 
 async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
