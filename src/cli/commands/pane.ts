@@ -55,7 +55,7 @@ import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, type
 import { DroverError, shellQuote } from '../../process/index.js';
 import { droverCommand } from '../invocation.js';
 import { deliveryLedgerDirectory } from '../state.js';
-import { runOnHost, type RemoteVerb } from '../remote.js';
+import type { RemoteVerb, runOnHost as runOnHostNow } from '../remote.js';
 import { EXIT, ExitError, UsageError, errorDocument, messageOf, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
@@ -144,6 +144,11 @@ async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => P
 
 /** How long a host may take over a pane verb with no wait of its own (tmux calls, a capture, a kill). */
 const HOST_VERB_BUDGET_MS = 30_000;
+
+/** A verb on another host's pane; the host link's code loads only then. */
+async function runOnHost(...args: Parameters<typeof runOnHostNow>): ReturnType<typeof runOnHostNow> {
+  return (await import('../remote.js')).runOnHost(...args);
+}
 
 /**
  * A verb on a `HOST::PANE` target runs on that host (see runOnHost) and answers its exit status;
