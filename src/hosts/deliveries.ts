@@ -56,7 +56,10 @@ export interface DeliveryRecord {
  * - `in_flight`: another process is delivering it now.
  * - `cut_off`: it started and its process is gone, or it failed mid-way: it may have been typed.
  */
-export type KnownDelivery = { readonly kind: 'replay'; readonly record: DeliveryRecord } | { readonly kind: 'in_flight' | 'cut_off'; readonly record: DeliveryRecord };
+export interface KnownDelivery {
+  readonly kind: 'replay' | 'in_flight' | 'cut_off';
+  readonly record: DeliveryRecord;
+}
 
 /** The answer for an id already recorded; `alive` says whether a process runs. */
 export function judgeKnownDelivery(record: DeliveryRecord, alive: (pid: number) => boolean): KnownDelivery {
