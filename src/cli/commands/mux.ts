@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import {
-  conformance,
   declarationJson,
   describeEndpoint,
   endpointVariable,
@@ -20,6 +19,7 @@ import {
   type MuxSelection,
   type MuxSnapshot,
 } from '../../mux/index.js';
+import type { conformance } from '../../mux/index.js';
 import type { Endpoint, Server } from '../../tmux/index.js';
 import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
@@ -206,7 +206,9 @@ const MARKS: Readonly<Record<CheckStatus, string>> = { pass: '✓', fail: '✗',
 
 async function probeCommand(options: MuxFlags, io: CliIO): Promise<number> {
   return withPort(options, io, async (port, resolved) => {
-    const results = await conformance.runReadOnlyChecks(port);
+    // The checks load only here: the pane verbs share this module and need none of them.
+    const { conformance: checks } = await import('../../mux/index.js');
+    const results = await checks.runReadOnlyChecks(port);
     const verdict = probeVerdict(results);
     const count = (status: CheckStatus): number => results.filter((result) => statusOf(result) === status).length;
     if (options.json) {
