@@ -216,6 +216,23 @@ function describeMcpOn(mux: MuxName, open: (sandbox: CliSandbox) => Promise<McpW
   });
 }
 
+describe('drover mcp finds its tmux server as drover pane does', () => {
+  const sandbox = cliSandbox();
+
+  it('takes the server DROVER_MUX_ENDPOINT_TMUX names', async (t) => {
+    const server = await startTestServer();
+    t.after(() => server.close());
+    await server.newSession({ command: ['sleep', '600'], receipt: true });
+    const env = { ...sandbox.env, DROVER_MUX: 'tmux', DROVER_MUX_ENDPOINT_TMUX: server.endpoint.socketPath };
+    const session = await connectMcp(['--allow', 'observe'], env);
+    t.after(() => session.close());
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string }[] };
+    const panes = (await server.snapshot()).panes.toArray().map((pane) => pane.paneId);
+    assert.deepEqual(map.panes.map((row) => row.pane_id).sort(), [...panes].sort());
+    assert.ok(panes.length > 0);
+  });
+});
+
 describeMcpOn('tmux', tmuxWorld);
 describeMcpOn('herdr', herdrWorld);
 describeMcpOn('zellij', zellijWorld);

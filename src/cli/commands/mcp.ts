@@ -19,13 +19,13 @@ import {
   workspaceTools,
 } from '../../mcp/index.js';
 import { fleetStoreExists } from '../../fleet/index.js';
-import { MUX_NAMES, type MuxPort } from '../../mux/index.js';
+import { endpointVariable, MUX_NAMES, type MuxPort } from '../../mux/index.js';
 import type { Server } from '../../tmux/index.js';
-import { openServer, resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint.js';
+import { resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, parseMilliseconds, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { packageVersion } from '../version.js';
-import { openResolvedMux, resolveMux, unreachableMessage } from './mux.js';
+import { openResolvedMux, openResolvedTmux, resolveMux, unreachableMessage } from './mux.js';
 
 interface McpOptions extends SocketFlags {
   mux?: string;
@@ -80,7 +80,12 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
   let port: MuxPort | undefined;
   const backend =
     resolved.mux === 'tmux'
-      ? { server: async () => (server = await openServer(options, io)), describeUnreachable: () => serverNotRunning(options, io) }
+      ? {
+          // Resolved again at each attempt: a server `drover up` starts later is found then.
+          server: async () => (server = await openResolvedTmux(resolveMux(options, io), io)),
+          // A server named by the multiplexer's endpoint variable is described as drover mux describes it.
+          describeUnreachable: (error: unknown) => (resolved.endpoint.source === endpointVariable('tmux') ? unreachableMessage(resolved, error) : serverNotRunning(options, io)),
+        }
       : { port: (port = openResolvedMux(resolved, io)), describeUnreachable: (error: unknown) => unreachableMessage(resolved, error) };
   const application = new Application({
     ...backend,

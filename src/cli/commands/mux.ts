@@ -20,7 +20,7 @@ import {
   type MuxSnapshot,
 } from '../../mux/index.js';
 import type { conformance } from '../../mux/index.js';
-import type { Endpoint, Server } from '../../tmux/index.js';
+import { Server, ServerUnreachableError, type Endpoint } from '../../tmux/index.js';
 import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
@@ -115,6 +115,18 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
 /** A port on the chosen multiplexer; on tmux over `tmuxServer` when the caller opened (and closes) that binding. */
 export function openResolvedMux(resolved: ResolvedMux, io: CliIO, tmuxServer?: Server): MuxPort {
   return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint, tmuxServer });
+}
+
+/** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
+export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO): Promise<Server> {
+  try {
+    return await Server.open(resolved.tmuxEndpoint!, { env: io.env });
+  } catch (error) {
+    if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
+      throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);
+    }
+    throw error;
+  }
 }
 
 /** A multiplexer that does not answer, in the words of a report: where it was looked for, and what to do. */

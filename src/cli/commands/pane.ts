@@ -49,7 +49,7 @@ import {
   type QuestionScope,
   type SessionScope,
 } from '../../panes/index.js';
-import { Endpoint, Server, ServerUnreachableError } from '../../tmux/index.js';
+import { Endpoint, Server } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
 import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, type KnownDelivery } from '../../hosts/index.js';
 import { DroverError, shellQuote } from '../../process/index.js';
@@ -59,7 +59,7 @@ import type { RemoteVerb, runOnHost as runOnHostNow } from '../remote.js';
 import { EXIT, ExitError, UsageError, errorDocument, messageOf, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
-import { openResolvedMux, resolveMux, type ResolvedMux } from './mux.js';
+import { openResolvedMux, openResolvedTmux, resolveMux, type ResolvedMux } from './mux.js';
 
 /**
  * How a verb's failures become exit codes. Both schemes: a usage error or a capability the
@@ -118,21 +118,9 @@ interface PaneMux {
   readonly io: CliIO;
 }
 
-/** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
-async function openTmux(resolved: ResolvedMux, io: CliIO): Promise<Server> {
-  try {
-    return await Server.open(resolved.tmuxEndpoint!, { env: io.env });
-  } catch (error) {
-    if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
-      throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);
-    }
-    throw error;
-  }
-}
-
 async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => Promise<T>): Promise<T> {
   const resolved = resolveMux(flags, io);
-  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openTmux(resolved, io);
+  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openResolvedTmux(resolved, io);
   const port = openResolvedMux(resolved, io, tmux);
   try {
     return await body({ resolved, port, tmux, io });
