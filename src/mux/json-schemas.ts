@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { MUX_CAPABILITIES, capabilityKey } from './capabilities.js';
-import { MUX_NAMES } from './types.js';
+import { AGENT_STATUSES, MUX_NAMES } from './types.js';
 
-// The JSON Schema of a multiplexer's declaration, which MCP declares as its capabilities tool's
-// output. It lives apart from declarationJson so that a command that only prints declarations
-// does not load the schema library at start; the type is inferred from it.
+// The JSON Schemas of a multiplexer's declaration and of the port's snapshot, which MCP declares
+// as its tools' output. They live apart from the code that builds the JSON so that a command
+// that only prints it does not load the schema library at start; the types are inferred from them.
 
 const CAPABILITY_KEYS = MUX_CAPABILITIES.map(capabilityKey) as [string, ...string[]];
 
@@ -24,3 +24,58 @@ export const muxDeclarationJsonSchema = z.strictObject({
   }),
 });
 export type MuxDeclarationJson = z.infer<typeof muxDeclarationJsonSchema>;
+
+const size = { width: z.number(), height: z.number() };
+
+export const muxPaneJsonSchema = z.strictObject({
+  pane_id: z.string(),
+  pane_key: z.string().describe('the pane id with the server run it lives on: what the pane tools take as pane_key'),
+  space_id: z.string(),
+  space_label: z.string(),
+  space_number: z.number().int(),
+  tab_id: z.string(),
+  tab_label: z.string().nullable(),
+  cwd: z.string(),
+  focused: z.boolean(),
+  alive: z.boolean(),
+  agent: z.string(),
+  status: z.enum(AGENT_STATUSES),
+  pane_label: z.string().nullable(),
+  terminal_title: z.string().nullable(),
+  foreground_command: z.string().nullable(),
+  readable_lines: z.number().int().nullable(),
+  agent_session: z.strictObject({ source: z.string(), agent: z.string(), kind: z.enum(['id', 'path']), value: z.string() }).nullable(),
+  geometry: z.strictObject({ x: z.number(), y: z.number(), ...size }).nullable(),
+});
+
+export const muxSnapshotJsonSchema = z.strictObject({
+  incarnation: z.string().describe('the run of the multiplexer the snapshot was read from'),
+  spaces: z.array(
+    z.strictObject({
+      space_id: z.string(),
+      number: z.number().int(),
+      label: z.string(),
+      focused: z.boolean(),
+      active_tab_id: z.string().nullable(),
+      tab_count: z.number().int(),
+      pane_count: z.number().int(),
+      repo_root: z.string().nullable(),
+      is_worktree: z.boolean().nullable(),
+    }),
+  ),
+  tabs: z.array(
+    z.strictObject({
+      tab_id: z.string(),
+      space_id: z.string(),
+      number: z.number().int(),
+      label: z.string(),
+      focused: z.boolean(),
+      pane_count: z.number().int(),
+      size: z.strictObject(size).nullable(),
+    }),
+  ),
+  panes: z.array(muxPaneJsonSchema),
+});
+
+export type MuxPaneJson = z.infer<typeof muxPaneJsonSchema>;
+export type MuxSnapshotJson = z.infer<typeof muxSnapshotJsonSchema>;

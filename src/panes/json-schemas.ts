@@ -95,3 +95,26 @@ export const questionSweepJsonSchema = z.strictObject({ matches: z.array(questio
 export type QuestionMatchJson = z.infer<typeof questionMatchJsonSchema>;
 export type QuestionSkipJson = z.infer<typeof questionSkipJsonSchema>;
 export type QuestionSweepJson = z.infer<typeof questionSweepJsonSchema>;
+
+/** One process and those under it, as the report lists them. */
+const processNodeJsonSchema = z.strictObject({
+  pid: z.number().int(),
+  ppid: z.number().int(),
+  comm: z.string(),
+  cmdline: z.string(),
+  classification: z.enum(['agent', 'node', 'git', 'other']),
+  agent: z.string().nullable().describe("an agent's name; null for any other process"),
+  get children(): z.ZodArray<typeof processNodeJsonSchema> {
+    return z.array(processNodeJsonSchema);
+  },
+});
+
+export const paneProcessJsonSchema = z.strictObject({
+  pane_id: z.string(),
+  pane_key: z.string(),
+  pane_pid: z.number().int(),
+  processes: z.array(processNodeJsonSchema),
+  has_agent: z.boolean(),
+});
+
+export type PaneProcessJson = z.infer<typeof paneProcessJsonSchema>;

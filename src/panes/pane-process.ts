@@ -1,8 +1,8 @@
-import { z } from 'zod';
 import { readProcessTree, systemProcessLookup, treeHasAgent, type ProcessLookup, type ProcessNode } from '../agents/index.js';
 import { MuxError, type MuxPort } from '../mux/index.js';
 import { agentNamerFor, onPane } from './facts.js';
 import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
+import type { PaneProcessJson } from './json-schemas.js';
 import type { PaneRef } from './target.js';
 
 /** The `drover pane process --json` document. */
@@ -31,28 +31,6 @@ export async function paneProcess(port: MuxPort, pane: string, options: { cwd?: 
   });
 }
 
-/** One process and those under it, as the report lists them. */
-const processNodeJsonSchema = z.strictObject({
-  pid: z.number().int(),
-  ppid: z.number().int(),
-  comm: z.string(),
-  cmdline: z.string(),
-  classification: z.enum(['agent', 'node', 'git', 'other']),
-  agent: z.string().nullable().describe("an agent's name; null for any other process"),
-  get children(): z.ZodArray<typeof processNodeJsonSchema> {
-    return z.array(processNodeJsonSchema);
-  },
-});
-
-export const paneProcessJsonSchema = z.strictObject({
-  pane_id: z.string(),
-  pane_key: z.string(),
-  pane_pid: z.number().int(),
-  processes: z.array(processNodeJsonSchema),
-  has_agent: z.boolean(),
-});
-
-export type PaneProcessJson = z.infer<typeof paneProcessJsonSchema>;
 
 /** The `--json` shape of a process report: the pane under `pane_id` and `pane_key`, as every document names it. */
 export function paneProcessJson(report: PaneProcessReport): PaneProcessJson {
