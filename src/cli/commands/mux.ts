@@ -26,6 +26,8 @@ import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointS
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
+import { cellText, listsOf, runAcrossHosts } from '../all-hosts.js';
+import type { HostRow } from '../../hosts/index.js';
 
 /** Per-call deadline for the multiplexer's transport: generous, because a zellij call is a process start. */
 const MUX_TIMEOUT_MS = 10_000;
@@ -33,6 +35,10 @@ const MUX_TIMEOUT_MS = 10_000;
 interface MuxFlags extends SocketFlags {
   mux?: MuxName;
   json?: boolean;
+}
+
+interface SnapshotFlags extends MuxFlags {
+  allHosts?: boolean;
 }
 
 /** A multiplexer chosen for one command, with what an operator needs to know about the choice. */
@@ -224,7 +230,41 @@ function renderMuxSnapshot(snapshot: MuxSnapshot): string[] {
   return lines;
 }
 
-async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
+const SNAPSHOT_LISTS = ['spaces', 'tabs', 'panes'];
+
+/** How long a host may take over its snapshot (one multiplexer read). */
+const HOST_SNAPSHOT_BUDGET_MS = 30_000;
+
+const SNAPSHOT_TABLES = [
+  { list: 'spaces', title: 'Spaces', columns: [{ header: 'Space', cell: (row: HostRow) => cellText(row.space_id) }, { header: 'Label', cell: (row: HostRow) => cellText(row.label) }, { header: 'Tabs', cell: (row: HostRow) => cellText(row.tab_count) }, { header: 'Panes', cell: (row: HostRow) => cellText(row.pane_count) }] },
+  { list: 'tabs', title: 'Tabs', columns: [{ header: 'Space', cell: (row: HostRow) => cellText(row.space_id) }, { header: 'Tab', cell: (row: HostRow) => cellText(row.tab_id) }, { header: 'Label', cell: (row: HostRow) => cellText(row.label) }] },
+  {
+    list: 'panes',
+    title: 'Panes',
+    columns: [
+      { header: 'Space', cell: (row: HostRow) => cellText(row.space_label) },
+      { header: 'Pane', cell: (row: HostRow) => cellText(row.pane_id) },
+      { header: 'Agent', cell: (row: HostRow) => `${cellText(row.agent)}/${cellText(row.status)}` },
+      { header: 'Cwd', cell: (row: HostRow) => cellText(row.cwd) },
+    ],
+  },
+];
+
+/** Every host's snapshot, merged (see runAcrossHosts); each host reads the multiplexer its own environment selects. */
+function snapshotAcrossHosts(options: SnapshotFlags, io: CliIO): Promise<number> {
+  return runAcrossHosts(
+    {
+      request: { method: 'mux.snapshot', params: {}, hostBudgetMs: HOST_SNAPSHOT_BUDGET_MS, listNames: SNAPSHOT_LISTS, rowsOf: (document) => listsOf(document, SNAPSHOT_LISTS) },
+      tables: SNAPSHOT_TABLES,
+      local: () => withPort(options, io, async (port, resolved) => snapshotJson(resolved.mux, await port.snapshot())),
+    },
+    io,
+    options.json === true,
+  );
+}
+
+async function snapshotCommand(options: SnapshotFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return snapshotAcrossHosts(options, io);
   await withPort(options, io, async (port, resolved) => {
     const snapshot = await port.snapshot();
     if (options.json) {
@@ -328,6 +368,7 @@ export function registerMuxCommands(program: Command, context: CommandContext): 
     .command('snapshot')
     .description('list spaces, tabs and panes as the mux port publishes them')
     .addOption(muxOption(MUX_DEFAULT))
+    .option('--all-hosts', 'this machine and every host of `drover host list`, merged: each row carries "host", "stale" and "stale_age_ms", and "hosts" each machine\'s health (see drover pane map --help)')
     .option('--json', 'print one JSON document')
     .action(context.action(snapshotCommand));
 
