@@ -71,9 +71,11 @@ function hostCell(row: MergedRow): string {
 
 /** The line for a machine that did not answer: how long ago it was seen, and why not now. */
 function statusLine(status: MergedHostStatus, nowMicros: number): string {
-  const state = status.linkState === undefined ? (status.reachable ? 'failed' : 'unreachable') : status.reachable ? `failed (${status.linkState})` : `unreachable (${status.linkState.replace('_', ' ')})`;
+  if (status.name === LOCAL_HOST) return `${LOCAL_HOST}: failed: ${status.error ?? ''}`;
+  const link = (status.linkState ?? 'no link').replace('_', ' ');
+  const state = status.reachable ? `failed (link ${link})` : `unreachable (${link})`;
   const lastSeen = status.lastSeenAt === undefined ? 'never seen' : `last seen ${ago(nowMicros / 1000 - Date.parse(status.lastSeenAt))}`;
-  const rows = status.stale ? `; its rows are from ${ago(status.staleAgeMs ?? 0)}` : status.name === LOCAL_HOST ? '' : '; no rows known';
+  const rows = status.stale ? `; its rows are from ${ago(status.staleAgeMs ?? 0)}` : '; no rows known';
   return `${status.name}: ${state}, ${lastSeen}${rows}: ${status.error ?? ''}`;
 }
 

@@ -155,6 +155,11 @@ describe('views across hosts: --all-hosts (a fake ssh on PATH)', () => {
         ['gpu', 'gpu', false],
       ],
     );
+    const table = await drover(['mux', 'snapshot', '--all-hosts']);
+    assert.equal(table.exitCode, 0, table.stderrText());
+    assert.match(table.text(), /^Panes\nHost\s+Space\s+Pane\s+Agent\s+Cwd\n/m);
+    assert.match(table.text(), /^gpu\s+there\s+%\d+\s+/m);
+    assert.match(table.text(), /^never: unreachable \(down\), never seen; no rows known: /m);
     const sweep = await drover(['pane', 'questions', '--all-hosts', '--json']);
     assert.equal(sweep.exitCode, 0, sweep.stderrText());
     const questions = JSON.parse(sweep.text()) as { matches: unknown[]; skipped: unknown[]; hosts: HostStatusJson[] };
@@ -182,6 +187,9 @@ describe('views across hosts: --all-hosts (a fake ssh on PATH)', () => {
     const empty = hosts.get('empty')!;
     assert.deepEqual([empty.reachable, empty.answered], [true, false]);
     assert.match(empty.error!, /pane\.map on empty failed/);
+    const human = await drover(['pane', 'map', '--all-hosts']);
+    assert.equal(human.exitCode, 1);
+    assert.match(human.text(), /^empty: failed \(link up\), last seen \d+s ago; no rows known: pane\.map on empty failed/m);
   });
 });
 
