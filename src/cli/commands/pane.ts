@@ -599,7 +599,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--session <name>', 'only this session (no need to run inside the multiplexer)')
     .addOption(new Option('--all-sessions', 'every session (no need to run inside the multiplexer)').conflicts('session'))
     .option('--all-hosts', ALL_HOSTS_HELP)
-    .addHelpText('after', `${MAP_HELP}\n${ALL_HOSTS_EXIT}`)
+    .addHelpText('after', `${MAP_HELP}\n\n${ALL_HOSTS_EXIT}`)
     .action(paneVerb(context, 'sweep', map));
 
   pane
