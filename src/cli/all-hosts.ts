@@ -24,6 +24,7 @@ import {
   type MergedRow,
   type MergedView,
   type RowLists,
+  type RpcParams,
 } from '../hosts/index.js';
 import { LOCAL_HOST } from '../mux/index.js';
 import { foldBody, renderTable } from '../panes/index.js';
@@ -32,16 +33,24 @@ import { droverCommand } from './invocation.js';
 import { EXIT, messageOf, writeJson, writeLine, type CliIO } from './io.js';
 import { stateDirectory } from './state.js';
 
-/** One column of a list's human table, read off a row as its host printed it in JSON. */
+/** One column of a list's human table: the row's fields (as its host printed them in JSON), joined. */
 export interface AllHostsColumn {
   readonly header: string;
-  cell(row: HostRow): string;
+  readonly fields: readonly string[];
+  /** Between the fields' texts; a space by default. */
+  readonly join?: string;
 }
 
 export interface AllHostsView {
-  /** The method each host runs, and how its document becomes the view's lists. */
-  readonly request: HostViewRequest;
-  /** The human tables: one per list, in this order (a list without rows is left out). */
+  /** The drover-rpc method each host runs (`pane.map`), with its params. */
+  readonly method: string;
+  readonly params: RpcParams;
+  /** How long a host may take to answer by its own deadlines; the link's latency is added. */
+  readonly hostBudgetMs: number;
+  /**
+   * The view's lists, each with its human table, in this order (a list without rows is not
+   * printed). A document that is one JSON array (a pane map) is the view's only list.
+   */
   readonly tables: readonly { readonly list: string; readonly title: string; readonly columns: readonly AllHostsColumn[] }[];
   /** This machine's document, exactly as the same command prints it with --json. */
   local(): Promise<unknown>;
@@ -52,9 +61,27 @@ function rememberedRows(env: NodeJS.ProcessEnv): RememberedRowsStore {
   return new RememberedRowsStore(join(stateDirectory(env), 'hosts'));
 }
 
-async function localAnswer(view: AllHostsView): Promise<HostAnswer> {
+/** The view's lists in a document: the document itself when it is an array, else its members of those names. */
+function listsOf(document: unknown, names: readonly string[]): RowLists {
+  if (Array.isArray(document) && names.length === 1) return { [names[0]!]: document as HostRow[] };
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
+  const lists: Record<string, HostRow[]> = {};
+  for (const name of names) {
+    const rows = (document as Record<string, unknown>)[name];
+    if (!Array.isArray(rows)) throw new TypeError(`the document has no list ${JSON.stringify(name)}`);
+    lists[name] = rows as HostRow[];
+  }
+  return lists;
+}
+
+function requestOf(view: AllHostsView): HostViewRequest {
+  const listNames = view.tables.map((table) => table.list);
+  return { method: view.method, params: view.params, hostBudgetMs: view.hostBudgetMs, listNames, rowsOf: (document) => listsOf(document, listNames) };
+}
+
+async function localAnswer(view: AllHostsView, request: HostViewRequest): Promise<HostAnswer> {
   try {
-    const lists: RowLists = view.request.rowsOf(await view.local());
+    const lists: RowLists = request.rowsOf(await view.local());
     return { host: LOCAL_HOST, fetched: { kind: 'answered', lists, atMicros: wallMicros() } };
   } catch (error) {
     return { host: LOCAL_HOST, fetched: { kind: 'failed', error: messageOf(error) } };
@@ -86,7 +113,7 @@ function render(view: AllHostsView, merged: MergedView, io: CliIO): void {
     if (rows.length === 0) continue;
     if (printed > 0) writeLine(io.stdout);
     if (view.tables.length > 1) writeLine(io.stdout, table.title);
-    const cells = rows.map((row) => [hostCell(row), ...table.columns.map((column) => column.cell(row.row))].map(foldBody));
+    const cells = rows.map((row) => [hostCell(row), ...table.columns.map((column) => column.fields.map((field) => cellText(row.row[field])).join(column.join ?? ' '))].map(foldBody));
     io.stdout.write(renderTable(['Host', ...table.columns.map((column) => column.header)], cells));
     printed += 1;
   }
@@ -99,8 +126,9 @@ function render(view: AllHostsView, merged: MergedView, io: CliIO): void {
 export async function runAcrossHosts(view: AllHostsView, io: CliIO, json: boolean): Promise<number> {
   const hosts = Hosts.open({ env: io.env, droverCommand: droverCommand(io.env), timings: { downAfterFailures: 1 } });
   try {
-    const [local, remote] = await Promise.all([localAnswer(view), gatherHostViews(hosts, view.request, rememberedRows(io.env), { signal: io.signal })]);
-    const merged = mergeHostViews([local, ...remote], view.request.listNames, wallMicros());
+    const request = requestOf(view);
+    const [local, remote] = await Promise.all([localAnswer(view, request), gatherHostViews(hosts, request, rememberedRows(io.env), { signal: io.signal })]);
+    const merged = mergeHostViews([local, ...remote], request.listNames, wallMicros());
     if (json) writeJson(io, mergedViewJson(merged));
     else render(view, merged, io);
     return merged.complete ? EXIT.ok : EXIT.failure;
@@ -110,19 +138,7 @@ export async function runAcrossHosts(view: AllHostsView, io: CliIO, json: boolea
 }
 
 /** A cell's text: strings as they are, null as an em dash, anything else as JSON. */
-export function cellText(value: unknown): string {
+function cellText(value: unknown): string {
   if (value === null || value === undefined) return '—';
   return typeof value === 'string' ? value : JSON.stringify(value);
-}
-
-/** The lists of a document that is an object of arrays (`{matches, skipped}`); throws naming what is missing. */
-export function listsOf(document: unknown, names: readonly string[]): RowLists {
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
-  const lists: Record<string, HostRow[]> = {};
-  for (const name of names) {
-    const rows = (document as Record<string, unknown>)[name];
-    if (!Array.isArray(rows)) throw new TypeError(`the document has no list ${JSON.stringify(name)}`);
-    lists[name] = rows as HostRow[];
-  }
-  return lists;
 }

@@ -11,6 +11,11 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
   return join(base, 'drover');
 }
 
+/** Where this machine remembers deliveries by id (see DeliveryLedger). */
+export function deliveryLedgerDirectory(env: NodeJS.ProcessEnv): string {
+  return join(stateDirectory(env), 'deliveries');
+}
+
 export interface UpState {
   readonly record: OwnedDaemonRecord;
   readonly session: string;

@@ -1,5 +1,6 @@
 export * from './types.js';
 export * from './capabilities.js';
+export * from './json-schemas.js';
 export * from './keys.js';
 export * from './identity.js';
 export * from './rules.js';

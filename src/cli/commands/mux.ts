@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import {
-  conformance,
   declarationJson,
   describeEndpoint,
   endpointVariable,
@@ -21,13 +20,12 @@ import {
   type MuxSelection,
   type MuxSnapshot,
 } from '../../mux/index.js';
+import type { conformance } from '../../mux/index.js';
 import type { Endpoint, Server } from '../../tmux/index.js';
 import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
-import { cellText, listsOf, runAcrossHosts } from '../all-hosts.js';
-import type { HostRow } from '../../hosts/index.js';
 
 /** Per-call deadline for the multiplexer's transport: generous, because a zellij call is a process start. */
 const MUX_TIMEOUT_MS = 10_000;
@@ -230,31 +228,24 @@ function renderMuxSnapshot(snapshot: MuxSnapshot): string[] {
   return lines;
 }
 
-const SNAPSHOT_LISTS = ['spaces', 'tabs', 'panes'];
-
 /** How long a host may take over its snapshot (one multiplexer read). */
 const HOST_SNAPSHOT_BUDGET_MS = 30_000;
 
 const SNAPSHOT_TABLES = [
-  { list: 'spaces', title: 'Spaces', columns: [{ header: 'Space', cell: (row: HostRow) => cellText(row.space_id) }, { header: 'Label', cell: (row: HostRow) => cellText(row.label) }, { header: 'Tabs', cell: (row: HostRow) => cellText(row.tab_count) }, { header: 'Panes', cell: (row: HostRow) => cellText(row.pane_count) }] },
-  { list: 'tabs', title: 'Tabs', columns: [{ header: 'Space', cell: (row: HostRow) => cellText(row.space_id) }, { header: 'Tab', cell: (row: HostRow) => cellText(row.tab_id) }, { header: 'Label', cell: (row: HostRow) => cellText(row.label) }] },
-  {
-    list: 'panes',
-    title: 'Panes',
-    columns: [
-      { header: 'Space', cell: (row: HostRow) => cellText(row.space_label) },
-      { header: 'Pane', cell: (row: HostRow) => cellText(row.pane_id) },
-      { header: 'Agent', cell: (row: HostRow) => `${cellText(row.agent)}/${cellText(row.status)}` },
-      { header: 'Cwd', cell: (row: HostRow) => cellText(row.cwd) },
-    ],
-  },
+  { list: 'spaces', title: 'Spaces', columns: [{ header: 'Space', fields: ['space_id'] }, { header: 'Label', fields: ['label'] }, { header: 'Tabs', fields: ['tab_count'] }, { header: 'Panes', fields: ['pane_count'] }] },
+  { list: 'tabs', title: 'Tabs', columns: [{ header: 'Space', fields: ['space_id'] }, { header: 'Tab', fields: ['tab_id'] }, { header: 'Label', fields: ['label'] }] },
+  { list: 'panes', title: 'Panes', columns: [{ header: 'Space', fields: ['space_label'] }, { header: 'Pane', fields: ['pane_id'] }, { header: 'Agent', fields: ['agent', 'status'], join: '/' }, { header: 'Cwd', fields: ['cwd'] }] },
 ];
 
 /** Every host's snapshot, merged (see runAcrossHosts); each host reads the multiplexer its own environment selects. */
-function snapshotAcrossHosts(options: SnapshotFlags, io: CliIO): Promise<number> {
+async function snapshotAcrossHosts(options: SnapshotFlags, io: CliIO): Promise<number> {
+  // Loaded only when asked for: a plain snapshot never loads the hosts layer.
+  const { runAcrossHosts } = await import('../all-hosts.js');
   return runAcrossHosts(
     {
-      request: { method: 'mux.snapshot', params: {}, hostBudgetMs: HOST_SNAPSHOT_BUDGET_MS, listNames: SNAPSHOT_LISTS, rowsOf: (document) => listsOf(document, SNAPSHOT_LISTS) },
+      method: 'mux.snapshot',
+      params: {},
+      hostBudgetMs: HOST_SNAPSHOT_BUDGET_MS,
       tables: SNAPSHOT_TABLES,
       local: () => withPort(options, io, async (port, resolved) => snapshotJson(resolved.mux, await port.snapshot())),
     },
@@ -298,7 +289,9 @@ const MARKS: Readonly<Record<CheckStatus, string>> = { pass: '✓', fail: '✗',
 
 async function probeCommand(options: MuxFlags, io: CliIO): Promise<number> {
   return withPort(options, io, async (port, resolved) => {
-    const results = await conformance.runReadOnlyChecks(port);
+    // The checks load only here: the pane verbs share this module and need none of them.
+    const { conformance: checks } = await import('../../mux/index.js');
+    const results = await checks.runReadOnlyChecks(port);
     const verdict = probeVerdict(results);
     const count = (status: CheckStatus): number => results.filter((result) => statusOf(result) === status).length;
     if (options.json) {
