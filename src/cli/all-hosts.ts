@@ -92,6 +92,12 @@ function ago(ms: number): string {
   return `${formatIdleDuration(ms / 1000)} ago`;
 }
 
+/** A column's cell: its fields that are known (strings as they are, others as JSON), else an em dash. */
+function columnText(column: AllHostsColumn, row: HostRow): string {
+  const known = column.fields.map((field) => row[field]).filter((value) => value !== null && value !== undefined);
+  return known.length === 0 ? '—' : known.map((value) => (typeof value === 'string' ? value : JSON.stringify(value))).join(column.join ?? ' ');
+}
+
 function hostCell(row: MergedRow): string {
   return row.stale ? `${row.host} (stale, ${ago(row.staleAgeMs ?? 0)})` : row.host;
 }
@@ -113,7 +119,7 @@ function render(view: AllHostsView, merged: MergedView, io: CliIO): void {
     if (rows.length === 0) continue;
     if (printed > 0) writeLine(io.stdout);
     if (view.tables.length > 1) writeLine(io.stdout, table.title);
-    const cells = rows.map((row) => [hostCell(row), ...table.columns.map((column) => column.fields.map((field) => cellText(row.row[field])).join(column.join ?? ' '))].map(foldBody));
+    const cells = rows.map((row) => [hostCell(row), ...table.columns.map((column) => columnText(column, row.row))].map(foldBody));
     io.stdout.write(renderTable(['Host', ...table.columns.map((column) => column.header)], cells));
     printed += 1;
   }
@@ -137,8 +143,3 @@ export async function runAcrossHosts(view: AllHostsView, io: CliIO, json: boolea
   }
 }
 
-/** A cell's text: strings as they are, null as an em dash, anything else as JSON. */
-function cellText(value: unknown): string {
-  if (value === null || value === undefined) return '—';
-  return typeof value === 'string' ? value : JSON.stringify(value);
-}
