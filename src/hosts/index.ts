@@ -8,3 +8,5 @@ export * from './registry.js';
 export * from './install.js';
 export * from './target.js';
 export * from './deliveries.js';
+export * from './merged.js';
+export * from './gather.js';

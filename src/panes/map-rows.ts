@@ -96,7 +96,7 @@ function width(text: string): number {
 }
 
 /** Columns separated by two spaces, padded to the widest cell; the last column is not padded. */
-function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const all = [header, ...rows];
   const widths = header.map((_, column) => Math.max(...all.map((row) => width(row[column] ?? ''))));
   return all

@@ -34,6 +34,10 @@ interface MuxFlags extends SocketFlags {
   json?: boolean;
 }
 
+interface SnapshotFlags extends MuxFlags {
+  allHosts?: boolean;
+}
+
 /** A multiplexer chosen for one command, with what an operator needs to know about the choice. */
 export interface ResolvedMux {
   readonly mux: MuxName;
@@ -184,7 +188,34 @@ function renderMuxSnapshot(snapshot: MuxSnapshot): string[] {
   return lines;
 }
 
-async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
+/** How long a host may take over its snapshot (one multiplexer read). */
+const HOST_SNAPSHOT_BUDGET_MS = 30_000;
+
+const SNAPSHOT_TABLES = [
+  { list: 'spaces', title: 'Spaces', columns: [{ header: 'Space', fields: ['space_id'] }, { header: 'Label', fields: ['label'] }, { header: 'Tabs', fields: ['tab_count'] }, { header: 'Panes', fields: ['pane_count'] }] },
+  { list: 'tabs', title: 'Tabs', columns: [{ header: 'Space', fields: ['space_id'] }, { header: 'Tab', fields: ['tab_id'] }, { header: 'Label', fields: ['label'] }] },
+  { list: 'panes', title: 'Panes', columns: [{ header: 'Space', fields: ['space_label'] }, { header: 'Pane', fields: ['pane_id'] }, { header: 'Agent', fields: ['agent', 'status'], join: '/' }, { header: 'Cwd', fields: ['cwd'] }] },
+];
+
+/** Every host's snapshot, merged (see runAcrossHosts); each host reads the multiplexer its own environment selects. */
+async function snapshotAcrossHosts(options: SnapshotFlags, io: CliIO): Promise<number> {
+  // Loaded only when asked for: a plain snapshot never loads the hosts layer.
+  const { runAcrossHosts } = await import('../all-hosts.js');
+  return runAcrossHosts(
+    {
+      method: 'mux.snapshot',
+      params: {},
+      hostBudgetMs: HOST_SNAPSHOT_BUDGET_MS,
+      tables: SNAPSHOT_TABLES,
+      local: () => withPort(options, io, async (port, resolved) => snapshotJson(resolved.mux, await port.snapshot())),
+    },
+    io,
+    options.json === true,
+  );
+}
+
+async function snapshotCommand(options: SnapshotFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return snapshotAcrossHosts(options, io);
   await withPort(options, io, async (port, resolved) => {
     const snapshot = await port.snapshot();
     if (options.json) {
@@ -290,6 +321,7 @@ export function registerMuxCommands(program: Command, context: CommandContext): 
     .command('snapshot')
     .description('list spaces, tabs and panes as the mux port publishes them')
     .addOption(muxOption(MUX_DEFAULT))
+    .option('--all-hosts', 'this machine and every host of `drover host list`, merged: each row carries "host", "stale" and "stale_age_ms", and "hosts" each machine\'s health (see drover pane map --help)')
     .option('--json', 'print one JSON document')
     .action(context.action(snapshotCommand));
 

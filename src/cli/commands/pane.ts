@@ -57,6 +57,7 @@ import { droverCommand } from '../invocation.js';
 import { deliveryLedgerDirectory } from '../state.js';
 import type { RemoteVerb, runOnHost as runOnHostNow } from '../remote.js';
 import { EXIT, ExitError, UsageError, errorDocument, messageOf, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
+import type { AllHostsColumn, runAcrossHosts as runAcrossHostsNow } from '../all-hosts.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
 import { openResolvedMux, openResolvedTmux, resolveMux, type ResolvedMux } from './mux.js';
@@ -223,9 +224,54 @@ function scopeFor(scope: SessionScope | undefined, mux: PaneMux): SessionScope {
 interface MapOptions extends JsonFlag {
   session?: string;
   allSessions?: boolean;
+  allHosts?: boolean;
 }
 
-async function map(options: MapOptions & PaneFlags, io: CliIO): Promise<void> {
+/** How long a host may take over a sweep (a map or a question sweep reads every pane there). */
+const HOST_SWEEP_BUDGET_MS = 60_000;
+
+/**
+ * The scope of a view across hosts: the named session on each, else every session (another
+ * machine has no session this process runs in). Each host uses the multiplexer and server its
+ * own environment selects: -L, -S and --mux name this machine's.
+ */
+function hostsScope(options: { session?: string }): { params: { session?: string; all_sessions?: boolean }; scope: SessionScope } {
+  return options.session === undefined ? { params: { all_sessions: true }, scope: { kind: 'all' } } : { params: { session: options.session }, scope: { kind: 'session', name: options.session } };
+}
+
+const PANE_COLUMN: AllHostsColumn = { header: 'Pane', fields: ['pane_id'] };
+
+const MAP_COLUMNS: readonly AllHostsColumn[] = [
+  { header: 'Session', fields: ['session'] },
+  PANE_COLUMN,
+  { header: 'Tab', fields: ['tab'] },
+  { header: 'Worktree', fields: ['worktree'] },
+  { header: 'Change', fields: ['change'] },
+  { header: 'Agent', fields: ['agent', 'agent_state'] },
+];
+
+/** The merged views load the hosts layer only when asked for, so a plain map starts as fast as before. */
+async function runAcrossHosts(...args: Parameters<typeof runAcrossHostsNow>): ReturnType<typeof runAcrossHostsNow> {
+  return (await import('../all-hosts.js')).runAcrossHosts(...args);
+}
+
+async function mapAcrossHosts(options: MapOptions & PaneFlags, io: CliIO): Promise<number> {
+  const { params, scope } = hostsScope(options);
+  return runAcrossHosts(
+    {
+      method: 'pane.map',
+      params,
+      hostBudgetMs: HOST_SWEEP_BUDGET_MS,
+      tables: [{ list: 'rows', title: 'Panes', columns: MAP_COLUMNS }],
+      local: () => withMux(options, io, async (opened) => (await paneMap(opened.port, scope, { env: io.env })).map(mapRowJson)),
+    },
+    io,
+    options.json === true,
+  );
+}
+
+async function map(options: MapOptions & PaneFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return mapAcrossHosts(options, io);
   const scope = sessionScope(options, io);
   const { rows, mux } = await withMux(options, io, async (opened) => ({ rows: await paneMap(opened.port, scopeFor(scope, opened), { env: io.env }), mux: opened.port.mux }));
   if (options.json) writeJson(io, rows.map(mapRowJson));
@@ -488,7 +534,25 @@ async function kill(options: JsonFlag & PaneFlags, io: CliIO, given: string): Pr
 
 interface QuestionsOptions extends JsonFlag {
   allSessions?: boolean;
+  allHosts?: boolean;
   panes?: string[];
+}
+
+async function questionsAcrossHosts(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<number> {
+  return runAcrossHosts(
+    {
+      method: 'pane.questions',
+      params: { all_sessions: true },
+      hostBudgetMs: HOST_SWEEP_BUDGET_MS,
+      tables: [
+        { list: 'matches', title: 'Questions', columns: [PANE_COLUMN, { header: 'State', fields: ['agent_state', 'agent'] }, { header: 'Indicator', fields: ['indicator'] }, { header: 'Question', fields: ['snippet'] }] },
+        { list: 'skipped', title: 'Skipped', columns: [PANE_COLUMN, { header: 'Reason', fields: ['reason'] }] },
+      ],
+      local: () => withMux(options, io, async (mux) => questionSweepJson(await paneQuestions(mux.port, { kind: 'all' }, { env: io.env }))),
+    },
+    io,
+    options.json === true,
+  );
 }
 
 /** The panes --panes lists (repeated or comma-separated), each a key or resolved as paneTarget resolves it. */
@@ -499,7 +563,8 @@ async function namedPanes(mux: PaneMux, values: readonly string[]): Promise<Ques
   return { kind: 'panes', panes };
 }
 
-async function questions(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<void> {
+async function questions(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return questionsAcrossHosts(options, io);
   if (options.panes !== undefined && options.panes.every((value) => value.split(',').every((id) => id.trim() === ''))) throw new UsageError('--panes needs at least one pane');
   const scope = options.panes === undefined ? sessionScope(options, io) : undefined;
   const sweep = await withMux(options, io, async (mux) => paneQuestions(mux.port, options.panes === undefined ? scopeFor(scope, mux) : await namedPanes(mux, options.panes), { env: io.env }));
@@ -519,6 +584,14 @@ async function explain(options: JsonFlag & PaneFlags, io: CliIO, target: string)
 
 const JSON_HELP = 'print one JSON document';
 const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
+
+const ALL_HOSTS_HELP = 'this machine and every host of `drover host list`, merged (every session on each, or --session NAME on each)';
+
+const ALL_HOSTS_EXIT = `With --all-hosts: each row carries "host" ("local" for this machine), a "pane_key" naming
+that host, "stale" and "stale_age_ms"; a host that cannot be reached keeps its last rows,
+marked stale, and "hosts" lists each machine's health. Exit 0 when this machine and every host
+that could be reached answered; a host that cannot be reached is reported, not a failure; 1 when
+this machine or a reached host failed.`;
 
 const MAP_HELP = `
 Identity: a row is identified by "pane_key" (the pane and the server run it lives on: a
@@ -613,7 +686,8 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--json', 'print a JSON array of rows')
     .option('--session <name>', 'only this session (no need to run inside the multiplexer)')
     .addOption(new Option('--all-sessions', 'every session (no need to run inside the multiplexer)').conflicts('session'))
-    .addHelpText('after', MAP_HELP)
+    .option('--all-hosts', ALL_HOSTS_HELP)
+    .addHelpText('after', `${MAP_HELP}\n\n${ALL_HOSTS_EXIT}`)
     .action(paneVerb(context, 'sweep', map));
 
   pane
@@ -704,7 +778,8 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .command('questions')
     .description('sweep waiting and idle agent panes for questions they are showing')
     .option('--all-sessions', 'every session (no need to run inside the multiplexer)')
-    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts('allSessions'))
+    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts(['allSessions', 'allHosts']))
+    .option('--all-hosts', 'every session here and on every host of `drover host list`, merged; see drover pane map --help')
     .option('--json', JSON_HELP)
     .addHelpText(
       'after',
