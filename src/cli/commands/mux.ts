@@ -207,7 +207,7 @@ async function snapshotAcrossHosts(options: SnapshotFlags, io: CliIO): Promise<n
       params: {},
       hostBudgetMs: HOST_SNAPSHOT_BUDGET_MS,
       tables: SNAPSHOT_TABLES,
-      local: () => withPort(options, io, async (port, resolved) => snapshotJson(resolved.mux, await port.snapshot())),
+      local: () => withPort(options, io, async (port, resolved) => muxSnapshotJson(resolved.mux, await port.snapshot())),
     },
     io,
     options.json === true,
