@@ -11,6 +11,7 @@ import {
   TRANSPORT_BUDGET_MS,
   INSUFFICIENT_BUDGET_MESSAGE,
   leadReservation,
+  resumeLine,
   submitAgentLine,
   submitLine,
   type Lead,
@@ -226,7 +227,10 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       // 6. Submit its line: to a coding agent on its screen's evidence, to a shell as keystrokes.
       try {
         if (rules === undefined) {
-          await submitLine({ input, line: formatNotificationLine(message), lead, deadline, clock });
+          const line = formatNotificationLine(message);
+          // A hold's first message is the one a dispatcher that died under this lock was delivering.
+          const resumed = lead === 'escape' ? await resumeLine({ input, line, deadline }) : 'absent';
+          if (resumed === 'absent') await submitLine({ input, line, lead, deadline, clock });
         } else {
           const outcome = await submitAgentLine({ input, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
           if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);

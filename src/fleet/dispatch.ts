@@ -1,6 +1,6 @@
 import { SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import type { MuxScreen, PaneChannel } from '../mux/index.js';
-import { cursorFollows } from '../panes/index.js';
+import { cursorFollows, lineEndingAt, textBeforeCursor } from '../panes/index.js';
 import { DroverError } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { errorMessage, PaneInputError } from './errors.js';
@@ -85,6 +85,21 @@ export function lineShown(screen: MuxScreen, line: string): boolean {
 }
 
 /**
+ * Where a line an earlier delivery left stands on the screen: `typed` when the input line ends
+ * with all of it at the cursor (typed, never entered), `submitted` when a line above the
+ * cursor holds all of it (the terminal moved past it: Enter was taken), null when it shows
+ * nowhere. A notification line names its message and the time it was stored, so only a
+ * delivery of that same message can have left it.
+ */
+export function lineLeftOnScreen(screen: MuxScreen, line: string): 'typed' | 'submitted' | null {
+  const before = textBeforeCursor(screen);
+  if (before === null) return null;
+  if (before.endsWith(line)) return 'typed';
+  for (let y = 0; y < screen.cursor!.y; y += 1) if (lineEndingAt(screen, y).includes(line)) return 'submitted';
+  return null;
+}
+
+/**
  * Reads the pane every EVIDENCE_POLL_MS until `seen` holds for a screen, for at most `boundMs`:
  * the settle ends on the evidence, the bound only when it never shows. A read that fails ends
  * the looking and the bound is waited out, as before there was evidence to read.
@@ -158,14 +173,33 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
   }
 
   await settleOnEvidence(input, clock, SUBMIT_SETTLE_MS, (screen) => lineShown(screen, line));
+  await pressEnter(input, deadline);
+}
+
+async function pressEnter(input: PaneInput, deadline: number): Promise<void> {
   try {
     await input.channel(deadline).keys(['Enter']);
   } catch (cause) {
-    throw new PaneInputError(`the line was typed into pane ${pane} but Enter failed; it may have been submitted, inspect the pane before retrying: ${errorMessage(cause)}`, 'enter', {
+    throw new PaneInputError(`the line was typed into pane ${input.pane} but Enter failed; it may have been submitted, inspect the pane before retrying: ${errorMessage(cause)}`, 'enter', {
       delivery: 'possibly_sent',
       cause,
     });
   }
+}
+
+/**
+ * Finishes, on the screen's evidence, a line that an earlier delivery of the same message left
+ * in the pane when its process died (killed between typing and Enter, or between Enter and the
+ * stamp): Enter alone for a line that stands typed at the cursor (`entered`), nothing for one
+ * the pane shows submitted (`submitted`). `absent` when the screen shows no trace of it or
+ * cannot be read: the line was never typed, and goes in the ordinary way.
+ */
+export async function resumeLine(options: Pick<SubmitOptions, 'input' | 'line' | 'deadline'>): Promise<'entered' | 'submitted' | 'absent'> {
+  const screen = await screenBefore(options.input, options.deadline);
+  const left = screen === undefined ? null : lineLeftOnScreen(screen, options.line);
+  if (left === null) return 'absent';
+  if (left === 'typed') await pressEnter(options.input, options.deadline);
+  return left === 'typed' ? 'entered' : 'submitted';
 }
 
 /** What an agent submission keeps back from the budget for the paste and its echo: the rest may wait for the composer. */

@@ -10,6 +10,8 @@ import {
   SUBMIT_SETTLE_MS,
   PaneInputError,
   leadReservation,
+  lineLeftOnScreen,
+  resumeLine,
   submitLine,
 } from '../../src/fleet/index.js';
 import { FakeClock, FakePort, notSentError } from './support.js';
@@ -169,5 +171,39 @@ describe('submitLine', () => {
     const { clock, port, start } = setup();
     await assert.rejects(submitLine({ input: port.input('%3'), line: 'two\nlines', lead: 'escape', deadline: start + 5000, clock }), ArgumentError);
     assert.equal(port.calls.length, 0);
+  });
+});
+
+describe('resuming a line a dead dispatcher left', () => {
+  const line = '[drover msg 7 from 1 2026-10-24T09:00:00.000000+00:00] hello';
+  const screen = (cursor: { x: number; y: number }, ...lines: string[]) => ({ paneId: '%3', rows: [], lines, width: 20, height: lines.length, cursor: { ...cursor, visible: true } });
+
+  it('reads a line typed but not entered, one the pane moved past, and one it never showed', () => {
+    const wrapped = [line.slice(0, 20), line.slice(20, 40), line.slice(40)];
+    assert.equal(lineLeftOnScreen(screen({ x: line.length - 40, y: 2 }, ...wrapped), line), 'typed');
+    assert.equal(lineLeftOnScreen(screen({ x: 0, y: 3 }, ...wrapped, ''), line), 'submitted');
+    assert.equal(lineLeftOnScreen(screen({ x: 0, y: 1 }, 'other', ''), line), null);
+    assert.equal(lineLeftOnScreen(screen({ x: 3, y: 2 }, ...wrapped.slice(0, 2), 'abc'), line), null, 'a part of the line is not the line');
+    assert.equal(lineLeftOnScreen({ ...screen({ x: 0, y: 0 }, line), cursor: null }, line), null, 'without a cursor nothing is read');
+  });
+
+  it('presses Enter alone for a typed line, nothing for a submitted one, and leaves an absent one to be typed', async () => {
+    const fresh = setup();
+    echoingPane(fresh.port);
+    assert.equal(await resumeLine({ input: fresh.port.input('%3'), line, deadline: fresh.start + 5000 }), 'absent');
+    assert.deepEqual(fresh.port.inputs, [], 'nothing typed when the line shows nowhere');
+
+    const halfway = setup();
+    echoingPane(halfway.port);
+    await halfway.port.input('%3').channel(halfway.start + 5000).type(line);
+    assert.equal(await resumeLine({ input: halfway.port.input('%3'), line, deadline: halfway.start + 5000 }), 'entered');
+    assert.deepEqual(halfway.port.inputs.map((call) => call.op), ['literal', 'enter'], 'Enter alone after the line the dead dispatcher typed');
+
+    const done = setup();
+    echoingPane(done.port);
+    await submitLine({ input: done.port.input('%3'), line, lead: 'direct', deadline: done.start + 5000, clock: done.clock });
+    const before = done.port.inputs.length;
+    assert.equal(await resumeLine({ input: done.port.input('%3'), line, deadline: done.start + 5000 }), 'submitted');
+    assert.equal(done.port.inputs.length, before, 'nothing sent for a line the pane moved past');
   });
 });
