@@ -1,8 +1,8 @@
 import type { Readable, Writable } from 'node:stream';
-import { ArgumentError, DroverError } from '../process/index.js';
+import { ArgumentError, DroverError, messageOf } from '../process/index.js';
 import { failureCode } from '../panes/index.js';
 
-export { shellQuote } from '../process/index.js';
+export { messageOf, shellQuote } from '../process/index.js';
 
 /** What a command may touch of the outside world; tests pass their own. */
 export interface CliIO {
@@ -89,9 +89,6 @@ export function errorDocument(error: unknown): { error: Record<string, unknown> 
   return { error: document };
 }
 
-export function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 /** The one way an error reaches people: `drover: error: …` on stderr, later lines indented. */
 export function writeError(io: CliIO, message: string): void {

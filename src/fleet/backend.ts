@@ -1,10 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import { MuxError, paneChannel, unsupportedDetail, unwrapOutcome, type MuxCapability, type MuxDeclaration, type MuxName, type MuxOutcome, type MuxPort, type MuxSnapshot } from '../mux/index.js';
 import { tailLines } from '../panes/index.js';
-import { DroverError, type ErrorContext } from '../process/index.js';
+import { DroverError, messageOf, type ErrorContext } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { PaneInput } from './dispatch.js';
-import { errorMessage } from './errors.js';
 import { columnHeightPlan, directorRestorePlan, memberColumn, type PaneBox } from './layout.js';
 
 /** One spawn has one deadline for every split, layout and start step it runs. */
@@ -191,7 +190,7 @@ export class FleetBackend {
       target = column.at(-1)?.id ?? tab.director.id;
       direction = column.length === 0 ? 'right' : 'below';
     } catch (error) {
-      throw new PaneSpawnError(`cannot read the Director's tab (pane ${request.directorPane}): ${errorMessage(error)}`, { kind: 'none' }, { cause: error });
+      throw new PaneSpawnError(`cannot read the Director's tab (pane ${request.directorPane}): ${messageOf(error)}`, { kind: 'none' }, { cause: error });
     }
     let pane: string;
     try {
@@ -200,14 +199,14 @@ export class FleetBackend {
     } catch (error) {
       // Only a split that went unanswered may have left a pane; a refusal left none.
       const refused = error instanceof DroverError && (error.delivery === 'not_sent' || (error instanceof MuxError && error.reason !== 'unreachable'));
-      const cleanup: PaneCleanup = refused ? { kind: 'none' } : { kind: 'unknown', detail: errorMessage(error) };
-      throw new PaneSpawnError(`${this.name} could not split pane ${target} for the member: ${errorMessage(error)}`, cleanup, { cause: error });
+      const cleanup: PaneCleanup = refused ? { kind: 'none' } : { kind: 'unknown', detail: messageOf(error) };
+      throw new PaneSpawnError(`${this.name} could not split pane ${target} for the member: ${messageOf(error)}`, cleanup, { cause: error });
     }
     const warnings: string[] = [];
     try {
       await this.equalize(request.directorPane, request.deadline);
     } catch (error) {
-      warnings.push(`the member column was not re-equalized: ${errorMessage(error)}`);
+      warnings.push(`the member column was not re-equalized: ${messageOf(error)}`);
     }
     return { pane, warnings };
   }

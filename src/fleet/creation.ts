@@ -1,10 +1,10 @@
 import { statSync } from 'node:fs';
 import { isAbsolute } from 'node:path';
-import { ArgumentError, DroverError } from '../process/index.js';
+import { ArgumentError, DroverError, messageOf } from '../process/index.js';
 import { agentArgv, requireAgentProgram, spawnPrompt, takesPromptOnCommandLine, validateAgentOptions } from './agents.js';
 import { COMPENSATION_BUDGET_MS, PaneSpawnError, SPAWN_DEADLINE_MS, type FleetBackend } from './backend.js';
 import { sendAndNotify } from './delivery.js';
-import { PlacementError, RegistryNotFoundError, RegistryStateError, errorMessage } from './errors.js';
+import { PlacementError, RegistryNotFoundError, RegistryStateError } from './errors.js';
 import { isConcrete, type CodingAgent, type Member } from './model.js';
 import type { FleetRuntime } from './runtime.js';
 
@@ -38,7 +38,7 @@ export class MemberCreationError extends DroverError {
   readonly memberId: number;
   readonly diagnostics: readonly string[];
   constructor(memberId: number, cause: unknown, diagnostics: readonly string[]) {
-    super(`member ${memberId} was not created: ${errorMessage(cause)}`, {
+    super(`member ${memberId} was not created: ${messageOf(cause)}`, {
       phase: cause instanceof DroverError ? cause.phase : 'create',
       delivery: cause instanceof DroverError ? cause.delivery : 'possibly_sent',
       cause,
@@ -54,7 +54,7 @@ function requireDirectory(cwd: string): void {
   try {
     isDirectory = statSync(cwd).isDirectory();
   } catch (cause) {
-    throw new DroverError(`the member's working directory ${cwd} cannot be used: ${errorMessage(cause)}`, { phase: 'validate', cause });
+    throw new DroverError(`the member's working directory ${cwd} cannot be used: ${messageOf(cause)}`, { phase: 'validate', cause });
   }
   if (!isDirectory) throw new DroverError(`the member's working directory ${cwd} is not a directory`, { phase: 'validate' });
 }
@@ -152,16 +152,16 @@ async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId
     try {
       await backend.closePane(ownedPane, deadline);
     } catch (closeError) {
-      diagnostics.push(`cleanup failed for pane ${ownedPane}: ${errorMessage(closeError)}`);
+      diagnostics.push(`cleanup failed for pane ${ownedPane}: ${messageOf(closeError)}`);
     }
   } else {
-    const cleanup = error instanceof PaneSpawnError ? error.cleanup : { kind: 'unknown' as const, detail: errorMessage(error) };
+    const cleanup = error instanceof PaneSpawnError ? error.cleanup : { kind: 'unknown' as const, detail: messageOf(error) };
     if (cleanup.kind === 'unknown') diagnostics.push(`pane compensation is unconfirmed for member ${memberId}: ${cleanup.detail}; no pane was closed`);
   }
   try {
     await broker.within(Math.max(1, Math.floor(deadline - clock.now()))).deregisterMember(memberId);
   } catch (deregisterError) {
-    if (!(deregisterError instanceof RegistryNotFoundError)) diagnostics.push(`cleanup failed for member ${memberId}: ${errorMessage(deregisterError)}`);
+    if (!(deregisterError instanceof RegistryNotFoundError)) diagnostics.push(`cleanup failed for member ${memberId}: ${messageOf(deregisterError)}`);
   }
   return new MemberCreationError(memberId, error, diagnostics);
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { isAgentKind, rulesFor, SUBMIT_TIMEOUT_MS, type AgentScreenRules } from '../agents/index.js';
-import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
+import { AbortedError, messageOf, terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { BroadcastInput, Broker, ClaimRequest, DeliverySnapshot, SendInput } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import {
@@ -17,7 +17,7 @@ import {
   type Lead,
   type PaneInput,
 } from './dispatch.js';
-import { errorMessage, isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError, StoreUnavailableError } from './errors.js';
+import { isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError, StoreUnavailableError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
@@ -190,7 +190,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
     try {
       input = await options.openPort(placement, deadline);
     } catch (error) {
-      return fail(revalidated.value.next, errorMessage(error));
+      return fail(revalidated.value.next, messageOf(error));
     }
 
     let lead: Lead = 'escape';
@@ -251,7 +251,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
           await broker.markServerReplaced(recipientId, placement.pane);
           return failClaimed(new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
         }
-        return failClaimed(errorMessage(error));
+        return failClaimed(messageOf(error));
       }
 
       // 7. Stamp while still pending; an ACK or another invocation's stamp also counts.
@@ -284,7 +284,7 @@ export interface PersistedFailure {
 }
 
 function persistedFailure(message: Message, cause: unknown): PersistedFailure {
-  return { cause, diagnostic: `message ${message.messageId} was persisted, but notifying member ${message.ownerMemberId} failed: ${errorMessage(cause)}` };
+  return { cause, diagnostic: `message ${message.messageId} was persisted, but notifying member ${message.ownerMemberId} failed: ${messageOf(cause)}` };
 }
 
 export interface SendResult {

@@ -1,9 +1,9 @@
 import { SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import type { MuxScreen, PaneChannel } from '../mux/index.js';
 import { cursorFollows, lineEndingAt, textBeforeCursor } from '../panes/index.js';
-import { DroverError } from '../process/index.js';
+import { DroverError, messageOf } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
-import { errorMessage, PaneInputError } from './errors.js';
+import { PaneInputError } from './errors.js';
 import { validateLiteralLine } from './notification.js';
 
 /** Every submission's whole transport budget. */
@@ -152,7 +152,7 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
     try {
       await input.channel(escapeDeadline).keys(['Escape']);
     } catch (cause) {
-      throw new PaneInputError(`Escape could not be sent to pane ${pane}; no text was typed: ${errorMessage(cause)}`, 'escape', { delivery: 'not_sent', cause });
+      throw new PaneInputError(`Escape could not be sent to pane ${pane}; no text was typed: ${messageOf(cause)}`, 'escape', { delivery: 'not_sent', cause });
     }
     await settleOnEvidence(input, clock, ESCAPE_SETTLE_MS, (screen) => escapeTaken(before, screen));
   }
@@ -164,9 +164,9 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
     await input.channel(literalDeadline).type(line);
   } catch (cause) {
     if (provablyNotStarted(cause)) {
-      throw new PaneInputError(`the line could not be typed into pane ${pane}; nothing was dispatched: ${errorMessage(cause)}`, 'literal', { delivery: 'not_sent', cause });
+      throw new PaneInputError(`the line could not be typed into pane ${pane}; nothing was dispatched: ${messageOf(cause)}`, 'literal', { delivery: 'not_sent', cause });
     }
-    throw new PaneInputError(`typing into pane ${pane} may have been partial; inspect the pane before retrying: ${errorMessage(cause)}`, 'literal', {
+    throw new PaneInputError(`typing into pane ${pane} may have been partial; inspect the pane before retrying: ${messageOf(cause)}`, 'literal', {
       delivery: 'possibly_sent',
       cause,
     });
@@ -180,7 +180,7 @@ async function pressEnter(input: PaneInput, deadline: number): Promise<void> {
   try {
     await input.channel(deadline).keys(['Enter']);
   } catch (cause) {
-    throw new PaneInputError(`the line was typed into pane ${input.pane} but Enter failed; it may have been submitted, inspect the pane before retrying: ${errorMessage(cause)}`, 'enter', {
+    throw new PaneInputError(`the line was typed into pane ${input.pane} but Enter failed; it may have been submitted, inspect the pane before retrying: ${messageOf(cause)}`, 'enter', {
       delivery: 'possibly_sent',
       cause,
     });

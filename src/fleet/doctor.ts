@@ -1,9 +1,8 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { MUX_DECLARATIONS, selectMux } from '../mux/index.js';
-import { run } from '../process/index.js';
+import { messageOf, run } from '../process/index.js';
 import { fleetUnsupported } from './backend.js';
 import type { StoreKind } from './broker.js';
-import { errorMessage } from './errors.js';
 import { inspectPostgres, LATEST_POSTGRES_SCHEMA_VERSION } from './postgres-store.js';
 import { inspectSqliteSchema, LATEST_SQLITE_SCHEMA_VERSION, paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
 import { chooseStore, describeChoice } from './stores.js';
@@ -82,7 +81,7 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
   try {
     await inspectStore(env, section, problems);
   } catch (error) {
-    problems.push(`the fleet store cannot be inspected: ${errorMessage(error)}`);
+    problems.push(`the fleet store cannot be inspected: ${messageOf(error)}`);
   }
   try {
     const lockDirectory = paneLockDirectory(resolveDatabasePath(env));
@@ -91,7 +90,7 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
     section.lockDirectory.writable = section.lockDirectory.exists && isWritableDirectory(lockDirectory);
     if (section.lockDirectory.exists && !section.lockDirectory.writable) problems.push(`the pane lock directory ${lockDirectory} is not writable`);
   } catch (error) {
-    problems.push(`the pane lock directory cannot be inspected: ${errorMessage(error)}`);
+    problems.push(`the pane lock directory cannot be inspected: ${messageOf(error)}`);
   }
 
   try {
@@ -100,7 +99,7 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
     const unsupported = fleetUnsupported(selection.mux, MUX_DECLARATIONS[selection.mux]);
     if (unsupported !== undefined) problems.push(unsupported);
   } catch (error) {
-    problems.push(errorMessage(error));
+    problems.push(messageOf(error));
   }
 
   try {
@@ -108,7 +107,7 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
     section.flock = { available: result.ok, version: result.ok ? result.text().trim() : null };
     if (!result.ok) problems.push(`flock --version failed: ${result.stderrText().trim()}`);
   } catch (error) {
-    problems.push(`util-linux flock, which the pane input lock needs, cannot be run: ${errorMessage(error)}`);
+    problems.push(`util-linux flock, which the pane input lock needs, cannot be run: ${messageOf(error)}`);
   }
   return section;
 }

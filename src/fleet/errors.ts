@@ -72,11 +72,6 @@ export class PlacementError extends DroverError {
   }
 }
 
-/** The message of anything thrown, for embedding in a diagnostic. */
-export function errorMessage(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
 /** A member's pane no longer exists in its multiplexer: nothing was typed. */
 export class PaneGoneError extends DroverError {
   readonly pane: string;

@@ -1,10 +1,10 @@
 import { sameActivePlacements, type ActivePlacement, type Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
-import { PaneInputBusyError, RegistryStateError, errorMessage } from './errors.js';
+import { PaneInputBusyError, RegistryStateError } from './errors.js';
 import { placementLockKey, releaseAll, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement, type Placement } from './model.js';
-import { terminationSpans, type TerminationSpans } from '../process/index.js';
+import { messageOf, terminationSpans, type TerminationSpans } from '../process/index.js';
 
 export interface LifecycleOptions {
   broker: Broker;
@@ -36,7 +36,7 @@ async function tidyAfter(tidy: LayoutTidy | void, deadline: number, what: string
     await tidy(deadline);
     return [];
   } catch (error) {
-    return [`${what}: ${errorMessage(error)}`];
+    return [`${what}: ${messageOf(error)}`];
   }
 }
 

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
-import { ArgumentError, DroverError } from '../process/index.js';
+import { ArgumentError, DroverError, messageOf } from '../process/index.js';
 import type { ClosedPane, FleetBackend } from './backend.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
-import { PlacementError, PlacementStaleError, errorMessage } from './errors.js';
+import { PlacementError, PlacementStaleError } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
 import { CODING_AGENTS, isConcrete, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
 import { INVOKING_PANE_VARIABLE, invokingPane, type FleetRuntime } from './runtime.js';
@@ -271,7 +271,7 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
       try {
         members.push({ ...base, state: 'captured', capture: await capturePlacement(runtime, member.memberId, member.placement, lines, options.ansi === true) });
       } catch (error) {
-        members.push({ ...base, state: 'failed', capture: null, error: errorMessage(error) });
+        members.push({ ...base, state: 'failed', capture: null, error: messageOf(error) });
       }
     }
   }

@@ -1,8 +1,9 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Client, ClientConfig, Pool, PoolClient } from 'pg';
+import { messageOf } from '../process/index.js';
 import type { ChangeWatch, SchemaState, StoreInfo, WatchOptions } from './broker.js';
 import { formatTimestamp, wallMicros } from './clock.js';
-import { errorMessage, StoreError, StoreUnavailableError } from './errors.js';
+import { StoreError, StoreUnavailableError } from './errors.js';
 import { latestVersion, POSTGRES_MIGRATIONS } from './migrations.js';
 import type { SqlDialect, SqlParams, SqlStore, SqlTransaction, TransactionMode } from './sql.js';
 
@@ -51,7 +52,7 @@ function sqlState(error: unknown): string | undefined {
 function unavailable(error: unknown): boolean {
   const code = sqlState(error);
   if (code !== undefined && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'))) return true;
-  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(errorMessage(error));
+  return /Connection terminated|connection timeout|timeout exceeded when trying to connect|Client has encountered a connection error/i.test(messageOf(error));
 }
 
 const POSTGRES_DIALECT: SqlDialect = {
@@ -127,7 +128,7 @@ export class PostgresStore implements SqlStore {
           continue;
         }
         if (broken || retryable(error)) {
-          throw new StoreUnavailableError(`the PostgreSQL store ${this.info.location} could not be used (${errorMessage(error)})`, { cause: error });
+          throw new StoreUnavailableError(`the PostgreSQL store ${this.info.location} could not be used (${messageOf(error)})`, { cause: error });
         }
         throw error;
       } finally {
@@ -180,7 +181,7 @@ export class PostgresStore implements SqlStore {
     } catch (error) {
       // A connection that arrives after the wait was given up goes back to the pool.
       connecting.then((late) => late.release(), () => undefined);
-      throw new StoreUnavailableError(`the PostgreSQL store ${this.info.location} could not be reached (${errorMessage(error)})`, { cause: error });
+      throw new StoreUnavailableError(`the PostgreSQL store ${this.info.location} could not be reached (${messageOf(error)})`, { cause: error });
     } finally {
       clearTimeout(timer);
     }
@@ -209,7 +210,7 @@ async function prepareSchema(pg: PgModule, config: ClientConfig, where: string, 
   try {
     await client.connect();
   } catch (cause) {
-    throw new StoreUnavailableError(`cannot reach the PostgreSQL store ${where}: ${errorMessage(cause)}`, { cause });
+    throw new StoreUnavailableError(`cannot reach the PostgreSQL store ${where}: ${messageOf(cause)}`, { cause });
   }
   try {
     const version = await schemaVersion(client, where);
@@ -223,8 +224,8 @@ async function prepareSchema(pg: PgModule, config: ClientConfig, where: string, 
     return await migrate(client, where);
   } catch (error) {
     if (error instanceof StoreError) throw error;
-    if (unavailable(error)) throw new StoreUnavailableError(`the PostgreSQL store ${where} could not be used: ${errorMessage(error)}`, { cause: error });
-    throw new StoreError(`cannot use the PostgreSQL store ${where}: ${errorMessage(error)}`, { cause: error });
+    if (unavailable(error)) throw new StoreUnavailableError(`the PostgreSQL store ${where} could not be used: ${messageOf(error)}`, { cause: error });
+    throw new StoreError(`cannot use the PostgreSQL store ${where}: ${messageOf(error)}`, { cause: error });
   } finally {
     await client.end().catch(() => undefined);
   }
@@ -447,7 +448,7 @@ export async function inspectPostgres(url: string): Promise<PostgresInspection> 
     found.listens = await heard;
     if (!found.listens) found.problem = `LISTEN/NOTIFY does not work at ${maskUrl(url)}: a notification did not come back within ${DOCTOR_NOTIFY_TIMEOUT_MS} ms, so waiting dispatchers would not wake`;
   } catch (error) {
-    found.problem = `the PostgreSQL store ${maskUrl(url)} ${found.reachable ? 'cannot be used' : 'cannot be reached'}: ${errorMessage(error)}`;
+    found.problem = `the PostgreSQL store ${maskUrl(url)} ${found.reachable ? 'cannot be used' : 'cannot be reached'}: ${messageOf(error)}`;
   } finally {
     await client.end().catch(() => undefined);
   }

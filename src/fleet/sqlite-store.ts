@@ -3,10 +3,10 @@ import { homedir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import Database from 'better-sqlite3';
-import { ArgumentError } from '../process/index.js';
+import { ArgumentError, messageOf } from '../process/index.js';
 import type { ChangeWatch, SchemaState, StoreInfo, WatchOptions } from './broker.js';
 import { formatTimestamp, wallMicros } from './clock.js';
-import { errorMessage, StoreError, StoreUnavailableError } from './errors.js';
+import { StoreError, StoreUnavailableError } from './errors.js';
 import { latestVersion, SQLITE_MIGRATIONS } from './migrations.js';
 import type { SqlDialect, SqlParams, SqlStore, SqlTransaction, TransactionMode } from './sql.js';
 
@@ -172,7 +172,7 @@ export class SqliteStore implements SqlStore {
         if (this.db.inTransaction) this.db.exec('ROLLBACK');
       }
     } catch (error) {
-      if (isBusy(error)) throw new StoreUnavailableError(`the database stayed busy (${errorMessage(error)})`, { cause: error });
+      if (isBusy(error)) throw new StoreUnavailableError(`the database stayed busy (${messageOf(error)})`, { cause: error });
       throw error;
     } finally {
       if (timeoutMs !== undefined) this.db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);

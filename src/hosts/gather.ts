@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { TimeoutError, wallMicros, writeFileAtomic } from '../process/index.js';
+import { messageOf, TimeoutError, wallMicros, writeFileAtomic } from '../process/index.js';
 import { RpcLinkLostError } from './client.js';
 import { HostUnreachableError, type HostLink } from './link.js';
 import type { HostAnswer, HostFetch, RememberedRows, RowLists } from './merged.js';
@@ -79,7 +79,7 @@ async function fetchFrom(link: HostLink, request: HostViewRequest, signal: Abort
   try {
     return { kind: 'answered', lists: request.rowsOf(reply.result), atMicros: wallMicros() };
   } catch (error) {
-    return { kind: 'failed', error: `${request.method} on ${link.host.name} answered something else: ${error instanceof Error ? error.message : String(error)}` };
+    return { kind: 'failed', error: `${request.method} on ${link.host.name} answered something else: ${messageOf(error)}` };
   }
 }
 

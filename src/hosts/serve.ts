@@ -5,7 +5,7 @@
  * and the subscriptions.
  */
 import type { Readable, Writable } from 'node:stream';
-import { FrameSplitter } from '../process/index.js';
+import { FrameSplitter, messageOf } from '../process/index.js';
 import {
   RPC_ERROR,
   RPC_MAX_LINE_BYTES,
@@ -140,7 +140,7 @@ export async function serveRpc(options: RpcServeOptions): Promise<void> {
       watches.delete(id);
       stop.abort();
       if (error instanceof RpcRequestError) return errorReply(id, error.code, error.message, error.exitStatus);
-      return errorReply(id, 'failed', error instanceof Error ? error.message : String(error), 1);
+      return errorReply(id, 'failed', messageOf(error), 1);
     }
   };
 
@@ -159,7 +159,7 @@ export async function serveRpc(options: RpcServeOptions): Promise<void> {
       return replyOf(request.id, await options.call(request.method, params, interrupt));
     } catch (error) {
       if (error instanceof RpcRequestError) return errorReply(request.id, error.code, error.message, error.exitStatus);
-      return errorReply(request.id, 'failed', error instanceof Error ? error.message : String(error), 1);
+      return errorReply(request.id, 'failed', messageOf(error), 1);
     }
   };
 

@@ -90,3 +90,8 @@ export function decodeUtf8(bytes: Uint8Array, what = 'output'): string {
     throw new DecodeError(`${what} is not valid UTF-8`, { cause });
   }
 }
+
+/** The message of anything thrown, for embedding in a diagnostic or an error document. */
+export function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}

@@ -1,7 +1,7 @@
 import type { RpcEventKind, RpcParams } from '../../hosts/index.js';
 import { RpcRequestError } from '../../hosts/index.js';
 import { MuxError, type MuxPort } from '../../mux/index.js';
-import type { CliIO } from '../io.js';
+import { messageOf, type CliIO } from '../io.js';
 import { openResolvedMux, resolveMux } from './mux.js';
 
 /** How long a watch may take to be established before the request is answered with its failure. */
@@ -30,7 +30,7 @@ export async function watchPanes(params: RpcParams, io: CliIO, emit: (kind: RpcE
   try {
     port = openResolvedMux(resolveMux({ mux: stringParam(params, 'mux'), socketName: stringParam(params, 'socket_name'), socketPath: stringParam(params, 'socket_path') }, io), io);
   } catch (error) {
-    throw new RpcRequestError(error instanceof MuxError ? error.reason : 'usage', error instanceof Error ? error.message : String(error));
+    throw new RpcRequestError(error instanceof MuxError ? error.reason : 'usage', messageOf(error));
   }
   await new Promise<void>((resolve, reject) => {
     let up = false;

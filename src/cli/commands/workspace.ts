@@ -24,7 +24,7 @@ import {
   type WorkspacePlan,
 } from '../../workspace/index.js';
 import { openServer, type SocketFlags } from '../endpoint.js';
-import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
+import { EXIT, ExitError, UsageError, messageOf, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { progressOn, type Progress } from '../progress.js';
 import { attachArgv } from './server.js';
@@ -387,7 +387,7 @@ async function followUp(endpoint: Endpoint, io: CliIO, body: (server: Server) =>
     }
     return null;
   } catch (error) {
-    return error instanceof Error ? error.message : String(error);
+    return messageOf(error);
   }
 }
 
