@@ -1,6 +1,6 @@
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, readlinkSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, readlinkSync, renameSync, statSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { ArgumentError } from '../process/index.js';
+import { ArgumentError, writeFileBeside } from '../process/index.js';
 import { hookInstallerFor } from './hooks/index.js';
 import type { AgentHookInstaller } from './hooks/types.js';
 import type { AgentKind } from './screens/types.js';
@@ -79,9 +79,8 @@ export function applyAgentSetup(plan: AgentSetupPlan): { backup: string | null }
     copyFileSync(target, backup);
     chmodSync(backup, mode);
   }
-  const temporary = `${target}.drover-${process.pid}.tmp`;
-  writeFileSync(temporary, plan.text, { mode });
-  // writeFileSync's mode passes through the umask; the file keeps exactly the mode it had.
+  const temporary = writeFileBeside(target, plan.text, mode);
+  // A new file's mode passes through the umask; the file keeps exactly the mode it had.
   chmodSync(temporary, mode);
   renameSync(temporary, target);
   return { backup };

@@ -13,13 +13,12 @@
  * rewritten; the new text replaces the old in one rename (a reader sees one or the other), with
  * the file's mode kept, through a symlink to wherever the file really lives.
  */
-import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readFileSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Document } from 'yaml';
 import { yaml } from '../agents/index.js';
-import { ArgumentError, DroverError } from '../process/index.js';
+import { ArgumentError, DroverError, writeFileBeside } from '../process/index.js';
 import { LOCAL_HOST, isHostName } from '../mux/index.js';
 import { remoteProgramProblem, sshDestinationProblem } from './ssh.js';
 
@@ -171,21 +170,8 @@ function editConfig<T>(env: NodeJS.ProcessEnv, edit: (document: Document, hosts:
 
 /** Writes `text` to a new file beside `target`, synced, with target's mode (0644 for a new file); returns its path. */
 function writeBeside(target: string, text: string, exists: boolean): string {
-  const directory = dirname(target);
-  if (!exists) mkdirSync(directory, { recursive: true, mode: 0o700 });
-  const mode = exists ? statSync(target).mode & 0o7777 : 0o644;
-  const temporary = join(directory, `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-  const fd = openSync(temporary, 'wx', mode);
-  try {
-    writeSync(fd, text);
-    fsyncSync(fd);
-  } catch (error) {
-    closeSync(fd);
-    rmSync(temporary, { force: true });
-    throw error;
-  }
-  closeSync(fd);
-  return temporary;
+  if (!exists) mkdirSync(dirname(target), { recursive: true, mode: 0o700 });
+  return writeFileBeside(target, text, exists ? statSync(target).mode & 0o7777 : 0o644);
 }
 
 /** Ensures `hosts:` is a mapping the document can take keys into. */

@@ -10,10 +10,10 @@
  * thousand; older ones are dropped when a new one is claimed.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
-import { ArgumentError, formatTimestamp, isProcessAlive, wallMicros } from '../process/index.js';
+import { ArgumentError, formatTimestamp, isProcessAlive, wallMicros, writeFileAtomic, writeFileBeside } from '../process/index.js';
 
 /** What a delivery id may be: it names a file, and it is typed into resend commands. */
 const DELIVERY_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -86,6 +86,10 @@ export interface DeliveryClaim {
 }
 
 const RECORD_SUFFIX = '.json';
+
+function recordText(record: DeliveryRecord): string {
+  return `${JSON.stringify(record)}\n`;
+}
 /** How often a delivery in flight in another process is looked at again. */
 const SETTLE_POLL_MS = 100;
 
@@ -118,7 +122,7 @@ export class DeliveryLedger {
     mkdirSync(this.directory, { recursive: true, mode: 0o700 });
     this.prune();
     const started: DeliveryRecord = { delivery_id: id, state: 'started', pane, pid: process.pid, started_at: formatTimestamp(wallMicros()) };
-    const written = this.writeBeside(id, started);
+    const written = writeFileBeside(this.path(id), recordText(started));
     try {
       linkSync(written, this.path(id));
     } catch (error) {
@@ -130,7 +134,7 @@ export class DeliveryLedger {
     } finally {
       rmSync(written, { force: true });
     }
-    const finish = (record: DeliveryRecord): void => renameSync(this.writeBeside(id, record), this.path(id));
+    const finish = (record: DeliveryRecord): void => writeFileAtomic(this.path(id), recordText(record));
     return {
       kind: 'claimed',
       ended: (document, exitStatus) => finish({ ...started, state: 'ended', ended_at: formatTimestamp(wallMicros()), exit_status: exitStatus, document }),
@@ -151,18 +155,6 @@ export class DeliveryLedger {
       if (known?.kind !== 'in_flight' || Date.now() >= deadline || options.signal?.aborted) return known;
       await delay(SETTLE_POLL_MS, undefined, { signal: options.signal }).catch(() => undefined);
     }
-  }
-
-  private writeBeside(id: string, record: DeliveryRecord): string {
-    const temporary = join(this.directory, `.${id}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
-    const fd = openSync(temporary, 'wx', 0o600);
-    try {
-      writeSync(fd, `${JSON.stringify(record)}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    return temporary;
   }
 
   private prune(): void {

@@ -1,6 +1,26 @@
-import { mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
+
+/**
+ * Writes `text` to a new, hidden file beside `target` (the same directory, so renaming or
+ * linking it onto `target` is atomic), synced to disk, with `mode`; returns its path. The
+ * caller moves it into place or removes it.
+ */
+export function writeFileBeside(target: string, text: string, mode = 0o600): string {
+  const temporary = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
+  const fd = openSync(temporary, 'wx', mode);
+  try {
+    writeFileSync(fd, text);
+    fsyncSync(fd);
+  } catch (error) {
+    closeSync(fd);
+    rmSync(temporary, { force: true });
+    throw error;
+  }
+  closeSync(fd);
+  return temporary;
+}
 
 /**
  * Writes `text` to `path` in one rename, so a reader sees the old file or the new one, never a
@@ -9,9 +29,8 @@ import { randomBytes } from 'node:crypto';
  */
 export function writeFileAtomic(path: string, text: string): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const temporary = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  const temporary = writeFileBeside(path, text);
   try {
-    writeFileSync(temporary, text, { mode: 0o600 });
     renameSync(temporary, path);
   } catch (error) {
     rmSync(temporary, { force: true });
