@@ -208,7 +208,6 @@ export function capabilityKey(capability: MuxCapability): string {
   return capability.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }
 
-
 export function declarationJson(mux: MuxName, declaration: MuxDeclaration): MuxDeclarationJson {
   const notes: Record<string, string> = {};
   for (const capability of MUX_CAPABILITIES) {

@@ -7,7 +7,6 @@ import { formatPaneKey, LOCAL_HOST } from './identity.js';
 import type { MuxPaneJson, MuxSnapshotJson } from './json-schemas.js';
 import type { MuxName, MuxPane, MuxSnapshot } from './types.js';
 
-
 function paneJson(pane: MuxPane, paneKey: string): MuxPaneJson {
   return {
     pane_id: pane.paneId,

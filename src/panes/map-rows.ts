@@ -43,7 +43,6 @@ export interface MapRow {
 export const AGENT_STATE_SOURCES = Object.freeze(['hook', 'mux', 'screen'] as const);
 export type AgentStateSource = (typeof AGENT_STATE_SOURCES)[number];
 
-
 export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabState | undefined, agentContext: AgentStatusContext): MapRow {
   const { status, source } = agentStatusOf(listing.pane, agentContext);
   return {

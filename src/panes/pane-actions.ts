@@ -55,7 +55,6 @@ export async function paneDeliver(port: MuxPort, pane: string, text: string, opt
   });
 }
 
-
 export function deliveryReceiptJson(receipt: DeliveryReceipt & PaneRef): DeliveryReceiptJson {
   return {
     ...paneRefJson(receipt),
@@ -71,7 +70,6 @@ export function deliveryReceiptJson(receipt: DeliveryReceipt & PaneRef): Deliver
     snippet: receipt.snippet,
   };
 }
-
 
 export function readinessReportJson(report: ReadinessReport & PaneRef): ReadinessReportJson {
   return { ...paneRefJson(report), state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };

@@ -31,7 +31,6 @@ export async function paneProcess(port: MuxPort, pane: string, options: { cwd?: 
   });
 }
 
-
 /** The `--json` shape of a process report: the pane under `pane_id` and `pane_key`, as every document names it. */
 export function paneProcessJson(report: PaneProcessReport): PaneProcessJson {
   const { paneId, paneKey, ...rest } = report;

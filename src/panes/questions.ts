@@ -315,7 +315,6 @@ export const QUESTION_INDICATORS = [
   'press_key',
 ] as const satisfies readonly QuestionIndicator[];
 
-
 /** A sweep whose rows carry each pane's key as well as its id. */
 export interface KeyedQuestionSweep {
   matches: (QuestionMatch & Keyed)[];

@@ -56,7 +56,6 @@ export async function resolvePane(port: MuxPort, pane: string): Promise<PaneRef>
   return keys.refOf(key.paneId);
 }
 
-
 export function paneRefJson(ref: PaneRef): { pane_id: string; pane_key: string } {
   return { pane_id: ref.paneId, pane_key: ref.paneKey };
 }

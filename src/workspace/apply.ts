@@ -68,7 +68,6 @@ interface ApplyEvidence {
   cleanupErrors: Error[];
 }
 
-
 /**
  * What an apply did, from its own evidence only: steps completed, objects positively
  * created, effects, and on failure which step failed and whether its effect is uncertain.

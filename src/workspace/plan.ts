@@ -192,8 +192,6 @@ export const STEP_OPS = [
 ] as const satisfies readonly StepOp[];
 export const STEP_EFFECTS = ['create', 'configure', 'layout', 'environment', 'dispatch', 'focus'] as const satisfies readonly StepEffect[];
 
-
-
 /**
  * An immutable, ordered list of tmux operations that builds a workspace. Creating it does
  * no tmux I/O and applying it is a separate, explicit act.

@@ -405,7 +405,6 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-
 /** How long a resend waits for the first delivery of its id, still running in another process, to end. */
 const IN_FLIGHT_WAIT_MS = 20_000;
 
