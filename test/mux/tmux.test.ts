@@ -297,10 +297,12 @@ describe('the tmux adapter', { concurrency: false }, () => {
     }
   });
 
-  it('keeps a pane whose program exits at once, with its last lines and exit status', async () => {
+  it('keeps a pane whose program exits, with its last lines and exit status', async () => {
     const port = portOver(owned.server);
     const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;
-    const split = await port.splitPane({ besidePaneId: beside.paneId, direction: 'right', command: ['sh', '-c', 'echo last-words; exit 3'], keepOnExit: true });
+    // The program lingers a moment after its last write: tmux 3.3a drops the write of a program
+    // that exits in the same instant about twice in 300 runs, even on an idle machine.
+    const split = await port.splitPane({ besidePaneId: beside.paneId, direction: 'right', command: ['sh', '-c', 'echo last-words; sleep 0.1; exit 3'], keepOnExit: true });
     assert.ok(split.ok, JSON.stringify(split));
     const dead = await eventually('the kept pane to report its program dead', async () => {
       const read = await port.readProcess(split.value.paneId);
