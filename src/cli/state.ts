@@ -1,7 +1,7 @@
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { isProcessAlive } from '../process/index.js';
+import { isProcessAlive, writeFileAtomic } from '../process/index.js';
 import { OwnedDaemon, type OwnedDaemonRecord } from '../tmux/index.js';
 
 /** Where drover keeps small state files: $DROVER_STATE_DIR, $XDG_STATE_HOME/drover, ~/.local/state/drover. */
@@ -9,6 +9,11 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
   if (env.DROVER_STATE_DIR) return env.DROVER_STATE_DIR;
   const base = env.XDG_STATE_HOME || join(env.HOME || homedir(), '.local', 'state');
   return join(base, 'drover');
+}
+
+/** Where this machine remembers deliveries by id (see DeliveryLedger). */
+export function deliveryLedgerDirectory(env: NodeJS.ProcessEnv): string {
+  return join(stateDirectory(env), 'deliveries');
 }
 
 export interface UpState {
@@ -59,11 +64,7 @@ export async function upServerRuns(state: UpState & { alive: boolean }, env: Nod
 }
 
 export function writeUpState(env: NodeJS.ProcessEnv, state: UpState): void {
-  const dir = stateDirectory(env);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const temporary = `${upFile(env)}.${process.pid}.tmp`;
-  writeFileSync(temporary, `${JSON.stringify(state, null, 2)}\n`, { mode: 0o600 });
-  renameSync(temporary, upFile(env));
+  writeFileAtomic(upFile(env), `${JSON.stringify(state, null, 2)}\n`);
 }
 
 export function clearUpState(env: NodeJS.ProcessEnv): void {

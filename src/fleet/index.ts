@@ -14,6 +14,7 @@ export * from './lock.js';
 export * from './member-input.js';
 export { latestVersion, POSTGRES_MIGRATIONS, SQLITE_MIGRATIONS, type Migration } from './migrations.js';
 export * from './model.js';
+export * from './json-schemas.js';
 export * from './notification.js';
 export * from './operations.js';
 export * from './postgres-store.js';

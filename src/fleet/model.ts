@@ -1,6 +1,6 @@
 /** The records the broker returns. Library fields are camelCase; the CLI renders snake_case JSON. */
-import { z } from 'zod';
 import { formatPaneKey, LOCAL_HOST, MUX_NAMES, type MuxName } from '../mux/index.js';
+import type { MessageJson } from './json-schemas.js';
 
 export const CODING_AGENTS = Object.freeze(['claude', 'codex', 'gemini', 'opencode', 'shell'] as const);
 export type CodingAgent = (typeof CODING_AGENTS)[number];
@@ -138,25 +138,6 @@ export function placementPaneKey(placement: Placement | null): string | null {
 }
 
 /** A message as drover prints it in JSON (CLI and MCP alike): snake_case, text exactly as stored. */
-/**
- * A message as `--json` and the MCP message tools print it. The type is inferred from the
- * schema and messageJson returns it, so the two cannot differ.
- */
-export const messageJsonSchema = z.strictObject({
-  message_id: z.number().int(),
-  owner_member_id: z.number().int(),
-  from_member_id: z.number().int(),
-  to_member_id: z.number().int().nullable(),
-  type: z.enum(['unicast', 'broadcast_summary'] as const satisfies readonly MessageType[]),
-  created_at: z.string(),
-  status_state: z.enum(['input_required', 'completed'] as const satisfies readonly MessageState[]),
-  status_timestamp: z.string(),
-  origin_message_id: z.number().int().nullable(),
-  text: z.string(),
-  notified_at: z.string().nullable(),
-});
-export type MessageJson = z.infer<typeof messageJsonSchema>;
-
 export function messageJson(message: Message): MessageJson {
   return {
     message_id: message.messageId,

@@ -7,3 +7,6 @@ export * from './link.js';
 export * from './registry.js';
 export * from './install.js';
 export * from './target.js';
+export * from './deliveries.js';
+export * from './merged.js';
+export * from './gather.js';

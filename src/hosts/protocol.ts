@@ -18,8 +18,11 @@
  */
 
 export const RPC_PROTOCOL = 'drover-rpc';
-/** major.minor; see isCompatible. */
-export const RPC_VERSION = '1.0';
+/** major.minor; see isCompatible. 1.1: pane.deliver takes delivery_id, and the server remembers it. */
+export const RPC_VERSION = '1.1';
+
+/** The first version whose servers remember delivery ids (a resend is never typed twice). */
+export const RPC_DELIVERY_IDS_SINCE = '1.1';
 
 /** The longest line either side accepts; a longer one ends the stream (it cannot be resynchronised). */
 export const RPC_MAX_LINE_BYTES = 8 * 1024 * 1024;
@@ -107,6 +110,13 @@ export function isCompatible(ours: string, theirs: string): boolean {
   const a = parseVersion(ours);
   const b = parseVersion(theirs);
   return a !== undefined && b !== undefined && a[0] === b[0];
+}
+
+/** Whether a server speaking `theirs` has what came with `since` (same major, minor at least). */
+export function versionAtLeast(theirs: string, since: string): boolean {
+  const a = parseVersion(theirs);
+  const b = parseVersion(since);
+  return a !== undefined && b !== undefined && a[0] === b[0] && a[1] >= b[1];
 }
 
 /** What is wrong with a handshake line, or undefined when it is one. */

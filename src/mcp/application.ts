@@ -1,5 +1,6 @@
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createMuxPort, invokingPane, MuxError, TmuxAdapter, type MuxName, type MuxPort } from '../mux/index.js';
 import { failureCode, type FailureCode } from '../panes/index.js';
 import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
 import { isPaneId, requireNoCaptureHook, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
@@ -17,13 +18,18 @@ export const DEFAULT_RESPONSE_BYTES = 1024 * 1024;
  */
 export const MUTATION_EVIDENCE_BYTES = 4096;
 
-export interface ApplicationOptions {
-  /**
-   * The borrowed tmux server, or how to borrow it: then the first call that needs it opens it,
-   * and until that succeeds each call reports why (no server running yet). The application
-   * never starts or kills a server.
-   */
-  server: Server | (() => Promise<Server>);
+/**
+ * The multiplexer the tools drive. On tmux: the borrowed server, or how to borrow it (then the
+ * first call that needs it opens it, and until that succeeds each call reports why: no server
+ * running yet); every tool is offered. On herdr or zellij: a port on it, and only the tools
+ * that reach panes through the port are offered. The application never starts or kills a
+ * server, and never closes the port it was given.
+ */
+export type ApplicationBackend = { server: Server | (() => Promise<Server>); port?: never } | { port: MuxPort; server?: never };
+
+export type ApplicationOptions = ApplicationBackend & ApplicationSettings;
+
+export interface ApplicationSettings {
   tools: readonly ToolDefinition[];
   policy: ToolPolicy;
   /** Per-request deadline; waits are clamped to it. */
@@ -41,8 +47,8 @@ export interface ApplicationOptions {
   /** The environment the server runs in ($TMUX, $TMUX_PANE identify its own pane). */
   env?: NodeJS.ProcessEnv;
   version?: string;
-  /** What a call says when the tmux server cannot be reached: which server, and what to do. */
-  describeUnreachable?: () => string;
+  /** What a call says when the multiplexer cannot be reached (the error says how): which server, and what to do. */
+  describeUnreachable?: (error: unknown) => string;
 }
 
 /**
@@ -63,17 +69,32 @@ export async function selfPaneOf(server: Server, env: NodeJS.ProcessEnv, options
   return (await server.hosts(env, options)) ? pane : undefined;
 }
 
+/** Why a tmux-library tool cannot run on another multiplexer, naming what is missing. */
+export function tmuxLibraryRefusal(mux: MuxName, what = 'this tool'): MuxError {
+  return new MuxError(mux, `${what} needs the tmux library (tmux options, hooks, buffers, environment, sessions and windows), and ${mux} has none: it is offered on tmux only`, {
+    reason: 'unsupported',
+    phase: 'validate',
+    delivery: 'not_sent',
+  });
+}
+
+/** Whether a tool is offered on this multiplexer: a tmux-library tool only on tmux. */
+export function offeredOn(mux: MuxName, tool: Pick<ToolDefinition, 'everyMux'>): boolean {
+  return mux === 'tmux' || tool.everyMux === true;
+}
+
 /**
- * What an error result says for failures whose own message would carry tmux's output or the
- * caller's input back (tmux's stderr, the target as typed): a fixed sentence instead.
+ * What an error result says for failures whose own message would carry the multiplexer's
+ * output or the caller's input back (tmux's stderr, the target as typed): a fixed sentence instead.
  */
-const FIXED_MESSAGES: Partial<Record<FailureCode, string>> = {
-  not_found: 'not found: no such session, window or pane on this tmux server',
-  pane_not_found: 'not found: no such pane on this tmux server',
-  tmux_failed: 'tmux refused the command',
-  server_replaced:
-    'the pane belongs to another run of the tmux server than the one answering (a server restarted at the same socket), so nothing was done: a pane key of an earlier run names no pane any more, and if the server this MCP server bound was itself replaced, restart drover mcp to use the new one',
-};
+function fixedMessages(mux: MuxName): Partial<Record<FailureCode, string>> {
+  return {
+    not_found: `not found: no such session, window or pane on this ${mux} server`,
+    pane_not_found: `not found: no such pane on this ${mux} server`,
+    tmux_failed: 'tmux refused the command',
+    server_replaced: `the pane belongs to another run of the ${mux} server than the one answering (a server restarted), or to another multiplexer, so nothing was done: a pane key of an earlier run names no pane any more, and if the server this MCP server bound was itself replaced, restart drover mcp to use the new one`,
+  };
+}
 
 /**
  * A failed call as its result: the JSON document `{"error": {code, message, phase, delivery}}`
@@ -81,23 +102,25 @@ const FIXED_MESSAGES: Partial<Record<FailureCode, string>> = {
  * tool's output schema even on errors. Anything drover did not raise itself is reported by its
  * code alone, as its message may hold anything.
  */
-function errorResult(error: unknown, describeUnreachable: () => string): CallToolResult {
+function errorResult(error: unknown, mux: MuxName, describeUnreachable: (error: unknown) => string): CallToolResult {
   const code = failureCode(error);
   const message =
-    code === 'unreachable' ? describeUnreachable() : (FIXED_MESSAGES[code] ?? (error instanceof DroverError ? error.message : 'the tool failed unexpectedly'));
+    code === 'unreachable' ? describeUnreachable(error) : (fixedMessages(mux)[code] ?? (error instanceof DroverError ? error.message : 'the tool failed unexpectedly'));
   const context = error instanceof DroverError ? { phase: error.phase, delivery: error.delivery } : {};
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message, ...context } }) }] };
 }
 
 /**
- * The MCP application: the tools the policy allows (and only those) registered on an SDK
- * server, each with input and output schemas, a deadline, a response bound and structured
- * results. Closing releases retained captures, not the borrowed tmux server.
+ * The MCP application: the tools the policy allows and the multiplexer offers (and only those)
+ * registered on an SDK server, each with input and output schemas, a deadline, a response
+ * bound and structured results. Closing releases retained captures, not the borrowed tmux
+ * server or port.
  */
 export class Application {
   readonly mcp: McpServer;
   readonly captures: CaptureStore;
   readonly policy: ToolPolicy;
+  readonly mux: MuxName;
   private readonly options: ApplicationOptions;
   /** The server once borrowed (or being borrowed); cleared when borrowing failed, so the next call tries again. */
   private binding: Promise<Server> | undefined;
@@ -105,7 +128,8 @@ export class Application {
   constructor(options: ApplicationOptions) {
     this.options = options;
     this.policy = options.policy;
-    const tools = [this.capabilities(), ...options.tools];
+    this.mux = options.port?.mux ?? 'tmux';
+    const tools = [this.capabilities(), ...options.tools.filter((tool) => offeredOn(this.mux, tool))];
     const responseBytes = options.responseBytes ?? DEFAULT_RESPONSE_BYTES;
     const changing = tools.filter((tool) => tool.tier !== 'readonly' && this.policy.allows(tool.name)).map((tool) => tool.name);
     if (responseBytes < MUTATION_EVIDENCE_BYTES && changing.length > 0) {
@@ -118,7 +142,10 @@ export class Application {
       { name: 'drover', version: options.version ?? '0.0.0' },
       {
         instructions:
-          'drover drives coding agents in tmux panes. Ids: $session, @window, %pane. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
+          (this.mux === 'tmux'
+            ? 'drover drives coding agents in tmux panes. Ids: $session, @window, %pane.'
+            : `drover drives coding agents in ${this.mux} panes; tmux-library tools (options, buffers, environment, sessions and windows) are not offered here.`) +
+          ' Every pane row carries pane_key (its id and the server run it lives on): name panes by it, since a key of a restarted server is refused rather than acted on. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
       },
     );
     for (const tool of tools) if (tool.name === CAPABILITIES_TOOL || this.policy.allows(tool.name)) this.register(tool);
@@ -129,7 +156,7 @@ export class Application {
     return capabilitiesTool(() => ({
       version: options.version ?? '0.0.0',
       policy: this.policy,
-      catalog: toolCatalog(options.tools),
+      catalog: toolCatalog(options.tools.filter((tool) => offeredOn(this.mux, tool))),
       requestTimeoutMs: options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS,
       responseBytes: options.responseBytes ?? DEFAULT_RESPONSE_BYTES,
       mutationEvidenceBytes: MUTATION_EVIDENCE_BYTES,
@@ -138,9 +165,10 @@ export class Application {
     }));
   }
 
-  /** The borrowed server, opened by the first call that needs it. */
+  /** The borrowed tmux server, opened by the first call that needs it; on another multiplexer, a refusal. */
   server(): Promise<Server> {
     const source = this.options.server;
+    if (source === undefined) return Promise.reject(tmuxLibraryRefusal(this.mux));
     if (typeof source !== 'function') return Promise.resolve(source);
     this.binding ??= source().catch((error: unknown) => {
       this.binding = undefined;
@@ -153,7 +181,18 @@ export class Application {
   private async context(tool: ToolDefinition, deadlineMs: number, signal: AbortSignal): Promise<ToolContext> {
     const env = this.options.env ?? process.env;
     const operation = { timeoutMs: deadlineMs, signal };
-    const base = { captures: this.captures, deadlineMs, signal, operation, env };
+    const base = { mux: this.mux, captures: this.captures, deadlineMs, signal, operation, env };
+    const port = this.options.port;
+    if (port !== undefined) {
+      return {
+        ...base,
+        port,
+        selfPane: invokingPane(port.mux, env),
+        get server(): Server {
+          throw tmuxLibraryRefusal(port.mux);
+        },
+      };
+    }
     let server: Server;
     try {
       server = await this.server();
@@ -165,15 +204,20 @@ export class Application {
         get server(): Server {
           throw error;
         },
+        get port(): MuxPort {
+          throw error;
+        },
       };
     }
-    return { ...base, server, selfPane: await selfPaneOf(server, env, operation) };
+    // The pane tools reach tmux through the mux port too, over the borrowed server: a pane key
+    // of another run of that server is refused by the port, never acted on.
+    return { ...base, server, port: createMuxPort(new TmuxAdapter({ server })), selfPane: await selfPaneOf(server, env, operation) };
   }
 
   private register(tool: ToolDefinition): void {
     const requestTimeoutMs = this.options.requestTimeoutMs ?? DEFAULT_REQUEST_TIMEOUT_MS;
     const responseBytes = this.options.responseBytes ?? DEFAULT_RESPONSE_BYTES;
-    const describeUnreachable = this.options.describeUnreachable ?? (() => 'the tmux server is not running');
+    const describeUnreachable = this.options.describeUnreachable ?? (() => `the ${this.mux} server is not running`);
     this.mcp.registerTool(
       tool.name,
       {
@@ -190,21 +234,23 @@ export class Application {
         const signal = AbortSignal.any([extra.signal, deadline]);
         try {
           const context = await this.context(tool, deadlineMs, signal);
-          if (tool.screens !== undefined) await requireNoCaptureHook(context.server, tool.screens(input as never), context.operation);
+          // A capture hook is tmux's: elsewhere reading a screen runs nothing of the user's.
+          if (tool.screens !== undefined && this.mux === 'tmux') await requireNoCaptureHook(context.server, tool.screens(input as never), context.operation);
           const result = await tool.run(context, input as never);
           const text = JSON.stringify(result);
           if (Buffer.byteLength(text) > responseBytes) {
             return errorResult(
               new DroverError(`the result is larger than ${responseBytes} bytes; ask for less (fewer lines, narrower criteria)`, { phase: 'respond', delivery: tool.tier === 'readonly' ? 'not_sent' : 'observed' }),
+              this.mux,
               describeUnreachable,
             );
           }
           return { content: [{ type: 'text', text }], structuredContent: result as Record<string, unknown> } satisfies CallToolResult;
         } catch (error) {
           if (deadline.aborted && !(error instanceof DroverError)) {
-            return errorResult(new AbortedError(`the request did not finish within ${deadlineMs} ms`, { delivery: 'possibly_sent' }), describeUnreachable);
+            return errorResult(new AbortedError(`the request did not finish within ${deadlineMs} ms`, { delivery: 'possibly_sent' }), this.mux, describeUnreachable);
           }
-          return errorResult(error, describeUnreachable);
+          return errorResult(error, this.mux, describeUnreachable);
         }
       }) as never,
     );

@@ -2,10 +2,14 @@ export {
   Application,
   toolCatalog,
   selfPaneOf,
+  offeredOn,
+  tmuxLibraryRefusal,
   DEFAULT_REQUEST_TIMEOUT_MS,
   DEFAULT_RESPONSE_BYTES,
   MUTATION_EVIDENCE_BYTES,
   type ApplicationOptions,
+  type ApplicationBackend,
+  type ApplicationSettings,
 } from './application.js';
 export { ToolPolicy, TIERS, TOOL_GROUPS, GROUP_NAMES, type Tier, type ToolGroup, type CatalogEntry, type PolicySpec } from './policy.js';
 export { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits, type RetainedCapture } from './captures.js';

@@ -11,7 +11,7 @@ export const TIERS: readonly Tier[] = ['readonly', 'mutating', 'destructive'];
  */
 export const TOOL_GROUPS = {
   core: 'what this server can do, and the sessions, windows and panes of the tmux server (names, sizes, commands, paths)',
-  observe: 'what panes show: screens and scrollback, waits for text, pane searches, the agent map and question sweeps',
+  observe: 'what panes show: screens and scrollback, waits for text, pane searches, process trees, the agent map and question sweeps',
   environment: "tmux's global and session environments (often holding tokens and keys)",
   buffers: 'paste buffers (anything copied in tmux)',
   options: 'tmux options at any scope',

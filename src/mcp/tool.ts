@@ -1,18 +1,23 @@
 import type { z } from 'zod';
+import type { MuxName, MuxPort } from '../mux/index.js';
 import type { OperationOptions, PaneId, Server } from '../tmux/index.js';
 import type { CaptureStore } from './captures.js';
 import type { Tier, ToolGroup } from './policy.js';
 
-/** What every tool call gets: the borrowed server, retained captures, its deadline. */
+/** What every tool call gets: the multiplexer (as a port, and on tmux the borrowed server), retained captures, its deadline. */
 export interface ToolContext {
+  /** The multiplexer this MCP server drives. */
+  readonly mux: MuxName;
   /**
-   * The borrowed server. For a tool that runs without one (`needsServer: false`) reading it
-   * throws why there is none.
+   * The borrowed tmux server. On another multiplexer, and for a tool that runs without one
+   * (`needsServer: false`), reading it throws why there is none.
    */
   readonly server: Server;
+  /** The panes through the mux port: on tmux over the borrowed server. */
+  readonly port: MuxPort;
   readonly captures: CaptureStore;
-  /** The pane this MCP server runs in, when it runs inside a pane of the same server. */
-  readonly selfPane: PaneId | undefined;
+  /** The pane this MCP server runs in, when it runs inside a pane of the multiplexer it drives. */
+  readonly selfPane: string | undefined;
   /** The request's deadline in milliseconds; waits are clamped to it. */
   readonly deadlineMs: number;
   readonly signal: AbortSignal;
@@ -41,6 +46,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   readonly screens?: (input: z.infer<I>) => readonly PaneId[] | 'all';
   /** The tool answers without a tmux server (it reports on one when there is one). */
   readonly needsServer?: false;
+  /**
+   * The tool reaches panes only through the mux port, so it is offered on every multiplexer.
+   * Without it the tool is a tmux-library tool (options, hooks, buffers, environment, tmux's
+   * sessions and windows), offered on tmux only.
+   */
+  readonly everyMux?: true;
   run(context: ToolContext, input: z.infer<I>): Promise<z.infer<O>>;
 }
 

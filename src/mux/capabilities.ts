@@ -4,8 +4,8 @@
  * before the adapter is asked. Facts (topologyLatency, spaces) say "how fast" and "what
  * shape", never "whether", so they sit beside the capabilities rather than among them.
  */
-import { z } from 'zod';
-import { MUX_NAMES, type MuxName } from './types.js';
+import type { MuxDeclarationJson } from './json-schemas.js';
+import type { MuxName } from './types.js';
 
 export const MUX_CAPABILITIES = [
   'paneGrid',
@@ -208,24 +208,6 @@ export function capabilityKey(capability: MuxCapability): string {
   return capability.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
 }
 
-const CAPABILITY_KEYS = MUX_CAPABILITIES.map(capabilityKey) as [string, ...string[]];
-
-/**
- * A declaration as JSON (`drover mux capabilities --json`, MCP's capabilities tool): capability
- * names snake_case like every key, key spellings as the port spells keys. The schema is built
- * from the capability list every declaration is total over, and the type is inferred from it.
- */
-export const muxDeclarationJsonSchema = z.strictObject({
-  mux: z.enum(MUX_NAMES),
-  supports: z.strictObject(Object.fromEntries(CAPABILITY_KEYS.map((key) => [key, z.boolean()]))),
-  unsupported_keys: z.array(z.string()),
-  notes: z.partialRecord(z.enum(CAPABILITY_KEYS), z.string()),
-  facts: z.strictObject({
-    topology_latency: z.discriminatedUnion('kind', [z.strictObject({ kind: z.literal('push') }), z.strictObject({ kind: z.literal('bounded'), ms: z.number() })]),
-    spaces: z.enum(['one', 'many']),
-  }),
-});
-export type MuxDeclarationJson = z.infer<typeof muxDeclarationJsonSchema>;
 
 export function declarationJson(mux: MuxName, declaration: MuxDeclaration): MuxDeclarationJson {
   const notes: Record<string, string> = {};

@@ -1,5 +1,6 @@
 export * from './types.js';
 export * from './capabilities.js';
+export * from './json-schemas.js';
 export * from './keys.js';
 export * from './identity.js';
 export * from './rules.js';
@@ -10,6 +11,8 @@ export * from './port.js';
 export * from './channel.js';
 export * from './screen.js';
 export * from './open.js';
+export * from './tmux-keys.js';
+export * from './snapshot-json.js';
 export * from './executables.js';
 export { HerdrAdapter, type HerdrAdapterOptions } from './adapters/herdr/adapter.js';
 export { HerdrClient, HERDR_DEFAULT_TIMEOUT_MS, HERDR_WORKTREE_TIMEOUT_MS, type HerdrClientOptions, type HerdrRequestOptions, type HerdrStream, type HerdrStreamHandlers } from './adapters/herdr/client.js';

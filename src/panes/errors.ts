@@ -30,3 +30,14 @@ export class PaneKeyRefusedError extends DroverError {
     super(message, { phase: 'resolve', delivery: 'not_sent' });
   }
 }
+
+/** The agent exited while drover watched it start; the pane is gone, its last lines (where the multiplexer kept them) are here. */
+export class AgentExitedError extends DroverError {
+  constructor(
+    readonly command: string,
+    readonly exitStatus: number | null,
+    readonly lastLines: string,
+  ) {
+    super(`the agent exited right after it started${exitStatus === null ? '' : ` (status ${exitStatus})`}: ${command}`, { phase: 'start', delivery: 'observed' });
+  }
+}

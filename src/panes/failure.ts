@@ -1,8 +1,7 @@
 import { MuxError, tmuxFailureCode } from '../mux/index.js';
 import { AbortedError, ArgumentError, LimitError, SpawnError, TimeoutError } from '../process/index.js';
 import { ApplyError, WorkspaceError } from '../workspace/index.js';
-import { NotInTmuxError, PaneKeyRefusedError, PaneNotFoundError } from './errors.js';
-import { AgentExitedError } from './pane-open.js';
+import { AgentExitedError, NotInTmuxError, PaneKeyRefusedError, PaneNotFoundError } from './errors.js';
 
 /**
  * The stable codes failures are reported under, in `--json` error documents and MCP error

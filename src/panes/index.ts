@@ -22,3 +22,4 @@ export * from './tail.js';
 export * from './target.js';
 export * from './window-name.js';
 export * from './worktrees.js';
+export * from './json-schemas.js';

@@ -1,9 +1,8 @@
-import { z } from 'zod';
-import { AGENT_STATES, agentStatusLabel, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
+import { agentStatusLabel, type AgentStatus, type AgentStatusContext } from '../agents/index.js';
 import type { MuxName, MuxPane } from '../mux/index.js';
 import { agentStatusOf } from './listing.js';
-import { paneRefJsonShape } from './target.js';
-import { STAGE_STATES, type FabState } from './fab-status.js';
+import type { MapRowJson } from './json-schemas.js';
+import type { FabState } from './fab-status.js';
 import { worktreeLabel, type WorktreeInfo } from './worktrees.js';
 import { foldBody } from './printable.js';
 
@@ -44,30 +43,6 @@ export interface MapRow {
 export const AGENT_STATE_SOURCES = Object.freeze(['hook', 'mux', 'screen'] as const);
 export type AgentStateSource = (typeof AGENT_STATE_SOURCES)[number];
 
-/**
- * One row of `pane map --json` and of the MCP pane_map tool: the row type is inferred from
- * this schema and mapRowJson returns that type, so a key added to one and not the other does
- * not compile. Unknowns are null.
- */
-export const mapRowJsonSchema = z.strictObject({
-  session: z.string(),
-  window_index: z.number().int(),
-  window_id: z.string().nullable(),
-  ...paneRefJsonShape,
-  tab: z.string(),
-  worktree: z.string(),
-  repo: z.string().nullable(),
-  change: z.string().nullable(),
-  stage: z.string().nullable(),
-  display_state: z.enum(STAGE_STATES).nullable(),
-  agent_state: z.enum(AGENT_STATES).nullable(),
-  agent_idle_duration: z.string().nullable(),
-  pr_url: z.string().nullable(),
-  pr_number: z.number().int().nullable(),
-  agent: z.string().nullable().describe('the agent the pane runs, by its process tree'),
-  agent_state_source: z.enum(AGENT_STATE_SOURCES).nullable().describe("where agent_state came from: the agent's hooks, the multiplexer (herdr detects agents), or the agent's screen"),
-});
-export type MapRowJson = z.infer<typeof mapRowJsonSchema>;
 
 export function buildMapRow(listing: PaneListing, git: WorktreeInfo, fab: FabState | undefined, agentContext: AgentStatusContext): MapRow {
   const { status, source } = agentStatusOf(listing.pane, agentContext);
@@ -121,7 +96,7 @@ function width(text: string): number {
 }
 
 /** Columns separated by two spaces, padded to the widest cell; the last column is not padded. */
-function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
+export function renderTable(header: readonly string[], rows: readonly (readonly string[])[]): string {
   const all = [header, ...rows];
   const widths = header.map((_, column) => Math.max(...all.map((row) => width(row[column] ?? ''))));
   return all

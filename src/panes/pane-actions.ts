@@ -1,12 +1,12 @@
-import { z } from 'zod';
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { MuxError, unsupportedDetail, type MuxCapability, type MuxPort } from '../mux/index.js';
 import { ArgumentError } from '../process/index.js';
 import { deliverText, deliveryBudgetMs, pointerPrompt, type DeliveryOptions, type DeliveryReceipt } from './delivery.js';
 import { agentNamerFor, onPane, readPaneFacts } from './facts.js';
-import { READINESS_STATES, probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
-import { paneRefJson, paneRefJsonShape, type PaneRef } from './target.js';
+import { probeReadiness, type ChoreographyOptions, type ReadinessReport } from './readiness.js';
+import type { DeliveryReceiptJson, ReadinessReportJson } from './json-schemas.js';
+import { paneRefJson, type PaneRef } from './target.js';
 
 /** The longest `pane ready` may take, the probe's waits and reads included. */
 export const READY_BUDGET_MS = 15_000;
@@ -55,24 +55,6 @@ export async function paneDeliver(port: MuxPort, pane: string, text: string, opt
   });
 }
 
-/**
- * The `--json` shape of a delivery receipt (also the MCP deliver tool's result). The type is
- * inferred from the schema and deliveryReceiptJson returns it, so the two cannot differ.
- */
-export const deliveryReceiptJsonSchema = z.strictObject({
-  ...paneRefJsonShape,
-  status: z.enum(['submitted', 'staged_unconfirmed', 'failed'] as const satisfies readonly DeliveryReceipt['status'][]),
-  reason: z.string(),
-  evidence: z.enum(['agent_busy', 'agent_asking', 'composer_cleared'] as const satisfies readonly NonNullable<DeliveryReceipt['evidence']>[]).nullable(),
-  agent: z.string().nullable(),
-  method: z.enum(['paste', 'keys'] as const satisfies readonly DeliveryReceipt['method'][]),
-  attempts: z.number().int(),
-  chars: z.number().int(),
-  draft_cleared: z.string().nullable(),
-  typed: z.boolean(),
-  snippet: z.string(),
-});
-export type DeliveryReceiptJson = z.infer<typeof deliveryReceiptJsonSchema>;
 
 export function deliveryReceiptJson(receipt: DeliveryReceipt & PaneRef): DeliveryReceiptJson {
   return {
@@ -90,18 +72,6 @@ export function deliveryReceiptJson(receipt: DeliveryReceipt & PaneRef): Deliver
   };
 }
 
-/** The `--json` shape of a readiness report (also the MCP ready tool's result), inferred from its schema. */
-export const readinessReportJsonSchema = z.strictObject({
-  ...paneRefJsonShape,
-  state: z.enum(READINESS_STATES),
-  reason: z.string(),
-  agent: z.string().nullable(),
-  rule: z.string().nullable(),
-  detail: z.string(),
-  draft: z.string().nullable(),
-  snippet: z.string(),
-});
-export type ReadinessReportJson = z.infer<typeof readinessReportJsonSchema>;
 
 export function readinessReportJson(report: ReadinessReport & PaneRef): ReadinessReportJson {
   return { ...paneRefJson(report), state: report.state, reason: report.reason, agent: report.agent, rule: report.rule, detail: report.detail, draft: report.draft, snippet: report.snippet };

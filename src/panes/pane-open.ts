@@ -1,8 +1,8 @@
 import { DEFAULT_ROLE, isAssignmentWord, providersFor, resolveLaunchCommand, rulesFor, splitShellWords, unquoteWord, type AgentScreenRules, type Provider } from '../agents/index.js';
 import { paneChannel, unwrapOutcome, type MuxCreatedPane, type MuxPort, type PaneChannel } from '../mux/index.js';
-import { ArgumentError, DroverError, findExecutable } from '../process/index.js';
+import { ArgumentError, findExecutable } from '../process/index.js';
 import { DEFAULT_PACING, type Pacing } from './choreography.js';
-import { PaneNotFoundError } from './errors.js';
+import { AgentExitedError, PaneNotFoundError } from './errors.js';
 import { agentNamerFor, listedPane, readPaneFacts } from './facts.js';
 import { requireCapabilities } from './pane-actions.js';
 import { snippet } from './tail.js';
@@ -47,17 +47,6 @@ export const DEFAULT_STARTUP_CHECK_MS = 2000;
 export const AGENT_START_LIMIT_MS = 30_000;
 /** How far back an exited agent's last words are looked for. */
 const EXIT_HISTORY_LINES = 500;
-
-/** The agent exited while drover watched it start; the pane is gone, its last lines (where the multiplexer kept them) are here. */
-export class AgentExitedError extends DroverError {
-  constructor(
-    readonly command: string,
-    readonly exitStatus: number | null,
-    readonly lastLines: string,
-  ) {
-    super(`the agent exited right after it started${exitStatus === null ? '' : ` (status ${exitStatus})`}: ${command}`, { phase: 'start', delivery: 'observed' });
-  }
-}
 
 /** A word only a shell can run: operators, expansions, globs, redirections, comments. */
 const NEEDS_SHELL = /[|&;<>(){}$`*?[\]~!#\n]/;

@@ -2,6 +2,7 @@ import { readProcessTree, systemProcessLookup, treeHasAgent, type ProcessLookup,
 import { MuxError, type MuxPort } from '../mux/index.js';
 import { agentNamerFor, onPane } from './facts.js';
 import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
+import type { PaneProcessJson } from './json-schemas.js';
 import type { PaneRef } from './target.js';
 
 /** The `drover pane process --json` document. */
@@ -30,8 +31,9 @@ export async function paneProcess(port: MuxPort, pane: string, options: { cwd?: 
   });
 }
 
+
 /** The `--json` shape of a process report: the pane under `pane_id` and `pane_key`, as every document names it. */
-export function paneProcessJson(report: PaneProcessReport): Record<string, unknown> {
+export function paneProcessJson(report: PaneProcessReport): PaneProcessJson {
   const { paneId, paneKey, ...rest } = report;
   return { pane_id: paneId, pane_key: paneKey, ...rest };
 }

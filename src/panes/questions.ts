@@ -1,7 +1,6 @@
-import { z } from 'zod';
-import { AGENT_STATES, rulesFor, type AgentKind, type AgentScreen, type AgentState, type ScreenReading } from '../agents/index.js';
+import { rulesFor, type AgentKind, type AgentScreen, type AgentState, type ScreenReading } from '../agents/index.js';
 import { lineEndingAt, type ScreenText } from './input-line.js';
-import { paneRefJsonShape } from './target.js';
+import type { QuestionMatchJson, QuestionSkipJson, QuestionSweepJson } from './json-schemas.js';
 
 /**
  * What matched. The first two come from the screen rules of an agent drover knows (its
@@ -304,7 +303,7 @@ export async function sweepQuestions(
   return sweep;
 }
 
-const QUESTION_INDICATORS = [
+export const QUESTION_INDICATORS = [
   'permission_prompt',
   'agent_dialog',
   'question_mark',
@@ -316,24 +315,6 @@ const QUESTION_INDICATORS = [
   'press_key',
 ] as const satisfies readonly QuestionIndicator[];
 
-/**
- * The `--json` rows of a sweep (and the MCP questions tool's result). The row types are
- * inferred from these schemas and the builders return them, so a field added to a row and not
- * to its schema does not compile.
- */
-export const questionMatchJsonSchema = z.strictObject({
-  ...paneRefJsonShape,
-  agent_state: z.enum(AGENT_STATES),
-  indicator: z.enum(QUESTION_INDICATORS),
-  snippet: z.string().describe('the line that asks'),
-  agent: z.string().nullable(),
-  rule: z.string().nullable().describe('the screen rule that matched; null for the line scan'),
-});
-export const questionSkipJsonSchema = z.strictObject({ ...paneRefJsonShape, reason: z.enum(QUESTION_SKIP_REASONS) });
-export const questionSweepJsonSchema = z.strictObject({ matches: z.array(questionMatchJsonSchema), skipped: z.array(questionSkipJsonSchema) });
-export type QuestionMatchJson = z.infer<typeof questionMatchJsonSchema>;
-export type QuestionSkipJson = z.infer<typeof questionSkipJsonSchema>;
-export type QuestionSweepJson = z.infer<typeof questionSweepJsonSchema>;
 
 /** A sweep whose rows carry each pane's key as well as its id. */
 export interface KeyedQuestionSweep {

@@ -1,4 +1,3 @@
-import { z } from 'zod';
 import { LOCAL_HOST, formatPaneKey, isValidMuxId, looksLikePaneKey, parsePaneKey, type MuxPort } from '../mux/index.js';
 import { ArgumentError } from '../process/index.js';
 import { PaneKeyRefusedError } from './errors.js';
@@ -57,14 +56,6 @@ export async function resolvePane(port: MuxPort, pane: string): Promise<PaneRef>
   return keys.refOf(key.paneId);
 }
 
-/**
- * The two fields every `--json` row and MCP result that names a pane starts with: the id, and
- * the key a script should hold on to (it is refused, never acted on, once its server is gone).
- */
-export const paneRefJsonShape = {
-  pane_id: z.string(),
-  pane_key: z.string().describe('the pane and the server run it lives on (HOST::MUX::INCARNATION::PANE); scripts should name panes by it'),
-} as const;
 
 export function paneRefJson(ref: PaneRef): { pane_id: string; pane_key: string } {
   return { pane_id: ref.paneId, pane_key: ref.paneKey };

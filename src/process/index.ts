@@ -6,3 +6,4 @@ export * from './signals.js';
 export * from './frames.js';
 export * from './time.js';
 export * from './exit-status.js';
+export * from './files.js';

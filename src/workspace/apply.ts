@@ -1,7 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { inspect } from 'node:util';
-import { z } from 'zod';
-import { AbortedError, DroverError, TimeoutError, type Delivery } from '../process/index.js';
+import { AbortedError, DroverError, TimeoutError } from '../process/index.js';
 import {
   CommandError,
   Deadline,
@@ -12,7 +11,9 @@ import {
 } from '../tmux/index.js';
 import { createDirectories } from './directories.js';
 import { deepFreeze } from './document.js';
-import { STEP_EFFECTS, STEP_OPS, planConflictJsonSchema, violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
+import { ApplyError } from './errors.js';
+import type { ApplyResultJson } from './json-schemas.js';
+import { violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
 
 export const DEFAULT_APPLY_TIMEOUT_MS = 5000;
 export const DEFAULT_CLEANUP_TIMEOUT_MS = 500;
@@ -67,28 +68,6 @@ interface ApplyEvidence {
   cleanupErrors: Error[];
 }
 
-/**
- * An apply's JSON export (`workspace load --json`, MCP workspace_load). The type is inferred
- * from the schema and toJSON returns it, so the two cannot differ.
- */
-export const applyResultJsonSchema = z.strictObject({
-  session_name: z.string(),
-  session_id: z.string().nullable(),
-  success: z.boolean(),
-  partial: z.boolean(),
-  uncertain: z.boolean(),
-  completed_steps: z.array(z.number().int()),
-  created: z.array(z.strictObject({ symbol: z.string(), kind: z.enum(['session', 'window', 'pane']), id: z.string(), step: z.number().int() })),
-  effects: z.array(z.strictObject({ step: z.number().int(), op: z.enum(STEP_OPS), effect: z.enum(STEP_EFFECTS), outcome: z.enum(['observed', 'dispatch_only'] as const satisfies readonly EffectOutcome[]) })),
-  failed_step: z.number().int().nullable(),
-  failed_action: z.string().nullable(),
-  failed_source: z.string().nullable(),
-  failure_class: z.string().nullable(),
-  conflicts: z.array(planConflictJsonSchema),
-  compensation: z.enum(['not_requested', 'not_needed', 'completed', 'refused', 'failed'] as const satisfies readonly CompensationState[]),
-  cleanup_errors: z.array(z.string()),
-});
-export type ApplyResultJson = z.infer<typeof applyResultJsonSchema>;
 
 /**
  * What an apply did, from its own evidence only: steps completed, objects positively
@@ -169,32 +148,6 @@ export class ApplyResult {
   [inspect.custom](): string {
     return this.toString();
   }
-}
-
-/** An apply that did not finish. `result` keeps the ledger; the cause is the wrapped error. */
-export class ApplyError extends DroverError {
-  readonly result: ApplyResult;
-
-  constructor(result: ApplyResult, cause: unknown) {
-    const where = result.failedStep === null ? 'before any step' : `at step ${result.failedStep} (${result.failedAction}, ${result.failedSource})`;
-    const detail = result.failureClass === 'conflict' ? 'the plan conflicts with the server' : result.failureClass;
-    super(`workspace apply failed ${where}: ${detail}; ${result.created.length} object(s) created, compensation ${result.compensation}`, {
-      phase: 'apply',
-      delivery: applyDelivery(result),
-      cause,
-      cleanupErrors: result.cleanupErrors,
-    });
-    this.result = result;
-  }
-
-  get failureClass(): string | null {
-    return this.result.failureClass;
-  }
-}
-
-function applyDelivery(result: ApplyResult): Delivery {
-  if (result.uncertain) return 'possibly_sent';
-  return result.completedSteps.length > 0 ? 'observed' : 'not_sent';
 }
 
 /** The facts a plan is checked against, read from a live server. */

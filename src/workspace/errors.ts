@@ -1,4 +1,5 @@
-import { DroverError, type ErrorContext } from '../process/index.js';
+import { DroverError, type Delivery, type ErrorContext } from '../process/index.js';
+import type { ApplyResult } from './apply.js';
 
 /** What kind of problem a workspace file has. */
 export type WorkspaceErrorCode =
@@ -69,4 +70,30 @@ export function combineProblems(problems: readonly WorkspaceError[]): WorkspaceE
 /** Shorthand for the most common rejection: a named feature drover does not support. */
 export function unsupported(path: string, feature: string, message: string): WorkspaceError {
   return new WorkspaceError(message, { path, code: 'unsupported', unsupportedFeature: feature });
+}
+
+/** An apply that did not finish. `result` keeps the ledger; the cause is the wrapped error. */
+export class ApplyError extends DroverError {
+  readonly result: ApplyResult;
+
+  constructor(result: ApplyResult, cause: unknown) {
+    const where = result.failedStep === null ? 'before any step' : `at step ${result.failedStep} (${result.failedAction}, ${result.failedSource})`;
+    const detail = result.failureClass === 'conflict' ? 'the plan conflicts with the server' : result.failureClass;
+    super(`workspace apply failed ${where}: ${detail}; ${result.created.length} object(s) created, compensation ${result.compensation}`, {
+      phase: 'apply',
+      delivery: applyDelivery(result),
+      cause,
+      cleanupErrors: result.cleanupErrors,
+    });
+    this.result = result;
+  }
+
+  get failureClass(): string | null {
+    return this.result.failureClass;
+  }
+}
+
+function applyDelivery(result: ApplyResult): Delivery {
+  if (result.uncertain) return 'possibly_sent';
+  return result.completedSteps.length > 0 ? 'observed' : 'not_sent';
 }

@@ -10,15 +10,13 @@ export {
   type WorkspaceWindow,
 } from './document.js';
 export { checkDirectories, createDirectories, declaredDirectories, type DeclaredDirectory } from './directories.js';
-export { WorkspaceError, type WorkspaceErrorCode, type WorkspaceErrorDetails } from './errors.js';
+export { ApplyError, WorkspaceError, type WorkspaceErrorCode, type WorkspaceErrorDetails } from './errors.js';
 export { checkLayout, layoutChecksum, type LayoutCheck } from './layout.js';
 export { loadWorkspaceFile, parseWorkspace, type WorkspaceLoadOptions, type WorkspaceParseOptions, type WorkspaceFormat } from './parse.js';
 export {
   DETACHED_BUILD_SIZE,
   WorkspacePlan,
-  planConflictJsonSchema,
   planWorkspace,
-  workspacePlanJsonSchema,
   tmuxSessionName,
   type MoveWindowArgs,
   type NewSessionArgs,
@@ -42,22 +40,19 @@ export {
   type StepOp,
   type StepOperation,
   type SymbolicId,
-  type WorkspacePlanJson,
 } from './plan.js';
 export {
-  ApplyError,
   ApplyResult,
   DEFAULT_APPLY_TIMEOUT_MS,
   DEFAULT_CLEANUP_TIMEOUT_MS,
   applyPlan,
-  applyResultJsonSchema,
   captureWorkspaceSnapshot,
-  type ApplyResultJson,
   type AppliedEffect,
   type WorkspaceApplyOptions,
   type CompensationState,
   type CreatedRef,
   type EffectOutcome,
 } from './apply.js';
+export { applyResultJsonSchema, planConflictJsonSchema, workspacePlanJsonSchema, type ApplyResultJson, type WorkspacePlanJson } from './json-schemas.js';
 export { importTmuxinator, importTmuxinatorFile, tmuxinatorImportToYaml, type TmuxinatorImport } from './tmuxinator.js';
 export { DEFAULT_WORKSPACE_LIMITS, type WorkspaceLimits } from './tree.js';

@@ -1,8 +1,8 @@
 import { inspect } from 'node:util';
-import { z } from 'zod';
 import { ArgumentError } from '../process/index.js';
 import { deepFreeze, type EnvironmentMap, type OptionMap, type WorkspaceDocument, type WorkspaceWindow } from './document.js';
 import type { DeclaredDirectory } from './directories.js';
+import type { WorkspacePlanJson } from './json-schemas.js';
 import { indexPath, keyPath } from './tree.js';
 
 /** Names for objects the plan creates; an interpreter binds each to the tmux id it receives. */
@@ -192,38 +192,7 @@ export const STEP_OPS = [
 ] as const satisfies readonly StepOp[];
 export const STEP_EFFECTS = ['create', 'configure', 'layout', 'environment', 'dispatch', 'focus'] as const satisfies readonly StepEffect[];
 
-export const planConflictJsonSchema = z.strictObject({
-  kind: z.enum(['session_exists', 'window_index_taken', 'server_option'] as const satisfies readonly PlanConflict['kind'][]),
-  path: z.string(),
-  message: z.string(),
-});
 
-/**
- * A plan's JSON export (`workspace plan --json`, MCP workspace_plan). The type is inferred
- * from the schema and toJSON returns it, so the two cannot differ. A step's args are its
- * operation's own fields, snake_case.
- */
-export const workspacePlanJsonSchema = z.strictObject({
-  session_name: z.string(),
-  window_count: z.number().int(),
-  pane_count: z.number().int(),
-  preconditions: z.array(z.strictObject({ kind: z.enum(['session_absent'] as const satisfies readonly PlanPrecondition['kind'][]), session_name: z.string() })),
-  conflicts: z.array(planConflictJsonSchema),
-  size: z.strictObject({ width: z.number().int(), height: z.number().int(), reason: z.string() }).nullable(),
-  creates_directories: z.array(z.strictObject({ path: z.string(), source: z.string() })),
-  steps: z.array(
-    z.strictObject({
-      index: z.number().int(),
-      op: z.enum(STEP_OPS),
-      args: z.record(z.string(), z.unknown()),
-      effect: z.enum(STEP_EFFECTS),
-      produces: z.array(z.string()),
-      consumes: z.array(z.string()),
-      source: z.string(),
-    }),
-  ),
-});
-export type WorkspacePlanJson = z.infer<typeof workspacePlanJsonSchema>;
 
 /**
  * An immutable, ordered list of tmux operations that builds a workspace. Creating it does

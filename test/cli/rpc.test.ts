@@ -69,6 +69,9 @@ describe('drover rpc --stdio', () => {
     assert.match(typo.error.message, /takes no param line; it takes .*lines/);
     const web = await ask('web', {});
     assert.ok('error' in web && web.error.code === 'unknown_method', 'drover web is not offered over rpc');
+    const fanOut = await ask('pane.map', { all_sessions: true, all_hosts: true });
+    assert.ok('error' in fanOut && fanOut.error.code === 'usage', 'a host answers for itself only: links never chain');
+    assert.match(fanOut.error.message, /takes no param all_hosts/);
   });
 
   it('passes an argument that looks like an option as an argument', async () => {

@@ -41,6 +41,24 @@ describe('drover up / snapshot / down', () => {
     assert.match(again.text(), /nothing to stop/);
   });
 
+  it('gives every pane row in JSON its key, the same key drover mux snapshot gives', async (t) => {
+    const server = await startTestServer();
+    t.after(() => server.close());
+    await server.newSession({ command: ['sleep', '600'], receipt: true });
+    const socket = server.endpoint.socketPath;
+    const listed = await sandbox.drover(['snapshot', '--json', '-S', socket]);
+    assert.equal(listed.exitCode, 0, listed.stderrText());
+    const rows = (JSON.parse(listed.text()) as { panes: { pane_id: string; pane_key: string }[] }).panes;
+    const mux = await sandbox.drover(['mux', 'snapshot', '--json', '-S', socket]);
+    const keys = (JSON.parse(mux.text()) as { panes: { pane_id: string; pane_key: string }[] }).panes.map((pane) => [pane.pane_id, pane.pane_key]).sort();
+    assert.ok(keys.length > 0);
+    assert.deepEqual(rows.map((row) => [row.pane_id, row.pane_key]).sort(), keys);
+    const where = await sandbox.drover(['snapshot', '--json', '-S', socket, '--where', '{"field":"pane_current_command","op":"eq","value":"sleep"}']);
+    const matches = (JSON.parse(where.text()) as { matches: { pane_id: string; pane_key: string }[] }).matches;
+    assert.deepEqual(matches.map((row) => [row.pane_id, row.pane_key]), keys.filter(([id]) => matches.some((row) => row.pane_id === id)));
+    assert.equal(matches.length, 1);
+  });
+
   it('fails clearly when no server runs, and maps usage errors to exit 2', async () => {
     const none = await sandbox.drover(['snapshot']);
     assert.equal(none.exitCode, 1);

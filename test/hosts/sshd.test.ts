@@ -1,5 +1,4 @@
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { HostLink } from '../../src/hosts/index.js';
@@ -22,9 +21,7 @@ describe('a host link through a real OpenSSH server on loopback', { skip }, () =
     // The other machine's own tmux server and drover (this build), with their state in the login's home.
     socket = join(sshd.home, 'tmux.sock');
     await sshd.exec(`tmux -S '${socket}' new-session -d -s remote -x 80 -y 24`);
-    const remoteDrover = join(sshd.dir, 'drover');
-    const state = join(sshd.home, 'state');
-    writeFileSync(remoteDrover, `#!/bin/sh\nexport DROVER_STATE_DIR='${state}' DROVER_DB='${state}/drover.db' TMUX_TMPDIR='${sshd.home}'\nexec '${sshd.node}' '${CLI_PATH}' "$@"\n`, { mode: 0o755 });
+    const remoteDrover = sshd.installDrover(CLI_PATH);
     const env: NodeJS.ProcessEnv = { ...process.env, DROVER_SSH_BIN: sshd.sshWrapper };
     delete env.TMUX;
     delete env.TMUX_PANE;

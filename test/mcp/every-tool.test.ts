@@ -73,11 +73,13 @@ describe('drover mcp: every tool through the SDK client', () => {
     return map.panes.find((row) => row.pane_id === agent.id)?.agent_state;
   }
 
-  it('core: capabilities and snapshot', async () => {
+  it('core: capabilities, snapshot and mux_snapshot', async () => {
     const about = (await ok('core', 'capabilities')) as { policy: { groups: { name: string; enabled: boolean }[] } };
     assert.deepEqual(about.policy.groups.filter((entry) => entry.enabled).map((entry) => entry.name), ['core']);
-    const snapshot = (await ok('core', 'snapshot', { clients: true })) as { panes: { pane_id: string }[] };
+    const snapshot = (await ok('core', 'snapshot', { clients: true })) as { panes: { pane_id: string; pane_key: string }[] };
     assert.ok(snapshot.panes.some((pane) => pane.pane_id === agent.id));
+    const port = (await ok('core', 'mux_snapshot')) as { panes: { pane_id: string; pane_key: string }[] };
+    assert.deepEqual(port.panes.map((pane) => [pane.pane_id, pane.pane_key]).sort(), snapshot.panes.map((pane) => [pane.pane_id, pane.pane_key]).sort());
   });
 
   it('observe and input: the agent tools, screens and keys', async () => {
@@ -97,6 +99,8 @@ describe('drover mcp: every tool through the SDK client', () => {
     assert.equal(sent.enter_sent, true);
     await ok('input', 'send_keys', { pane_id: cat.id, keys: ['k', 'e', 'y', 's', 'Enter'] });
     const waited = await ok('observe', 'wait_for_text', { pane_id: cat.id, text: 'keys', timeout_ms: 5000 });
+    const processes = (await ok('observe', 'pane_process', { pane_id: cat.id })) as { processes: { comm: string }[]; has_agent: boolean };
+    assert.deepEqual([processes.processes.map((node) => node.comm), processes.has_agent], [['cat'], false]);
     assert.equal(waited.matched, true);
     const captured = (await ok('observe', 'capture', { pane_id: cat.id })) as { content: string };
     assert.equal(captured.content.split('\n').filter((line) => line === 'typed-by-mcp').length, 2, 'typed and echoed by cat');

@@ -9,8 +9,8 @@ import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
-const CORE = ['capabilities', 'snapshot'];
-const OBSERVE = ['capture', 'pane_map', 'questions', 'search_panes', 'wait_for_text'];
+const CORE = ['capabilities', 'mux_snapshot', 'snapshot'];
+const OBSERVE = ['capture', 'pane_map', 'pane_process', 'questions', 'search_panes', 'wait_for_text'];
 const READONLY = [...CORE, ...OBSERVE, 'get_environment', 'get_option', 'list_buffers', 'read_buffer', 'workspace_plan'];
 const MUTATING = ['deliver', 'ready', 'workspace_load', 'enter_copy_mode', 'exit_copy_mode', 'move_window', 'new_session', 'new_window', 'rename', 'select_layout', 'send_keys', 'send_text', 'set_environment', 'set_option', 'split_pane', 'write_buffer'];
 const DESTRUCTIVE = ['delete_buffer', 'kill_pane', 'kill_session', 'kill_window', 'pipe_pane', 'respawn_pane'];

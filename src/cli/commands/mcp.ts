@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   Application,
   DEFAULT_REQUEST_TIMEOUT_MS,
@@ -10,6 +10,8 @@ import {
   ToolPolicy,
   fleetTools,
   libraryTools,
+  offeredOn,
+  tmuxLibraryRefusal,
   paneTools,
   tmuxTools,
   toolCatalog,
@@ -17,13 +19,16 @@ import {
   workspaceTools,
 } from '../../mcp/index.js';
 import { fleetStoreExists } from '../../fleet/index.js';
+import { endpointVariable, MUX_NAMES, type MuxPort } from '../../mux/index.js';
 import type { Server } from '../../tmux/index.js';
-import { openServer, resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint.js';
+import { resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, parseMilliseconds, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { packageVersion } from '../version.js';
+import { openResolvedMux, openResolvedTmux, resolveMux, unreachableMessage } from './mux.js';
 
 interface McpOptions extends SocketFlags {
+  mux?: string;
   allow: string[];
   enableTool: string[];
   tier?: string;
@@ -46,15 +51,20 @@ function parseResponseBytes(value: string): number {
 }
 
 /**
- * `drover mcp`: an MCP server on stdin/stdout over a borrowed tmux server. stdout carries
- * protocol only; diagnostics go to stderr. It never starts a tmux server; one that is not
- * running yet is reported by each call that needs it.
+ * `drover mcp`: an MCP server on stdin/stdout over the multiplexer `drover mux` would choose
+ * (or --mux): on tmux a borrowed server and every tool; on herdr or zellij a port and the tools
+ * that reach panes through it. stdout carries protocol only; diagnostics go to stderr. It never
+ * starts a server; one that is not running yet is reported by each call that needs it.
  */
 async function mcp(options: McpOptions, io: CliIO): Promise<number> {
+  const resolved = resolveMux(options, io);
+  const everyTool = [...tmuxTools, ...libraryTools, ...waitTools, ...paneTools, ...workspaceTools, ...fleetTools];
+  const tmuxOnly = options.enableTool.filter((name) => everyTool.some((tool) => tool.name === name && !offeredOn(resolved.mux, tool)));
+  if (tmuxOnly.length > 0) throw new UsageError(tmuxLibraryRefusal(resolved.mux, tmuxOnly.join(', ')).message);
   const fleetReady = fleetStoreExists(io.env);
   const missingFleet = options.enableTool.filter((name) => !fleetReady && fleetTools.some((tool) => tool.name === name));
   if (missingFleet.length > 0) throw new UsageError(`${missingFleet.join(', ')} need a fleet database, and there is none at DROVER_DB (or the default path); create a fleet first`);
-  const tools = [...tmuxTools, ...libraryTools, ...waitTools, ...paneTools, ...workspaceTools, ...(fleetReady ? fleetTools : [])];
+  const tools = everyTool.filter((tool) => offeredOn(resolved.mux, tool) && (fleetReady || !fleetTools.includes(tool)));
   const policy = ToolPolicy.resolve({ tier: options.tier, allow: options.allow, enable: options.enableTool }, toolCatalog(tools));
   let requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS;
   if (options.timeoutMs !== undefined) {
@@ -62,14 +72,23 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
     if (requestTimeoutMs > 600_000) throw new UsageError('--timeout-ms must be a whole number of milliseconds from 100 to 600000');
   }
   const responseBytes = options.maxResponseBytes === undefined ? DEFAULT_RESPONSE_BYTES : parseResponseBytes(options.maxResponseBytes);
-  // Checked now (-L beside -S is a usage error); the server itself is borrowed by the first
+  // Checked now (-L beside -S is a usage error); a tmux server itself is borrowed by the first
   // call that needs it, so drover mcp starts, and lists its tools, before any tmux server runs.
-  resolveEndpoint(options, io);
+  if (resolved.mux === 'tmux') resolveEndpoint(options, io);
   const transport = new StdioTransport(io.stdin, io.stdout, { requestTimeoutMs });
   let server: Server | undefined;
+  let port: MuxPort | undefined;
+  const backend =
+    resolved.mux === 'tmux'
+      ? {
+          // Resolved again at each attempt: a server `drover up` starts later is found then.
+          server: async () => (server = await openResolvedTmux(resolveMux(options, io), io)),
+          // A server named by the multiplexer's endpoint variable is described as drover mux describes it.
+          describeUnreachable: (error: unknown) => (resolved.endpoint.source === endpointVariable('tmux') ? unreachableMessage(resolved, error) : serverNotRunning(options, io)),
+        }
+      : { port: (port = openResolvedMux(resolved, io)), describeUnreachable: (error: unknown) => unreachableMessage(resolved, error) };
   const application = new Application({
-    server: async () => (server = await openServer(options, io)),
-    describeUnreachable: () => serverNotRunning(options, io),
+    ...backend,
     tools,
     policy,
     requestTimeoutMs,
@@ -87,6 +106,7 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
     await transport.close();
     await application.close().catch(() => undefined);
     await server?.close().catch(() => undefined);
+    await port?.close().catch(() => undefined);
   }
   if (io.signal.aborted) return EXIT.interrupted;
   const end = await transport.ended;
@@ -102,6 +122,7 @@ export function registerMcpCommands(program: Command, context: CommandContext): 
   program
     .command('mcp')
     .description('serve drover as MCP tools over stdio (capabilities and snapshot unless more is allowed)')
+    .addOption(new Option('--mux <name>', 'the multiplexer: tmux, herdr or zellij (default: chosen as drover mux chooses; -L/-S mean tmux); off tmux only the pane tools are offered').choices(MUX_NAMES))
     .option('--allow <groups>', `enable tool groups (repeatable, or comma-separated): ${GROUP_NAMES.filter((name) => name !== 'core').join(', ')}`, collect, [])
     .option('--enable-tool <name>', 'enable one tool beyond the groups (repeatable)', collect, [])
     .option('--tier <tier>', 'enable every tool up to this tier, whatever its group: readonly, mutating or destructive')

@@ -1,15 +1,13 @@
 import { Option, type Command } from 'commander';
 import {
-  conformance,
   declarationJson,
   describeEndpoint,
   endpointVariable,
-  formatPaneKey,
-  LOCAL_HOST,
   MUX_CAPABILITIES,
   MUX_DECLARATIONS,
   MUX_NAMES,
   MuxError,
+  muxSnapshotJson,
   openMux,
   selectMux,
   tmuxEndpointOf,
@@ -21,7 +19,8 @@ import {
   type MuxSelection,
   type MuxSnapshot,
 } from '../../mux/index.js';
-import type { Endpoint, Server } from '../../tmux/index.js';
+import type { conformance } from '../../mux/index.js';
+import { Server, ServerUnreachableError, type Endpoint } from '../../tmux/index.js';
 import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
@@ -33,6 +32,10 @@ const MUX_TIMEOUT_MS = 10_000;
 interface MuxFlags extends SocketFlags {
   mux?: MuxName;
   json?: boolean;
+}
+
+interface SnapshotFlags extends MuxFlags {
+  allHosts?: boolean;
 }
 
 /** A multiplexer chosen for one command, with what an operator needs to know about the choice. */
@@ -118,6 +121,18 @@ export function openResolvedMux(resolved: ResolvedMux, io: CliIO, tmuxServer?: S
   return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint, tmuxServer });
 }
 
+/** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
+export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO): Promise<Server> {
+  try {
+    return await Server.open(resolved.tmuxEndpoint!, { env: io.env });
+  } catch (error) {
+    if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
+      throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);
+    }
+    throw error;
+  }
+}
+
 /** A multiplexer that does not answer, in the words of a report: where it was looked for, and what to do. */
 export function unreachableMessage(resolved: ResolvedMux, error: unknown): string {
   const remedy = resolved.remedy === undefined ? '' : `; ${resolved.remedy}`;
@@ -144,57 +159,6 @@ async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, res
 }
 
 // ---- snapshot --------------------------------------------------------------------------------
-
-function paneJson(pane: MuxPane, paneKey: string): Record<string, unknown> {
-  return {
-    pane_id: pane.paneId,
-    pane_key: paneKey,
-    space_id: pane.spaceId,
-    space_label: pane.spaceLabel,
-    space_number: pane.spaceNumber,
-    tab_id: pane.tabId,
-    tab_label: pane.tabLabel ?? null,
-    cwd: pane.cwd,
-    focused: pane.focused,
-    alive: pane.alive,
-    agent: pane.agent,
-    status: pane.status,
-    pane_label: pane.paneLabel ?? null,
-    terminal_title: pane.terminalTitle ?? null,
-    foreground_command: pane.foregroundCommand ?? null,
-    readable_lines: pane.readableLines ?? null,
-    agent_session: pane.agentSession === undefined ? null : { ...pane.agentSession },
-    geometry: pane.geometry === undefined ? null : { ...pane.geometry },
-  };
-}
-
-/** The port's snapshot as JSON (snake_case); absent optional facts are null. Each pane carries its key on the run read. */
-function snapshotJson(mux: MuxName, snapshot: MuxSnapshot): Record<string, unknown> {
-  return {
-    incarnation: snapshot.incarnation,
-    spaces: snapshot.spaces.map((space) => ({
-      space_id: space.spaceId,
-      number: space.number,
-      label: space.label,
-      focused: space.focused,
-      active_tab_id: space.activeTabId,
-      tab_count: space.tabCount,
-      pane_count: space.paneCount,
-      repo_root: space.repoRoot ?? null,
-      is_worktree: space.isWorktree ?? null,
-    })),
-    tabs: snapshot.tabs.map((tab) => ({
-      tab_id: tab.tabId,
-      space_id: tab.spaceId,
-      number: tab.number,
-      label: tab.label,
-      focused: tab.focused,
-      pane_count: tab.paneCount,
-      size: tab.size === undefined ? null : { ...tab.size },
-    })),
-    panes: snapshot.panes.map((pane) => paneJson(pane, formatPaneKey({ host: LOCAL_HOST, mux, incarnation: snapshot.incarnation, paneId: pane.paneId }))),
-  };
-}
 
 export function plural(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? '' : 's'}`;
@@ -224,11 +188,38 @@ function renderMuxSnapshot(snapshot: MuxSnapshot): string[] {
   return lines;
 }
 
-async function snapshotCommand(options: MuxFlags, io: CliIO): Promise<void> {
+/** How long a host may take over its snapshot (one multiplexer read). */
+const HOST_SNAPSHOT_BUDGET_MS = 30_000;
+
+const SNAPSHOT_TABLES = [
+  { list: 'spaces', title: 'Spaces', columns: [{ header: 'Space', fields: ['space_id'] }, { header: 'Label', fields: ['label'] }, { header: 'Tabs', fields: ['tab_count'] }, { header: 'Panes', fields: ['pane_count'] }] },
+  { list: 'tabs', title: 'Tabs', columns: [{ header: 'Space', fields: ['space_id'] }, { header: 'Tab', fields: ['tab_id'] }, { header: 'Label', fields: ['label'] }] },
+  { list: 'panes', title: 'Panes', columns: [{ header: 'Space', fields: ['space_label'] }, { header: 'Pane', fields: ['pane_id'] }, { header: 'Agent', fields: ['agent', 'status'], join: '/' }, { header: 'Cwd', fields: ['cwd'] }] },
+];
+
+/** Every host's snapshot, merged (see runAcrossHosts); each host reads the multiplexer its own environment selects. */
+async function snapshotAcrossHosts(options: SnapshotFlags, io: CliIO): Promise<number> {
+  // Loaded only when asked for: a plain snapshot never loads the hosts layer.
+  const { runAcrossHosts } = await import('../all-hosts.js');
+  return runAcrossHosts(
+    {
+      method: 'mux.snapshot',
+      params: {},
+      hostBudgetMs: HOST_SNAPSHOT_BUDGET_MS,
+      tables: SNAPSHOT_TABLES,
+      local: () => withPort(options, io, async (port, resolved) => muxSnapshotJson(resolved.mux, await port.snapshot())),
+    },
+    io,
+    options.json === true,
+  );
+}
+
+async function snapshotCommand(options: SnapshotFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return snapshotAcrossHosts(options, io);
   await withPort(options, io, async (port, resolved) => {
     const snapshot = await port.snapshot();
     if (options.json) {
-      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...snapshotJson(resolved.mux, snapshot) });
+      writeJson(io, { mux: resolved.mux, chosen_by: resolved.chosenBy, endpoint: resolved.endpoint, ...muxSnapshotJson(resolved.mux, snapshot) });
       return;
     }
     writeLine(io.stdout, `${resolved.mux} at ${resolved.where}`);
@@ -258,7 +249,9 @@ const MARKS: Readonly<Record<CheckStatus, string>> = { pass: '✓', fail: '✗',
 
 async function probeCommand(options: MuxFlags, io: CliIO): Promise<number> {
   return withPort(options, io, async (port, resolved) => {
-    const results = await conformance.runReadOnlyChecks(port);
+    // The checks load only here: the pane verbs share this module and need none of them.
+    const { conformance: checks } = await import('../../mux/index.js');
+    const results = await checks.runReadOnlyChecks(port);
     const verdict = probeVerdict(results);
     const count = (status: CheckStatus): number => results.filter((result) => statusOf(result) === status).length;
     if (options.json) {
@@ -328,6 +321,7 @@ export function registerMuxCommands(program: Command, context: CommandContext): 
     .command('snapshot')
     .description('list spaces, tabs and panes as the mux port publishes them')
     .addOption(muxOption(MUX_DEFAULT))
+    .option('--all-hosts', 'this machine and every host of `drover host list`, merged: each row carries "host", "stale" and "stale_age_ms", and "hosts" each machine\'s health (see drover pane map --help)')
     .option('--json', 'print one JSON document')
     .action(context.action(snapshotCommand));
 

@@ -44,17 +44,23 @@ import {
   renderWindowRename,
   replaceWindowPrefix,
   windowRenameJson,
+  type DeliveryReceipt,
+  type PaneRef,
   type QuestionScope,
   type SessionScope,
 } from '../../panes/index.js';
-import { Endpoint, Server, ServerUnreachableError } from '../../tmux/index.js';
+import { Endpoint, Server } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
-import { parseHostTarget } from '../../hosts/index.js';
-import { runOnHost, type RemoteVerb } from '../remote.js';
-import { EXIT, ExitError, UsageError, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
+import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, type KnownDelivery } from '../../hosts/index.js';
+import { DroverError, shellQuote } from '../../process/index.js';
+import { droverCommand } from '../invocation.js';
+import { deliveryLedgerDirectory } from '../state.js';
+import type { RemoteVerb, runOnHost as runOnHostNow } from '../remote.js';
+import { EXIT, ExitError, UsageError, errorDocument, messageOf, parseMilliseconds, reportFailure, writeJson, writeWarning, type CliIO } from '../io.js';
+import type { AllHostsColumn, runAcrossHosts as runAcrossHostsNow } from '../all-hosts.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
-import { openResolvedMux, resolveMux, type ResolvedMux } from './mux.js';
+import { openResolvedMux, openResolvedTmux, resolveMux, type ResolvedMux } from './mux.js';
 
 /**
  * How a verb's failures become exit codes. Both schemes: a usage error or a capability the
@@ -113,21 +119,9 @@ interface PaneMux {
   readonly io: CliIO;
 }
 
-/** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
-async function openTmux(resolved: ResolvedMux, io: CliIO): Promise<Server> {
-  try {
-    return await Server.open(resolved.tmuxEndpoint!, { env: io.env });
-  } catch (error) {
-    if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
-      throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);
-    }
-    throw error;
-  }
-}
-
 async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => Promise<T>): Promise<T> {
   const resolved = resolveMux(flags, io);
-  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openTmux(resolved, io);
+  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openResolvedTmux(resolved, io);
   const port = openResolvedMux(resolved, io, tmux);
   try {
     return await body({ resolved, port, tmux, io });
@@ -139,6 +133,11 @@ async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => P
 
 /** How long a host may take over a pane verb with no wait of its own (tmux calls, a capture, a kill). */
 const HOST_VERB_BUDGET_MS = 30_000;
+
+/** A verb on another host's pane; the host link's code loads only then. */
+async function runOnHost(...args: Parameters<typeof runOnHostNow>): ReturnType<typeof runOnHostNow> {
+  return (await import('../remote.js')).runOnHost(...args);
+}
 
 /**
  * A verb on a `HOST::PANE` target runs on that host (see runOnHost) and answers its exit status;
@@ -225,9 +224,54 @@ function scopeFor(scope: SessionScope | undefined, mux: PaneMux): SessionScope {
 interface MapOptions extends JsonFlag {
   session?: string;
   allSessions?: boolean;
+  allHosts?: boolean;
 }
 
-async function map(options: MapOptions & PaneFlags, io: CliIO): Promise<void> {
+/** How long a host may take over a sweep (a map or a question sweep reads every pane there). */
+const HOST_SWEEP_BUDGET_MS = 60_000;
+
+/**
+ * The scope of a view across hosts: the named session on each, else every session (another
+ * machine has no session this process runs in). Each host uses the multiplexer and server its
+ * own environment selects: -L, -S and --mux name this machine's.
+ */
+function hostsScope(options: { session?: string }): { params: { session?: string; all_sessions?: boolean }; scope: SessionScope } {
+  return options.session === undefined ? { params: { all_sessions: true }, scope: { kind: 'all' } } : { params: { session: options.session }, scope: { kind: 'session', name: options.session } };
+}
+
+const PANE_COLUMN: AllHostsColumn = { header: 'Pane', fields: ['pane_id'] };
+
+const MAP_COLUMNS: readonly AllHostsColumn[] = [
+  { header: 'Session', fields: ['session'] },
+  PANE_COLUMN,
+  { header: 'Tab', fields: ['tab'] },
+  { header: 'Worktree', fields: ['worktree'] },
+  { header: 'Change', fields: ['change'] },
+  { header: 'Agent', fields: ['agent', 'agent_state'] },
+];
+
+/** The merged views load the hosts layer only when asked for, so a plain map starts as fast as before. */
+async function runAcrossHosts(...args: Parameters<typeof runAcrossHostsNow>): ReturnType<typeof runAcrossHostsNow> {
+  return (await import('../all-hosts.js')).runAcrossHosts(...args);
+}
+
+async function mapAcrossHosts(options: MapOptions & PaneFlags, io: CliIO): Promise<number> {
+  const { params, scope } = hostsScope(options);
+  return runAcrossHosts(
+    {
+      method: 'pane.map',
+      params,
+      hostBudgetMs: HOST_SWEEP_BUDGET_MS,
+      tables: [{ list: 'rows', title: 'Panes', columns: MAP_COLUMNS }],
+      local: () => withMux(options, io, async (opened) => (await paneMap(opened.port, scope, { env: io.env })).map(mapRowJson)),
+    },
+    io,
+    options.json === true,
+  );
+}
+
+async function map(options: MapOptions & PaneFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return mapAcrossHosts(options, io);
   const scope = sessionScope(options, io);
   const { rows, mux } = await withMux(options, io, async (opened) => ({ rows: await paneMap(opened.port, scopeFor(scope, opened), { env: io.env }), mux: opened.port.mux }));
   if (options.json) writeJson(io, rows.map(mapRowJson));
@@ -352,6 +396,7 @@ interface DeliverOptions extends JsonFlag {
   text?: string;
   stdin?: boolean;
   waitMs: string;
+  deliveryId?: string;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -361,29 +406,116 @@ async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 }
 
 
+/** How long a resend waits for the first delivery of its id, still running in another process, to end. */
+const IN_FLIGHT_WAIT_MS = 20_000;
+
+/** The command that sends this delivery again under its id: typed once at most, however often it is run. */
+function resendCommand(options: DeliverOptions & PaneFlags, io: CliIO, given: string, deliveryId: string, composerWaitMs: number): string {
+  const words = [
+    ...(options.socketName === undefined ? [] : ['-L', options.socketName]),
+    ...(options.socketPath === undefined ? [] : ['-S', options.socketPath]),
+    'pane',
+    ...(options.mux === undefined ? [] : ['--mux', options.mux]),
+    'deliver',
+    given,
+    '--delivery-id',
+    deliveryId,
+    ...(options.promptFile !== undefined ? ['--prompt-file', options.promptFile] : options.stdin ? ['--stdin'] : ['--text', options.text!]),
+    ...(composerWaitMs > 0 ? ['--wait-ms', String(composerWaitMs)] : []),
+    ...(options.json ? ['--json'] : []),
+  ];
+  return `${droverCommand(io.env)} ${words.map(shellQuote).join(' ')}`;
+}
+
+/** A delivery's answer: the receipt document as printed with --json, and the exit status. */
+interface DeliveryAnswer {
+  readonly document: Record<string, unknown>;
+  readonly exitStatus: number;
+}
+
+function printDelivery(io: CliIO, json: boolean, answer: DeliveryAnswer, text: string): number | void {
+  if (json) writeJson(io, answer.document);
+  else (answer.document.status === 'submitted' ? io.stdout : io.stderr).write(text);
+  if (answer.exitStatus !== EXIT.ok) return answer.exitStatus;
+}
+
+/**
+ * The answer for a delivery id already known here (see DeliveryLedger): the recorded receipt
+ * when it ended, else possibly_sent with the id. Nothing is typed either way.
+ */
+function knownDeliveryAnswer(known: KnownDelivery, json: boolean, io: CliIO): number | void {
+  const { record } = known;
+  if (known.kind === 'replay') {
+    const document: Record<string, unknown> = { ...record.document, delivery_id: record.delivery_id, replayed: true };
+    return printDelivery(io, json, { document, exitStatus: record.exit_status ?? EXIT.failure }, `${String(document.status)} ${String(document.pane_id)}: ${String(document.reason)} (delivery ${record.delivery_id} was made before; answered from its record, not typed again)\n`);
+  }
+  const why =
+    known.kind === 'in_flight'
+      ? `delivery ${record.delivery_id} is still being made by process ${record.pid} (started ${record.started_at}); it is not typed again: ask again with the same id for its receipt`
+      : `delivery ${record.delivery_id} started at ${record.started_at} and ended without a receipt${record.problem === undefined ? ' (its process was cut off)' : `: ${record.problem}`}; it may have been typed, and is never typed again under this id`;
+  throw new ExitError(why, EXIT.unconfirmed, { code: 'possibly_sent', delivery: 'possibly_sent', delivery_id: record.delivery_id, delivery_state: known.kind, pane: record.pane });
+}
+
 async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
   if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
   const composerWaitMs = parseMilliseconds('--wait-ms', options.waitMs, 0);
+  const idProblem = options.deliveryId === undefined ? undefined : deliveryIdProblem(options.deliveryId);
+  if (idProblem !== undefined) throw new UsageError(`--delivery-id: ${idProblem}`);
   const named = parseHostTarget(given);
   if (named !== undefined && named.host !== LOCAL_HOST) {
+    // Every remote delivery has an id, so an answer lost with the link can be asked for again.
+    const deliveryId = options.deliveryId ?? newDeliveryId();
     // The prompt file's path is the host's (the agent there reads it); standard input is read here and sent as text.
     const params = options.promptFile !== undefined ? { prompt_file: options.promptFile } : { text: options.stdin ? await readAll(io.stdin) : options.text! };
-    return runOnHost(named, { method: 'pane.deliver', params: { ...params, wait_ms: composerWaitMs }, hostBudgetMs: HOST_VERB_BUDGET_MS + composerWaitMs, json: options.json === true }, options, io);
+    return runOnHost(
+      named,
+      {
+        method: 'pane.deliver',
+        params: { ...params, wait_ms: composerWaitMs, delivery_id: deliveryId },
+        hostBudgetMs: HOST_VERB_BUDGET_MS + IN_FLIGHT_WAIT_MS + composerWaitMs,
+        json: options.json === true,
+        delivery: { id: deliveryId, resend: resendCommand(options, io, given, deliveryId, composerWaitMs) },
+      },
+      options,
+      io,
+    );
   }
   const target = named?.pane ?? given;
   const text = options.promptFile !== undefined ? promptFilePointer(options.promptFile, io.cwd) : options.stdin ? await readAll(io.stdin) : options.text!;
-  const receipt = await onPane(options, io, target, (port, pane) =>
-    paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
-  );
-  if (options.json) {
-    const source = options.promptFile !== undefined ? { source: 'prompt', path: options.promptFile } : { source: options.stdin ? 'stdin' : 'text' };
-    writeJson(io, { ...deliveryReceiptJson(receipt), ...source });
-  } else {
-    (receipt.status === 'submitted' ? io.stdout : io.stderr).write(renderDeliveryReceipt(receipt.paneId, receipt));
+  const source = options.promptFile !== undefined ? { source: 'prompt', path: options.promptFile } : { source: options.stdin ? 'stdin' : 'text' };
+  const json = options.json === true;
+  const typeIt = async (): Promise<DeliveryAnswer & { readonly receipt: DeliveryReceipt & PaneRef }> => {
+    const receipt = await onPane(options, io, target, (port, pane) =>
+      paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
+    );
+    const exitStatus = receipt.status === 'failed' ? EXIT.failure : receipt.status === 'staged_unconfirmed' ? EXIT.unconfirmed : EXIT.ok;
+    return { receipt, exitStatus, document: { ...deliveryReceiptJson(receipt), ...source, ...(options.deliveryId === undefined ? {} : { delivery_id: options.deliveryId }) } };
+  };
+  if (options.deliveryId === undefined) {
+    const answer = await typeIt();
+    return printDelivery(io, json, answer, renderDeliveryReceipt(answer.receipt.paneId, answer.receipt));
   }
-  if (receipt.status === 'failed') return EXIT.failure;
-  if (receipt.status === 'staged_unconfirmed') return EXIT.unconfirmed;
+  const deliveryId = options.deliveryId;
+  const ledger = new DeliveryLedger(deliveryLedgerDirectory(io.env));
+  const claim = ledger.claim(deliveryId, target);
+  if (claim.kind !== 'claimed') {
+    const known = claim.kind === 'in_flight' ? ((await ledger.settled(deliveryId, { timeoutMs: IN_FLIGHT_WAIT_MS, signal: io.signal })) ?? claim) : claim;
+    return knownDeliveryAnswer(known, json, io);
+  }
+  let answer;
+  try {
+    answer = await typeIt();
+  } catch (error) {
+    // Failed before anything was sent: the id is free for a resend. Otherwise it may have been typed.
+    if (error instanceof DroverError && error.delivery === 'not_sent') claim.release();
+    else claim.interrupted(messageOf(error));
+    throw new ExitError(messageOf(error), exitCodeFor(error, 'pane'), { ...(errorDocument(error).error as { code: string }), delivery_id: deliveryId });
+  }
+  // A failure that typed nothing is not remembered either: the same id may try again.
+  if (answer.receipt.status === 'failed' && !answer.receipt.typed) claim.release();
+  else claim.ended(answer.document, answer.exitStatus);
+  return printDelivery(io, json, answer, renderDeliveryReceipt(answer.receipt.paneId, answer.receipt));
 }
 
 // ---- kill -------------------------------------------------------------------------------------
@@ -402,7 +534,25 @@ async function kill(options: JsonFlag & PaneFlags, io: CliIO, given: string): Pr
 
 interface QuestionsOptions extends JsonFlag {
   allSessions?: boolean;
+  allHosts?: boolean;
   panes?: string[];
+}
+
+async function questionsAcrossHosts(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<number> {
+  return runAcrossHosts(
+    {
+      method: 'pane.questions',
+      params: { all_sessions: true },
+      hostBudgetMs: HOST_SWEEP_BUDGET_MS,
+      tables: [
+        { list: 'matches', title: 'Questions', columns: [PANE_COLUMN, { header: 'State', fields: ['agent_state', 'agent'] }, { header: 'Indicator', fields: ['indicator'] }, { header: 'Question', fields: ['snippet'] }] },
+        { list: 'skipped', title: 'Skipped', columns: [PANE_COLUMN, { header: 'Reason', fields: ['reason'] }] },
+      ],
+      local: () => withMux(options, io, async (mux) => questionSweepJson(await paneQuestions(mux.port, { kind: 'all' }, { env: io.env }))),
+    },
+    io,
+    options.json === true,
+  );
 }
 
 /** The panes --panes lists (repeated or comma-separated), each a key or resolved as paneTarget resolves it. */
@@ -413,7 +563,8 @@ async function namedPanes(mux: PaneMux, values: readonly string[]): Promise<Ques
   return { kind: 'panes', panes };
 }
 
-async function questions(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<void> {
+async function questions(options: QuestionsOptions & PaneFlags, io: CliIO): Promise<number | void> {
+  if (options.allHosts) return questionsAcrossHosts(options, io);
   if (options.panes !== undefined && options.panes.every((value) => value.split(',').every((id) => id.trim() === ''))) throw new UsageError('--panes needs at least one pane');
   const scope = options.panes === undefined ? sessionScope(options, io) : undefined;
   const sweep = await withMux(options, io, async (mux) => paneQuestions(mux.port, options.panes === undefined ? scopeFor(scope, mux) : await namedPanes(mux, options.panes), { env: io.env }));
@@ -433,6 +584,14 @@ async function explain(options: JsonFlag & PaneFlags, io: CliIO, target: string)
 
 const JSON_HELP = 'print one JSON document';
 const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
+
+const ALL_HOSTS_HELP = 'this machine and every host of `drover host list`, merged (every session on each, or --session NAME on each)';
+
+const ALL_HOSTS_EXIT = `With --all-hosts: each row carries "host" ("local" for this machine), a "pane_key" naming
+that host, "stale" and "stale_age_ms"; a host that cannot be reached keeps its last rows,
+marked stale, and "hosts" lists each machine's health. Exit 0 when this machine and every host
+that could be reached answered; a host that cannot be reached is reported, not a failure; 1 when
+this machine or a reached host failed.`;
 
 const MAP_HELP = `
 Identity: a row is identified by "pane_key" (the pane and the server run it lives on: a
@@ -491,10 +650,18 @@ pressed, and success needs evidence: the agent turned busy, asks permission, or 
 emptied. A draft already in the composer is cleared first and reported. Dialogs, questions and
 busy turns are never typed into. Other programs get the text typed as keys (one line only).
 
+With --delivery-id ID the delivery is recorded under ID (in drover's state directory) before
+anything is typed: run again with the same ID, it is answered from the record (replayed: true)
+and never typed twice. A delivery to HOST::PANE always has an id (one is made up when none is
+given); when the link is cut mid-delivery, the possibly_sent error carries it and the exact
+command that resends it.
+
 Exit codes: 0 submitted, 1 failed (nothing or not all of it was taken; the reason says which),
 2 pane not found or usage error (empty text, control characters, several lines where the
 multiplexer cannot paste), 3 the multiplexer failed or did not answer, 4 staged_unconfirmed
-(typed and Enter pressed, but nothing on screen confirmed the agent took it), ${REPLACED_EXIT}.`;
+(typed and Enter pressed, but nothing on screen confirmed the agent took it) or possibly_sent
+(a delivery id whose first delivery may have been typed, or a link cut mid-delivery),
+${REPLACED_EXIT}.`;
 
 const WINDOW_NAME_HELP = `
 Exit codes: 0 renamed or nothing to do, 2 pane not found or usage error (an empty prefix),
@@ -519,7 +686,8 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--json', 'print a JSON array of rows')
     .option('--session <name>', 'only this session (no need to run inside the multiplexer)')
     .addOption(new Option('--all-sessions', 'every session (no need to run inside the multiplexer)').conflicts('session'))
-    .addHelpText('after', MAP_HELP)
+    .option('--all-hosts', ALL_HOSTS_HELP)
+    .addHelpText('after', `${MAP_HELP}\n\n${ALL_HOSTS_EXIT}`)
     .action(paneVerb(context, 'sweep', map));
 
   pane
@@ -585,6 +753,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .addOption(new Option('--text <string>', 'delivers this text (line breaks included)').conflicts('promptFile'))
     .addOption(new Option('--stdin', 'delivers the text read from standard input').conflicts(['promptFile', 'text']))
     .option('--wait-ms <ms>', 'how long a busy or starting agent may take to reach its composer', '0')
+    .option('--delivery-id <id>', 'remember this delivery by ID: sent again with the same ID, it is answered from the record and never typed twice')
     .option('--json', JSON_HELP)
     .addHelpText('after', DELIVER_HELP)
     .action(paneVerb(context, 'pane', deliver));
@@ -609,7 +778,8 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .command('questions')
     .description('sweep waiting and idle agent panes for questions they are showing')
     .option('--all-sessions', 'every session (no need to run inside the multiplexer)')
-    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts('allSessions'))
+    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts(['allSessions', 'allHosts']))
+    .option('--all-hosts', 'every session here and on every host of `drover host list`, merged; see drover pane map --help')
     .option('--json', JSON_HELP)
     .addHelpText(
       'after',

@@ -19,6 +19,9 @@ const OFFERED_GROUPS: ReadonlySet<string> = new Set(['pane', 'mux', 'snapshot', 
 /** Commands of those groups that run until stopped, and so cannot answer once. */
 const NOT_OFFERED: ReadonlySet<string> = new Set(['message.listen']);
 
+/** Options that fan out to other hosts: a host answering a hub answers for itself only, so links never chain or loop. */
+const HUB_ONLY_OPTIONS: ReadonlySet<string> = new Set(['--all-hosts']);
+
 /** One offered command: its path, and how params become its argv. */
 export interface RpcMethod {
   readonly name: string;
@@ -42,7 +45,7 @@ const GLOBAL_OPTIONS: ReadonlyMap<string, string> = new Map([
 function describeMethod(path: readonly string[], command: Command): RpcMethod {
   const options = new Map<string, { flag: string; takesValue: boolean; variadic: boolean }>();
   for (const option of command.options as readonly Option[]) {
-    if (option.long === undefined || option.long === '--json' || option.negate) continue;
+    if (option.long === undefined || option.long === '--json' || option.negate || HUB_ONLY_OPTIONS.has(option.long)) continue;
     options.set(snakeCase(option.long.slice(2)), { flag: option.long, takesValue: option.required || option.optional, variadic: option.variadic });
   }
   return {

@@ -3,6 +3,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import { DroverError, run } from '../../process/index.js';
 import { Criteria, Endpoint, Server, ServerUnreachableError, clientEnvironment, resolvedSocketPath, type OwnedDaemonRecord, type Snapshot } from '../../tmux/index.js';
+import { tmuxPaneKeys, withPaneKeys } from '../../mux/index.js';
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
@@ -247,15 +248,17 @@ async function snapshotCommand(options: SocketFlags & { json?: boolean; where?: 
   const server = await openServer(options, io);
   try {
     const snapshot = await server.snapshot({ clients: options.clients === true, signal: io.signal });
+    // Every pane row in JSON carries its key, which a script holds instead of the bare id.
+    const keyed = async (rows: unknown[]): Promise<unknown[]> => withPaneKeys(rows as { pane_id: string }[], await tmuxPaneKeys(server, { signal: io.signal }));
     if (!criteria) {
-      if (options.json) writeJson(io, snapshot.toJSON());
+      if (options.json) writeJson(io, { ...snapshot.toJSON(), panes: await keyed(snapshot.panes.toJSON()) });
       else for (const line of renderSnapshot(snapshot)) writeLine(io.stdout, line);
       return;
     }
     const source = { session: snapshot.sessions, window: snapshot.windows, pane: snapshot.panes, client: options.clients ? snapshot.clients : undefined }[criteria.entity];
     if (!source) throw new UsageError('client criteria need --clients');
     const matches = source.where(criteria);
-    if (options.json) writeJson(io, { entity: criteria.entity, matches: matches.toJSON() });
+    if (options.json) writeJson(io, { entity: criteria.entity, matches: criteria.entity === 'pane' ? await keyed(matches.toJSON()) : matches.toJSON() });
     else for (const record of matches) writeLine(io.stdout, JSON.stringify(record.toJSON()));
   } finally {
     await server.close();

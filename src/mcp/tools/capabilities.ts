@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { TMUX_DECLARATION, declarationJson, muxDeclarationJsonSchema } from '../../mux/index.js';
+import { MUX_DECLARATIONS, declarationJson, muxDeclarationJsonSchema } from '../../mux/index.js';
 import type { CaptureLimits } from '../captures.js';
 import { GROUP_NAMES, TIERS, TOOL_GROUPS, type CatalogEntry, type ToolPolicy } from '../policy.js';
 import type { StdioLimits } from '../stdio.js';
-import { defineTool, type ToolDefinition } from '../tool.js';
+import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 
 export const CAPABILITIES_TOOL = 'capabilities';
 
@@ -29,8 +29,8 @@ const capabilitiesOutput = z.strictObject({
   }),
   tools: z.array(z.strictObject({ name: z.string(), group: z.enum(GROUP_NAMES), tier: z.enum(TIERS), enabled: z.boolean() })),
   multiplexer: z.strictObject({
-    reachable: z.boolean().describe('whether the tmux server answered this call'),
-    version: z.string().nullable(),
+    reachable: z.boolean().describe('whether the multiplexer answered this call'),
+    version: z.string().nullable().describe("tmux's version; null elsewhere, or when tmux did not answer"),
     declaration: muxDeclarationJsonSchema,
   }),
   limits: z.strictObject({
@@ -52,6 +52,21 @@ const capabilitiesOutput = z.strictObject({
   }),
 });
 
+/** Whether the multiplexer answers, and on tmux its version; a failure is reported, not raised. */
+async function reachability(context: ToolContext): Promise<{ reachable: boolean; version: string | null }> {
+  try {
+    if (context.mux === 'tmux') {
+      const version = await context.server.version(context.operation);
+      return { reachable: true, version };
+    }
+    await context.port.serverIncarnation(context.operation);
+    return { reachable: true, version: null };
+  } catch {
+    // No server yet, or not the one bound: the report says so rather than failing.
+    return { reachable: false, version: null };
+  }
+}
+
 /**
  * The always-on tool that says what this server can do: the policy (groups and tools, on or
  * off), the multiplexer's declared capabilities and version, and every bound a call meets.
@@ -64,17 +79,12 @@ export function capabilitiesTool(facts: () => ApplicationFacts): ToolDefinition 
     needsServer: false,
     title: 'What this server can do',
     description:
-      "Lists the tool groups and tools (enabled or not, and what enables them), the multiplexer's declared capabilities and version, and the bounds every call meets. Works before any tmux server runs.",
+      "Lists the tool groups and tools (enabled or not, and what enables them), the multiplexer's declared capabilities and version, and the bounds every call meets. Works before any multiplexer server runs.",
     input: z.object({}),
     output: capabilitiesOutput,
     async run(context) {
       const about = facts();
-      let version: string | null = null;
-      try {
-        version = await context.server.version(context.operation);
-      } catch {
-        // No server yet, or not the one bound: the report says so rather than failing.
-      }
+      const { reachable, version } = await reachability(context);
       const tools = [...about.catalog].map(([name, entry]) => ({ name, group: entry.group, tier: entry.tier, enabled: about.policy.allows(name) }));
       const { stdio } = about;
       return {
@@ -89,7 +99,7 @@ export function capabilitiesTool(facts: () => ApplicationFacts): ToolDefinition 
           })),
         },
         tools,
-        multiplexer: { reachable: version !== null, version, declaration: declarationJson('tmux', TMUX_DECLARATION) },
+        multiplexer: { reachable, version, declaration: declarationJson(context.mux, MUX_DECLARATIONS[context.mux]) },
         limits: {
           request_timeout_ms: about.requestTimeoutMs,
           response_bytes: about.responseBytes,

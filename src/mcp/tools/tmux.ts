@@ -15,6 +15,7 @@ import {
   type Pane,
   type PaneId,
 } from '../../tmux/index.js';
+import { tmuxPaneKeys, withPaneKeys } from '../../mux/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 
 export const paneId = z.string().regex(/^%\d+$/, 'a tmux pane id like %3');
@@ -40,7 +41,8 @@ function recordSchema(table: FieldTable): z.ZodObject {
   return z.strictObject(Object.fromEntries(Object.values(table).map((spec) => [spec.wire, fieldSchema(spec)])));
 }
 
-const paneRecord = recordSchema(PANE_FIELDS);
+/** A pane row: its catalog fields, and its key (its id on the server run it was read from). */
+const paneRecord = recordSchema(PANE_FIELDS).extend({ pane_key: z.string().describe('the pane id with the server run it lives on: what the pane tools take as pane_key') });
 const snapshotSchema = z.strictObject({
   capture_id: z.number().int(),
   sessions: z.array(recordSchema(SESSION_FIELDS)),
@@ -61,7 +63,7 @@ export const LONGEST_TEXT = 768 * 1024;
 export const dispatched = { delivery: z.literal('observed') };
 const OBSERVED = 'observed' as const;
 
-function refuseSelf(what: string, target: string): ArgumentError {
+export function refuseSelf(what: string, target: string): ArgumentError {
   return new ArgumentError(`refusing to ${what} ${target}: it is the pane this MCP server runs in (pass force: true to do it anyway)`);
 }
 
@@ -88,7 +90,7 @@ function paneOf(context: ToolContext, id: string): Pane {
 async function guardSelfHolder<K extends 'window' | 'session'>(context: ToolContext, kind: K, target: string, forced: boolean | undefined): Promise<IdOf<K>> {
   if (forced || context.selfPane === undefined) return checkId(kind, target);
   const id = await context.server.canonicalId(kind, target, context.operation);
-  const self = (await context.server.snapshot(context.operation)).pane(context.selfPane);
+  const self = (await context.server.snapshot(context.operation)).pane(checkId('pane', context.selfPane));
   const holds = self !== undefined && (kind === 'window' ? self.windowId === id : self.sessions().toArray().some((s) => s.sessionId === id));
   if (holds) throw refuseSelf(`kill ${kind} ${target} holding`, context.selfPane);
   return id;
@@ -112,7 +114,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     output: snapshotSchema,
     async run(context, input) {
       const snapshot = await context.server.snapshot({ clients: input.clients === true, timeoutMs: context.deadlineMs, signal: context.signal });
-      return snapshot.toJSON() as z.infer<typeof snapshotSchema>;
+      const keyOf = await tmuxPaneKeys(context.server, context.operation);
+      return { ...(snapshot.toJSON() as z.infer<typeof snapshotSchema>), panes: withPaneKeys(snapshot.panes.toJSON() as { pane_id: string }[], keyOf) };
     },
   }),
   defineTool({
@@ -127,50 +130,8 @@ export const tmuxTools: readonly ToolDefinition[] = [
     async run(context, input) {
       const criteria = 'version' in input.criteria ? Criteria.fromJSON(input.criteria) : Criteria.build('pane', input.criteria);
       const panes = await context.server.searchPanes(criteria, context.operation);
-      return { panes: panes.toJSON() as z.infer<typeof paneRecord>[] };
-    },
-  }),
-  defineTool({
-    name: 'capture',
-    tier: 'readonly',
-    group: 'observe',
-    title: 'Capture a pane',
-    description:
-      'Returns the last lines of a pane (screen plus scrollback) and a cursor. Pass the cursor back as "since" to get only the lines written after that capture (cursors last 30 s; at most 16 are kept).',
-    input: z.object({
-      pane_id: paneId,
-      lines: z.number().int().min(1).max(5000).optional().describe('how many lines at most (default 100)'),
-      escapes: z.boolean().optional().describe('keep colour/attribute escape sequences'),
-      since: z.string().max(64).optional().describe('a cursor from an earlier capture of this pane'),
-    }),
-    output: z.strictObject({
-      pane_id: z.string(),
-      content: z.string(),
-      lines: z.number().int(),
-      cursor: z.string(),
-      since_cursor: z.boolean(),
-      gap: z.boolean().describe('true when scrollback was trimmed past the cursor, so some lines were lost'),
-    }),
-    screens: (input) => [checkId('pane', input.pane_id)],
-    async run(context, input) {
-      const pane = paneOf(context, input.pane_id);
-      const limit = input.lines ?? 100;
-      const previous = input.since !== undefined ? context.captures.take(input.since, pane.id) : undefined;
-      const [history, cursorY, height] = (await pane.display('#{history_size} #{cursor_y} #{pane_height}', context.operation)).toString('latin1').split(' ').map(Number) as [number, number, number];
-      let start = -Math.min(history, Math.max(0, limit - height));
-      let gap = false;
-      if (previous) {
-        // The first line after the last one the reader saw, in absolute history positions.
-        const first = previous.lastLine - history;
-        gap = first < -history;
-        start = Math.max(first, -history);
-      }
-      const raw = await pane.capture({ start, end: cursorY, escapes: input.escapes === true, join: true, ...context.operation });
-      let lines = raw.toString('utf8').replace(/\n$/, '').split('\n');
-      if (lines.length > limit) lines = lines.slice(-limit);
-      const content = lines.join('\n');
-      const cursor = context.captures.retain({ paneId: pane.id, lastLine: history + cursorY, text: content });
-      return { pane_id: pane.id, content, lines: lines.length, cursor, since_cursor: previous !== undefined, gap };
+      const keyOf = await tmuxPaneKeys(context.server, context.operation);
+      return { panes: withPaneKeys(panes.toJSON() as { pane_id: string }[], keyOf) as z.infer<typeof paneRecord>[] };
     },
   }),
   defineTool({
@@ -411,19 +372,6 @@ export const tmuxTools: readonly ToolDefinition[] = [
     async run(context, input) {
       await context.server.buffers().delete(input.name, context.operation);
       return { name: input.name, delivery: OBSERVED };
-    },
-  }),
-  defineTool({
-    name: 'kill_pane',
-    tier: 'destructive',
-    group: 'destroy',
-    title: 'Kill a pane',
-    description: 'Kills a pane and the program in it.',
-    input: z.object({ pane_id: paneId, force }),
-    output: z.strictObject({ pane_id: z.string(), ...dispatched }),
-    async run(context, input) {
-      await paneOf(context, await guardSelf(context, input.pane_id, 'kill', input.force)).kill(context.operation);
-      return { pane_id: input.pane_id, delivery: OBSERVED };
     },
   }),
   defineTool({

@@ -1,0 +1,106 @@
+/**
+ * The I/O behind a merged view: asks every host the same drover-rpc method at once, each within
+ * its own link's budget, and remembers each host's rows after every answer so a host that
+ * cannot be reached later still shows its last rows (as stale; see mergeHostViews).
+ */
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { TimeoutError, wallMicros, writeFileAtomic } from '../process/index.js';
+import { RpcLinkLostError } from './client.js';
+import { HostUnreachableError, type HostLink } from './link.js';
+import type { HostAnswer, HostFetch, RememberedRows, RowLists } from './merged.js';
+import type { RpcParams } from './protocol.js';
+import type { Hosts } from './registry.js';
+
+export interface HostViewRequest {
+  /** The drover-rpc method (`pane.map`) and its params, the same on every host. */
+  readonly method: string;
+  readonly params: RpcParams;
+  /** How long a host may take to answer by its own deadlines; the hub adds the link's latency. */
+  readonly hostBudgetMs: number;
+  /** The view's lists by name (`rows`; `matches` and `skipped`). */
+  readonly listNames: readonly string[];
+  /** The view's lists from a host's document; throws when the document is not one. */
+  rowsOf(document: unknown): RowLists;
+}
+
+/**
+ * Each host's last rows for one view, one file per host and view under `directory`:
+ * `HOST/METHOD-PARAMS.json`, where PARAMS is a digest of the params, so a map of one session
+ * never stands in for a map of all of them.
+ */
+export class RememberedRowsStore {
+  constructor(readonly directory: string) {}
+
+  private path(host: string, method: string, params: RpcParams): string {
+    const digest = createHash('sha256').update(JSON.stringify(params)).digest('hex').slice(0, 16);
+    return join(this.directory, host, `${method}-${digest}.json`);
+  }
+
+  /** The rows remembered, or undefined when none are (or the file is not one this store wrote). */
+  read(host: string, method: string, params: RpcParams): RememberedRows | undefined {
+    let value: unknown;
+    try {
+      value = JSON.parse(readFileSync(this.path(host, method, params), 'utf8'));
+    } catch {
+      return undefined;
+    }
+    const saved = value as { seen_at_us?: unknown; lists?: unknown };
+    if (!Number.isSafeInteger(saved?.seen_at_us) || saved.lists === null || typeof saved.lists !== 'object') return undefined;
+    if (!Object.values(saved.lists).every((rows) => Array.isArray(rows))) return undefined;
+    return { atMicros: saved.seen_at_us as number, lists: saved.lists as RowLists };
+  }
+
+  write(host: string, method: string, params: RpcParams, rows: RememberedRows): void {
+    writeFileAtomic(this.path(host, method, params), `${JSON.stringify({ host, method, params, seen_at_us: rows.atMicros, lists: rows.lists })}\n`);
+  }
+}
+
+async function fetchFrom(link: HostLink, request: HostViewRequest, signal: AbortSignal | undefined): Promise<HostFetch> {
+  // Coming up is bounded by the link's own deadlines (ssh's connect and the remote handshake, then the first ping).
+  const upBudgetMs = link.timings.handshakeTimeoutMs + link.timings.pingTimeoutMs;
+  try {
+    await link.whenUp({ timeoutMs: upBudgetMs, signal });
+  } catch (error) {
+    if (error instanceof HostUnreachableError) return { kind: 'unreachable', error: error.message };
+    throw error;
+  }
+  const budgetMs = Math.ceil(request.hostBudgetMs + (link.health.latencyMs ?? 0));
+  let reply;
+  try {
+    reply = await link.request(request.method, request.params, { timeoutMs: budgetMs, signal });
+  } catch (error) {
+    if (error instanceof HostUnreachableError || error instanceof RpcLinkLostError) return { kind: 'unreachable', error: error.message };
+    if (error instanceof TimeoutError) return { kind: 'failed', error: `${request.method} on ${link.host.name}: ${error.message}` };
+    throw error;
+  }
+  if ('error' in reply) return { kind: 'failed', error: `${request.method} on ${link.host.name} failed (${reply.error.code}): ${reply.error.message}` };
+  try {
+    return { kind: 'answered', lists: request.rowsOf(reply.result), atMicros: wallMicros() };
+  } catch (error) {
+    return { kind: 'failed', error: `${request.method} on ${link.host.name} answered something else: ${error instanceof Error ? error.message : String(error)}` };
+  }
+}
+
+/**
+ * Asks every host of `hosts` at once and remembers each answer in `store`; one host failing or
+ * hanging never holds up another beyond its own budget. The answers come in the hosts' order.
+ */
+export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: RememberedRowsStore, options: { readonly signal?: AbortSignal } = {}): Promise<HostAnswer[]> {
+  return Promise.all(
+    hosts.names.map(async (name): Promise<HostAnswer> => {
+      const link = hosts.link(name);
+      const fetched = await fetchFrom(link, request, options.signal);
+      let remembered: RememberedRows | undefined;
+      if (fetched.kind === 'answered') {
+        remembered = { lists: fetched.lists, atMicros: fetched.atMicros };
+        store.write(name, request.method, request.params, remembered);
+      } else {
+        remembered = store.read(name, request.method, request.params);
+      }
+      const { reachable, linkState, lastSeenAt, latencyMs } = link.health;
+      return { host: name, fetched, link: { reachable, linkState, lastSeenAt, latencyMs }, remembered };
+    }),
+  );
+}

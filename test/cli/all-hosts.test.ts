@@ -1,0 +1,258 @@
+import assert from 'node:assert/strict';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { run } from '../../src/process/index.js';
+import { createFakeSsh, type FakeRemote, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
+import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { CLI_PATH, cliSandbox } from '../support/cli.js';
+
+interface MergedRowJson {
+  host: string;
+  pane_id: string;
+  pane_key: string;
+  session?: string;
+  stale: boolean;
+  stale_age_ms: number | null;
+  seen_at: string;
+}
+
+interface HostStatusJson {
+  name: string;
+  reachable: boolean;
+  link_state: string | null;
+  last_seen_at: string | null;
+  latency_ms: number | null;
+  answered: boolean;
+  stale: boolean;
+  stale_age_ms: number | null;
+  error: string | null;
+}
+
+describe('views across hosts: --all-hosts (a fake ssh on PATH)', () => {
+  const sandbox = cliSandbox();
+  let ssh: FakeSsh;
+  let gpu: FakeRemote;
+  const drover = (args: readonly string[]) => sandbox.drover(args, { env: { ...ssh.env, XDG_CONFIG_HOME: '', DROVER_CONFIG: '' }, timeoutMs: 90_000 });
+  const tmux = (env: NodeJS.ProcessEnv, args: readonly string[]) => run(['tmux', ...args], { env });
+  const map = async (): Promise<{ exitCode: number | null; rows: MergedRowJson[]; hosts: Map<string, HostStatusJson>; stderr: string }> => {
+    const result = await drover(['pane', 'map', '--all-hosts', '--json']);
+    const document = JSON.parse(result.text()) as { rows: MergedRowJson[]; hosts: HostStatusJson[] };
+    return { exitCode: result.exitCode, rows: document.rows, hosts: new Map(document.hosts.map((host) => [host.name, host])), stderr: result.stderrText() };
+  };
+
+  before(async () => {
+    ssh = createFakeSsh();
+    gpu = ssh.remote('gpu-box');
+    gpu.installDrover('.local/bin/drover');
+    // Each machine's own default tmux server: this one's in the sandbox, the host's under its HOME.
+    for (const [env, session] of [
+      [sandbox.env, 'here'],
+      [gpu.env, 'there'],
+    ] as const) {
+      const started = await tmux(env, ['new-session', '-d', '-s', session, '-x', '80', '-y', '24', 'cat']);
+      assert.equal(started.exitCode, 0, started.stderrText());
+    }
+    for (const [name, destination] of [
+      ['gpu', 'gpu-box'],
+      ['never', 'nowhere'],
+    ]) {
+      const added = await drover(['host', 'add', name!, '--ssh', destination!]);
+      assert.equal(added.exitCode, 0, added.stderrText());
+    }
+  });
+  after(async () => {
+    await tmux(sandbox.env, ['kill-server']);
+    await tmux(gpu.env, ['kill-server']);
+    ssh.cleanup();
+  });
+
+  it('merges this machine’s panes and a host’s, each with its host and a pane key naming it; a host never reached has only its health', async () => {
+    const { exitCode, rows, hosts, stderr } = await map();
+    assert.equal(exitCode, 0, stderr);
+    assert.deepEqual(
+      rows.map((row) => [row.host, row.session, row.stale, row.stale_age_ms]),
+      [
+        ['local', 'here', false, null],
+        ['gpu', 'there', false, null],
+      ],
+    );
+    const [here, there] = rows as [MergedRowJson, MergedRowJson];
+    assert.match(here.pane_key, /^local::tmux::[^:]+::%\d+$/);
+    assert.match(there.pane_key, /^gpu::tmux::[^:]+::%\d+$/, 'the host’s own key says local; the merged view names the host');
+    assert.equal(there.pane_key.split('::').at(-1), there.pane_id);
+    assert.deepEqual([...hosts.keys()], ['local', 'gpu', 'never']);
+    assert.equal(hosts.get('gpu')!.reachable, true);
+    assert.equal(hosts.get('gpu')!.link_state, 'up');
+    assert.equal(typeof hosts.get('gpu')!.latency_ms, 'number');
+    const never = hosts.get('never')!;
+    assert.deepEqual([never.reachable, never.link_state, never.last_seen_at, never.answered, never.stale], [false, 'down', null, false, false]);
+    assert.match(never.error!, /Could not resolve hostname nowhere/);
+    assert.ok(existsSync(join(sandbox.dir, 'state', 'hosts', 'gpu')), 'the host’s rows are remembered in the state directory');
+    assert.deepEqual(readdirSync(join(sandbox.dir, 'state', 'hosts')), ['gpu'], 'nothing is remembered for a host never reached');
+  });
+
+  it('keeps an unreachable host’s panes, marked stale with their age, and says it is unreachable', async () => {
+    const live = await map();
+    const liveRow = live.rows.find((row) => row.host === 'gpu')!;
+    gpu.setReachable(false);
+    after(() => gpu.setReachable(true));
+    const { exitCode, rows, hosts, stderr } = await map();
+    assert.equal(exitCode, 0, `an unreachable host does not fail the view: ${stderr}`);
+    const stale = rows.filter((row) => row.host === 'gpu');
+    assert.deepEqual(
+      stale.map((row) => [row.pane_key, row.session, row.stale, row.seen_at]),
+      [[liveRow.pane_key, 'there', true, liveRow.seen_at]],
+      'the rows of the last answer, never shown as live',
+    );
+    const ageMs = Date.now() - Date.parse(liveRow.seen_at);
+    assert.ok(stale[0]!.stale_age_ms! > 0 && stale[0]!.stale_age_ms! <= ageMs, `age ${stale[0]!.stale_age_ms} ms, at most ${ageMs} ms`);
+    assert.deepEqual(
+      rows.filter((row) => row.host === 'local').map((row) => row.stale),
+      [false],
+    );
+    const health = hosts.get('gpu')!;
+    assert.deepEqual([health.reachable, health.link_state, health.answered, health.stale, health.last_seen_at], [false, 'down', false, true, liveRow.seen_at]);
+    assert.match(health.error!, /Connection refused/);
+
+    const human = await drover(['pane', 'map', '--all-hosts']);
+    assert.equal(human.exitCode, 0, human.stderrText());
+    const text = human.text();
+    assert.match(text, /^Host\s+Session\s+Pane/m);
+    assert.match(text, /^local\s+here\s+%\d+/m);
+    assert.match(text, /^gpu \(stale, \d+s ago\)\s+there\s+%\d+/m);
+    assert.match(text, /^gpu: unreachable \(down\), last seen \d+s ago; its rows are from \d+s ago: .*Connection refused/m);
+    assert.match(text, /^never: unreachable \(down\), never seen; no rows known: /m);
+  });
+
+  it('comes back live once the host answers again', async () => {
+    const { rows, hosts } = await map();
+    assert.deepEqual(
+      rows.map((row) => [row.host, row.stale]),
+      [
+        ['local', false],
+        ['gpu', false],
+      ],
+    );
+    assert.equal(hosts.get('gpu')!.reachable, true);
+  });
+
+  it('merges mux snapshots and question sweeps the same way', async () => {
+    const snapshot = await drover(['mux', 'snapshot', '--all-hosts', '--json']);
+    assert.equal(snapshot.exitCode, 0, snapshot.stderrText());
+    const merged = JSON.parse(snapshot.text()) as { spaces: { host: string; label: string }[]; panes: MergedRowJson[]; hosts: HostStatusJson[] };
+    assert.deepEqual(
+      merged.spaces.map((space) => [space.host, space.label]),
+      [
+        ['local', 'here'],
+        ['gpu', 'there'],
+      ],
+    );
+    assert.deepEqual(
+      merged.panes.map((pane) => [pane.host, pane.pane_key.split('::')[0], pane.stale]),
+      [
+        ['local', 'local', false],
+        ['gpu', 'gpu', false],
+      ],
+    );
+    const table = await drover(['mux', 'snapshot', '--all-hosts']);
+    assert.equal(table.exitCode, 0, table.stderrText());
+    assert.match(table.text(), /^Panes\nHost\s+Space\s+Pane\s+Agent\s+Cwd\n/m);
+    assert.match(table.text(), /^gpu\s+there\s+%\d+\s+/m);
+    assert.match(table.text(), /^never: unreachable \(down\), never seen; no rows known: /m);
+    const sweep = await drover(['pane', 'questions', '--all-hosts', '--json']);
+    assert.equal(sweep.exitCode, 0, sweep.stderrText());
+    const questions = JSON.parse(sweep.text()) as { matches: unknown[]; skipped: unknown[]; hosts: HostStatusJson[] };
+    assert.ok(Array.isArray(questions.matches) && Array.isArray(questions.skipped));
+    assert.deepEqual(
+      questions.hosts.map((host) => [host.name, host.answered]),
+      [
+        ['local', true],
+        ['gpu', true],
+        ['never', false],
+      ],
+    );
+  });
+
+  it('fails (exit 1) when a host is reached and its command fails, still listing the others', async () => {
+    ssh.remote('bare-tmux').installDrover('.local/bin/drover');
+    assert.equal((await drover(['host', 'add', 'empty', '--ssh', 'bare-tmux'])).exitCode, 0);
+    after(async () => drover(['host', 'remove', 'empty']));
+    const { exitCode, rows, hosts } = await map();
+    assert.equal(exitCode, 1);
+    assert.deepEqual(
+      rows.map((row) => row.host),
+      ['local', 'gpu'],
+    );
+    const empty = hosts.get('empty')!;
+    assert.deepEqual([empty.reachable, empty.answered], [true, false]);
+    assert.match(empty.error!, /pane\.map on empty failed/);
+    const human = await drover(['pane', 'map', '--all-hosts']);
+    assert.equal(human.exitCode, 1);
+    assert.match(human.text(), /^empty: failed \(link up\), last seen \d+s ago; no rows known: pane\.map on empty failed/m);
+  });
+});
+
+// Without sshd these are skipped, except in CI, which installs it: there they must run.
+const unavailable = sshdUnavailable();
+const skip = unavailable !== undefined && process.env.CI !== 'true' ? `skipped: ${unavailable}` : false;
+
+describe('views across hosts through a real OpenSSH server on loopback', { skip }, () => {
+  const sandbox = cliSandbox();
+  let sshd: TestSshd;
+  let halted = false;
+  let env: NodeJS.ProcessEnv;
+  const drover = (args: readonly string[]) => sandbox.drover(args, { env, timeoutMs: 90_000 });
+
+  before(async () => {
+    sshd = await startSshd();
+    env = { DROVER_SSH_BIN: sshd.sshWrapper, XDG_CONFIG_HOME: '', DROVER_CONFIG: '' };
+    // The other machine's own default tmux server and drover (this build), its state in the login's home.
+    const remoteDrover = join(sshd.dir, 'drover');
+    const state = join(sshd.home, 'state');
+    writeFileSync(remoteDrover, `#!/bin/sh\nexport DROVER_STATE_DIR='${state}' DROVER_DB='${state}/drover.db' TMUX_TMPDIR='${sshd.home}'\nexec '${sshd.node}' '${CLI_PATH}' "$@"\n`, { mode: 0o755 });
+    await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s box-session -x 80 -y 24`);
+    const started = await run(['tmux', 'new-session', '-d', '-s', 'here', '-x', '80', '-y', '24', 'cat'], { env: sandbox.env });
+    assert.equal(started.exitCode, 0, started.stderrText());
+    const added = await drover(['host', 'add', 'box', '--ssh', sshd.alias, '--drover', remoteDrover]);
+    assert.equal(added.exitCode, 0, added.stderrText());
+  });
+  after(async () => {
+    await run(['tmux', 'kill-server'], { env: sandbox.env });
+    if (!halted) await sshd?.exec(`TMUX_TMPDIR='${sshd.home}' tmux kill-server`).catch(() => undefined);
+    await sshd?.stop();
+  });
+
+  it('lists the host’s panes live, then, with its sshd stopped, as stale with their age', async () => {
+    const live = await drover(['pane', 'map', '--all-hosts', '--json']);
+    assert.equal(live.exitCode, 0, live.stderrText());
+    const first = JSON.parse(live.text()) as { rows: MergedRowJson[]; hosts: HostStatusJson[] };
+    assert.deepEqual(
+      first.rows.map((row) => [row.host, row.session, row.stale]),
+      [
+        ['local', 'here', false],
+        ['box', 'box-session', false],
+      ],
+    );
+    const boxRow = first.rows[1]!;
+    assert.match(boxRow.pane_key, /^box::tmux::/);
+
+    // The machine goes off: its tmux server with it (the login's processes end with their connection).
+    await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux kill-server`);
+    await sshd.halt();
+    halted = true;
+    const off = await drover(['pane', 'map', '--all-hosts', '--json']);
+    assert.equal(off.exitCode, 0, off.stderrText());
+    const second = JSON.parse(off.text()) as { rows: MergedRowJson[]; hosts: HostStatusJson[] };
+    const stale = second.rows.filter((row) => row.host === 'box');
+    assert.deepEqual(
+      stale.map((row) => [row.pane_key, row.stale, row.seen_at]),
+      [[boxRow.pane_key, true, boxRow.seen_at]],
+    );
+    assert.ok(stale[0]!.stale_age_ms! > 0);
+    const box = second.hosts.find((host) => host.name === 'box')!;
+    assert.deepEqual([box.reachable, box.answered, box.last_seen_at], [false, false, boxRow.seen_at]);
+    assert.notEqual(box.link_state, 'up');
+    assert.ok(box.error !== null);
+  });
+});
