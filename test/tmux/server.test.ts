@@ -509,6 +509,13 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     assert.equal(group.transactional, false);
     assert.equal(group.result.stdout.toString(), '1\n');
   });
+
+  it('runs a group of commands the way the binding sends its others', async () => {
+    const pane = (await (await t.server.newSession({ name: 'grouped' })).listPanes())[0]!;
+    const group = await t.server.runGroup([['display-message', '-p', '-t', pane.id, '#{pane_id}'], ['display-message', '-p', '-t', pane.id, 'second']]);
+    assert.deepEqual([group.ok, group.result.stdout.toString()], [true, `${pane.id}\nsecond\n`]);
+    assert.equal(group.result.transport, transport);
+  });
 });
 
 for (const transport of ['spawn', 'control'] as const) describe(`failures that must not hang (${transport} transport)`, () => {

@@ -15,9 +15,9 @@ import { planCommandLine } from './quote.js';
  *
  * The server's control transport additionally needs the command to mean the same thing from
  * any client: a command without an explicit target would act on the control client's own
- * session rather than the one tmux picks for a spawned client; a new pane without -c would
- * start in the control client's session directory rather than the caller's working
- * directory; list-clients would list the control client. Those go to a spawned client.
+ * session rather than the one tmux picks for a spawned client; a new pane takes the PATH of
+ * the client that made it only when that client is not attached (a spawned one, never a
+ * control client); list-clients would list the control client. Those go to a spawned client.
  */
 
 interface Flags {
@@ -32,11 +32,12 @@ interface Traits {
 }
 
 const always = (): boolean => true;
+const never = (): boolean => false;
 const targeted = (flags: Flags): boolean => flags.has('t');
 const scoped = (flags: Flags): boolean => flags.has('g') || flags.has('s') || flags.has('t');
 
 const TARGETED: Traits = { oneBlock: always, clientIndependent: targeted };
-const SPAWNS_PANE: Traits = { oneBlock: always, clientIndependent: (f) => f.has('t') && f.has('c') };
+const SPAWNS_PANE: Traits = { oneBlock: always, clientIndependent: never };
 const SCOPED: Traits = { oneBlock: always, clientIndependent: scoped };
 const ANYWHERE: Traits = { oneBlock: always, clientIndependent: always };
 
@@ -57,7 +58,7 @@ const COMMANDS: ReadonlyMap<string, Traits> = new Map<string, Traits>([
   ['rename-session', TARGETED],
   ['rename-window', TARGETED],
   // -A would attach the caller to an existing session.
-  ['new-session', { oneBlock: (f) => f.has('d') && !f.has('A'), clientIndependent: (f) => f.has('d') && !f.has('A') && f.has('c') }],
+  ['new-session', { oneBlock: (f) => f.has('d') && !f.has('A'), clientIndependent: never }],
   ['new-window', SPAWNS_PANE],
   ['split-window', SPAWNS_PANE],
   ['respawn-pane', SPAWNS_PANE],

@@ -72,12 +72,13 @@ describe('which commands ride a control connection', () => {
     assert.equal(viaControl(['display', '-p', '-t', '%1', 'x']), false);
   });
 
-  it('sends new panes without an explicit directory to a spawned client, which starts them in the caller\'s directory', () => {
+  it('sends new panes to a spawned client, which hands them its PATH (an attached control client does not)', () => {
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:']), false);
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:'], false), true);
-    assert.equal(viaControl(['new-window', '-d', '-t', '$1:', '-c', '/tmp']), true);
-    assert.equal(viaControl(['split-window', '-t', '%1', '-h', '-c', '/tmp']), true);
-    assert.equal(viaControl(['new-session', '-d', '-c', '/tmp']), true);
+    assert.equal(viaControl(['new-window', '-d', '-t', '$1:', '-c', '/tmp']), false);
+    assert.equal(viaControl(['split-window', '-t', '%1', '-h', '-c', '/tmp']), false);
+    assert.equal(viaControl(['respawn-pane', '-k', '-t', '%1', '-c', '/tmp']), false);
+    assert.equal(viaControl(['new-session', '-d', '-c', '/tmp']), false);
     assert.equal(viaControl(['new-session', '-d']), false);
   });
 });
