@@ -32,6 +32,11 @@ export interface StoreInfo {
   /** Opened only to read: nothing is created or changed through it. */
   readOnly: boolean;
   schema: SchemaState;
+  /**
+   * Set when the store is another machine's, reached through a `drover broker serve` socket
+   * (its drover+unix:// URL): the location is then a path or URL on that machine.
+   */
+  via?: string;
 }
 
 /** Why a recipient can or cannot receive pane notifications right now. */

@@ -5,6 +5,7 @@ import { fleetUnsupported } from './backend.js';
 import type { StoreKind } from './broker.js';
 import { inspectPostgres, LATEST_POSTGRES_SCHEMA_VERSION } from './postgres-store.js';
 import { inspectSqliteSchema, LATEST_SQLITE_SCHEMA_VERSION, paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
+import { RemoteBroker } from './remote-store.js';
 import { chooseStore, describeChoice } from './stores.js';
 
 export interface FleetDoctorSection {
@@ -42,6 +43,19 @@ function isWritableDirectory(path: string): boolean {
 async function inspectStore(env: NodeJS.ProcessEnv, section: FleetDoctorSection, problems: string[]): Promise<void> {
   const choice = chooseStore(env);
   const location = describeChoice(choice);
+  if (choice.kind === 'remote') {
+    // Another drover's store: what it serves is asked through its socket, read only.
+    section.store = { ...section.store, location, chosenBy: choice.source };
+    try {
+      const broker = await RemoteBroker.connect({ socketPath: choice.socketPath, readOnly: true });
+      await broker.close();
+      const { kind, location: served, schema } = broker.store;
+      Object.assign(section.store, { kind, location: `${location} (serving ${kind} ${served})`, reachable: true, schemaVersion: schema.current, latestSchemaVersion: schema.latest });
+    } catch (error) {
+      problems.push(messageOf(error));
+    }
+    return;
+  }
   section.store = { ...section.store, kind: choice.kind, location, chosenBy: choice.source };
   if (choice.kind === 'postgresql') {
     section.store.latestSchemaVersion = LATEST_POSTGRES_SCHEMA_VERSION;

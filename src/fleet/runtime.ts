@@ -64,7 +64,7 @@ export class FleetRuntime {
     this.env = options.env ?? process.env;
     this.broker = broker;
     this.ownsBroker = ownsBroker;
-    this.localDatabasePath = broker.store.kind === 'sqlite' ? broker.store.location : resolveDatabasePath(this.env);
+    this.localDatabasePath = broker.store.kind === 'sqlite' && broker.store.via === undefined ? broker.store.location : resolveDatabasePath(this.env);
     this.locks = new PaneLocks(paneLockDirectory(this.localDatabasePath));
     this.clock = options.clock ?? systemClock;
     this.spans = options.spans ?? terminationSpans;

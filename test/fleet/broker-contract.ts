@@ -10,6 +10,8 @@ import { seedFleet, TestWall } from './support.js';
 
 export interface ContractStore {
   kind: StoreKind;
+  /** The store is reached through a `drover broker serve` socket (StoreInfo.via names it). */
+  served?: boolean;
   /**
    * A broker on a new, empty store whose timestamps come from `wall`, and a way to open a
    * second broker on the same store (another process's connection). Everything opened is
@@ -29,7 +31,7 @@ export function brokerContract(store: ContractStore): void {
     return { ...opened, wall };
   }
 
-  describe(`the broker contract on ${store.kind}`, () => {
+  describe(`the broker contract on ${store.kind}${store.served ? ' served over a socket' : ''}`, () => {
     describe('the store', () => {
       it('says which store it is, opened for writing at the latest schema', async (t) => {
         const { broker } = await open(t);
@@ -42,8 +44,8 @@ export function brokerContract(store: ContractStore): void {
       it('tells a member the environment that reaches this same store', async (t) => {
         const { broker } = await open(t);
         const env = broker.connectionEnvironment();
-        assert.equal(env.DROVER_BROKER, store.kind === 'sqlite' ? 'sqlite' : env.DROVER_BROKER);
-        if (store.kind === 'sqlite') assert.equal(env.DROVER_DB, broker.store.location);
+        if (store.served) assert.deepEqual(env, { DROVER_BROKER: broker.store.via });
+        else if (store.kind === 'sqlite') assert.deepEqual([env.DROVER_BROKER, env.DROVER_DB], ['sqlite', broker.store.location]);
         else assert.match(env.DROVER_BROKER!, /^postgres(ql)?:\/\//);
       });
     });
