@@ -20,7 +20,7 @@ type Registrar = (program: Command, context: CommandContext) => void;
 const MODULES: readonly { commands: readonly string[]; load: () => Promise<Registrar> }[] = [
   { commands: ['up', 'down', 'snapshot'], load: async () => (await import('./commands/server.js')).registerServerCommands },
   { commands: ['mcp'], load: async () => (await import('./commands/mcp.js')).registerMcpCommands },
-  { commands: ['fleet', 'member', 'message'], load: async () => (await import('./commands/fleet.js')).registerFleetCommands },
+  { commands: ['fleet', 'member', 'message', 'broker'], load: async () => (await import('./commands/fleet.js')).registerFleetCommands },
   { commands: ['pane'], load: async () => (await import('./commands/pane.js')).registerPaneCommands },
   { commands: ['agent'], load: async () => (await import('./commands/agent.js')).registerAgentCommands },
   { commands: ['mux'], load: async () => (await import('./commands/mux.js')).registerMuxCommands },

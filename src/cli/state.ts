@@ -11,6 +11,13 @@ export function stateDirectory(env: NodeJS.ProcessEnv): string {
   return join(base, 'drover');
 }
 
+/** Where `drover broker serve` listens unless told otherwise, and what host links forward. */
+export function defaultBrokerSocket(env: NodeJS.ProcessEnv): string {
+  return join(stateDirectory(env), 'broker', 'broker.sock');
+}
+
+export const BROKER_SOCKET_HELP = 'broker/broker.sock in $DROVER_STATE_DIR, else $XDG_STATE_HOME/drover, else ~/.local/state/drover';
+
 /** Where this machine remembers deliveries by id (see DeliveryLedger). */
 export function deliveryLedgerDirectory(env: NodeJS.ProcessEnv): string {
   return join(stateDirectory(env), 'deliveries');

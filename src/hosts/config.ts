@@ -7,6 +7,7 @@
  *     gpu:
  *       ssh: gpu-box            # the destination ssh is given (an alias of ~/.ssh/config)
  *       drover: ~/bin/drover    # optional: the drover program there (~/ is that host's home)
+ *       forward_broker: /home/me/.drover-hub.sock   # optional: see HostEntry.forwardBroker
  *
  * The file belongs to the user as much as to drover: edits go through yaml's document model, so
  * other keys, comments and layout stay as they were; a file that does not parse is never
@@ -30,6 +31,11 @@ export interface HostEntry {
   readonly ssh: string;
   /** The drover program there, when not `drover` on the PATH ssh commands get. */
   readonly drover?: string;
+  /**
+   * An absolute socket path on that host where the link `drover broker serve` holds puts this
+   * machine's broker (ssh -R): members there set DROVER_BROKER=drover+unix://PATH.
+   */
+  readonly forwardBroker?: string;
 }
 
 export interface HostsConfig {
@@ -55,23 +61,46 @@ export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
   return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'drover', 'config.yaml');
 }
 
-const HOST_KEYS: readonly string[] = ['ssh', 'drover'];
+const HOST_KEYS: readonly string[] = ['ssh', 'drover', 'forward_broker'];
+
+/** The longest path a unix socket address holds. */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * What is wrong with a socket path on another host that ssh -R binds, or undefined. sshd takes
+ * it as it is (no `~`, and a relative path would be relative to sshd's own directory), and ssh
+ * splits its -R argument at colons.
+ */
+export function forwardedSocketProblem(path: unknown): string | undefined {
+  if (typeof path !== 'string' || !path.startsWith('/')) return `${JSON.stringify(path)} is not an absolute path (sshd does not expand ~: write the home out)`;
+  if (path.includes(':')) return `${JSON.stringify(path)} holds a colon, which ssh -R reads as a separator`;
+  if (/[\u0000-\u001f\u007f-\u009f]/.test(path)) return `${JSON.stringify(path)} holds a control character`;
+  if (Buffer.byteLength(path) > MAX_SOCKET_PATH_BYTES) return `${JSON.stringify(path)} is longer than a unix socket address holds (${MAX_SOCKET_PATH_BYTES} bytes)`;
+  return undefined;
+}
 
 /**
  * A host entry checked, or ArgumentError naming `where` (a flag, or the file and key) and what
  * is wrong. `ssh` defaults to the name.
  */
-export function hostEntry(input: { readonly name: unknown; readonly ssh?: unknown; readonly drover?: unknown }, where: { readonly name: string; readonly ssh: string; readonly drover: string }): HostEntry {
+export function hostEntry(
+  input: { readonly name: unknown; readonly ssh?: unknown; readonly drover?: unknown; readonly forwardBroker?: unknown },
+  where: { readonly name: string; readonly ssh: string; readonly drover: string; readonly forwardBroker?: string },
+): HostEntry {
   const { name } = input;
   if (!isHostName(name)) throw new ArgumentError(`${where.name}: ${JSON.stringify(name)} is not a host name (letters, digits, . _ -; at most 64, starting with a letter or digit)`);
   if (name.toLowerCase() === LOCAL_HOST) throw new ArgumentError(`${where.name}: "${name}" is reserved: it means this machine`);
   const ssh = input.ssh ?? name;
   const sshProblem = sshDestinationProblem(ssh);
   if (sshProblem !== undefined) throw new ArgumentError(`${where.ssh}: the ssh destination ${sshProblem}`);
-  if (input.drover === undefined || input.drover === null) return Object.freeze({ name, ssh: ssh as string });
+  const forward = input.forwardBroker ?? undefined;
+  const forwardProblem = forward === undefined ? undefined : forwardedSocketProblem(forward);
+  if (forwardProblem !== undefined) throw new ArgumentError(`${where.forwardBroker ?? 'forward_broker'}: the socket path ${forwardProblem}`);
+  const forwarding = forward === undefined ? {} : { forwardBroker: forward as string };
+  if (input.drover === undefined || input.drover === null) return Object.freeze({ name, ssh: ssh as string, ...forwarding });
   const droverProblem = remoteProgramProblem(input.drover);
   if (droverProblem !== undefined) throw new ArgumentError(`${where.drover}: the drover program ${droverProblem}`);
-  return Object.freeze({ name, ssh: ssh as string, drover: input.drover as string });
+  return Object.freeze({ name, ssh: ssh as string, drover: input.drover as string, ...forwarding });
 }
 
 function describe(value: unknown): string {
@@ -114,7 +143,10 @@ function hostsOf(path: string, document: Document): HostEntry[] {
     const fields = value as Record<string, unknown>;
     const unknown = Object.keys(fields).filter((key) => !HOST_KEYS.includes(key));
     if (unknown.length > 0) throw new ArgumentError(`${where}: unknown key ${unknown.join(', ')}; a host takes ${HOST_KEYS.join(', ')}`);
-    return hostEntry({ name, ssh: fields.ssh, drover: fields.drover }, { name: where, ssh: `${where}.ssh`, drover: `${where}.drover` });
+    return hostEntry(
+      { name, ssh: fields.ssh, drover: fields.drover, forwardBroker: fields.forward_broker },
+      { name: where, ssh: `${where}.ssh`, drover: `${where}.drover`, forwardBroker: `${where}.forward_broker` },
+    );
   });
 }
 
@@ -194,19 +226,25 @@ export interface SavedHost {
 export function saveHost(entry: HostEntry, options: { readonly env?: NodeJS.ProcessEnv; readonly replace?: boolean } = {}): SavedHost {
   const { path, result } = editConfig(options.env ?? process.env, (document, hosts, file) => {
     const previous = hosts.find((host) => host.name === entry.name);
-    if (previous !== undefined && !options.replace && (previous.ssh !== entry.ssh || previous.drover !== entry.drover)) {
+    const same = previous !== undefined && previous.ssh === entry.ssh && previous.drover === entry.drover && previous.forwardBroker === entry.forwardBroker;
+    if (previous !== undefined && !options.replace && !same) {
       throw new ArgumentError(`${file}: host ${entry.name} is already there (ssh ${previous.ssh}${previous.drover === undefined ? '' : `, drover ${previous.drover}`}); remove it first (drover host remove ${entry.name})`);
     }
-    if (previous !== undefined && previous.ssh === entry.ssh && previous.drover === entry.drover) return previous;
+    if (same) return previous;
     hostsNode(document);
     if (previous === undefined) {
-      document.setIn(['hosts', entry.name], document.createNode({ ssh: entry.ssh, ...(entry.drover === undefined ? {} : { drover: entry.drover }) }));
+      document.setIn(
+        ['hosts', entry.name],
+        document.createNode({ ssh: entry.ssh, ...(entry.drover === undefined ? {} : { drover: entry.drover }), ...(entry.forwardBroker === undefined ? {} : { forward_broker: entry.forwardBroker }) }),
+      );
     } else {
       // Only the fields change: comments on the entry and beside its keys stay.
       if (document.getIn(['hosts', entry.name]) === null) document.setIn(['hosts', entry.name], document.createNode({}));
       document.setIn(['hosts', entry.name, 'ssh'], entry.ssh);
       if (entry.drover === undefined) document.deleteIn(['hosts', entry.name, 'drover']);
       else document.setIn(['hosts', entry.name, 'drover'], entry.drover);
+      if (entry.forwardBroker === undefined) document.deleteIn(['hosts', entry.name, 'forward_broker']);
+      else document.setIn(['hosts', entry.name, 'forward_broker'], entry.forwardBroker);
     }
     return previous;
   });
@@ -226,5 +264,5 @@ export function removeHost(name: string, options: { readonly env?: NodeJS.Proces
 
 /** A host entry as drover prints it in JSON (`drover: null` when it runs `drover` on the PATH there). */
 export function hostEntryJson(entry: HostEntry): Record<string, unknown> {
-  return { name: entry.name, ssh: entry.ssh, drover: entry.drover ?? null };
+  return { name: entry.name, ssh: entry.ssh, drover: entry.drover ?? null, forward_broker: entry.forwardBroker ?? null };
 }

@@ -120,6 +120,12 @@ export interface HostLinkOptions {
   readonly droverCommand?: string;
   /** For the backoff's jitter; Math.random by default. */
   readonly random?: () => number;
+  /**
+   * This machine's `drover broker serve` socket: a host whose entry names forward_broker gets
+   * it forwarded there for the link's life. Only the long-lived link of `broker serve` sets
+   * it; short-lived links would take the host's socket over and leave it dead when they end.
+   */
+  readonly brokerSocket?: string;
 }
 
 type Failure = { readonly state: 'auth_required' | 'incompatible' | 'transient'; readonly problem: string };
@@ -305,7 +311,10 @@ export class HostLink {
     let argv: string[];
     try {
       const remote = remoteCommandLine(this.host.drover ?? DEFAULT_REMOTE_DROVER, ['rpc', '--stdio']);
-      argv = sshArgv(sshBinary(this.options.env), this.host.ssh, remote, { connectTimeoutMs: this.timings.connectTimeoutMs });
+      const forwarded = this.host.forwardBroker;
+      const local = this.options.brokerSocket;
+      const forwardSocket = forwarded !== undefined && local !== undefined ? { remote: forwarded, local } : undefined;
+      argv = sshArgv(sshBinary(this.options.env), this.host.ssh, remote, { connectTimeoutMs: this.timings.connectTimeoutMs, forwardSocket });
     } catch (error) {
       this.failed(generation, { state: 'transient', problem: (error as Error).message });
       return;

@@ -66,6 +66,8 @@ export function remoteCommandLine(program: string, args: readonly string[]): str
 export interface SshOptions {
   /** ssh's ConnectTimeout: reaching the host and its first protocol exchange. Whole seconds, rounded up. */
   readonly connectTimeoutMs: number;
+  /** A unix socket of this machine put at an absolute path on the host for the session's life (ssh -R). */
+  readonly forwardSocket?: { readonly remote: string; readonly local: string };
 }
 
 /**
@@ -78,6 +80,9 @@ export interface SshOptions {
  *   sessions (its lifetime is drover's), while a master the user opened by hand (after MFA,
  *   say) is still used.
  * - `--` before the destination, which is also checked (sshDestinationProblem).
+ * - With a forwarded socket: `-R REMOTE:LOCAL`, and StreamLocalBindUnlink so a socket file left
+ *   by an earlier session is replaced (for a remote path, sshd applies its own
+ *   StreamLocalBindUnlink too, which the host's sshd_config must allow).
  */
 export function sshArgv(ssh: string, destination: string, remoteCommand: string, options: SshOptions): string[] {
   const problem = sshDestinationProblem(destination);
@@ -95,6 +100,7 @@ export function sshArgv(ssh: string, destination: string, remoteCommand: string,
     `ServerAliveCountMax=${SERVER_ALIVE_COUNT_MAX}`,
     '-o',
     'ControlMaster=no',
+    ...(options.forwardSocket === undefined ? [] : ['-o', 'StreamLocalBindUnlink=yes', '-R', `${options.forwardSocket.remote}:${options.forwardSocket.local}`]),
     '--',
     destination,
     remoteCommand,

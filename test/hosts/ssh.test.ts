@@ -8,6 +8,8 @@ import {
   SshUnavailableError,
   backoffDelay,
   classifySshExit,
+  forwardedSocketProblem,
+  hostEntry,
   parseHostTarget,
   remoteCommandLine,
   remoteInstallScript,
@@ -51,6 +53,19 @@ describe('ssh destinations and remote commands', () => {
       'gpu',
       'drover rpc --stdio',
     ]);
+  });
+
+  it("puts a local socket at an absolute path on the host for the session's life, replacing a stale one", () => {
+    const argv = sshArgv('/usr/bin/ssh', 'gpu', 'drover rpc --stdio', { connectTimeoutMs: 1000, forwardSocket: { remote: '/home/me/hub.sock', local: '/run/hub/broker.sock' } });
+    assert.deepEqual(argv.slice(argv.indexOf('ControlMaster=no') + 1), ['-o', 'StreamLocalBindUnlink=yes', '-R', '/home/me/hub.sock:/run/hub/broker.sock', '--', 'gpu', 'drover rpc --stdio']);
+  });
+
+  it('takes a forwarded socket path only when sshd can bind it as written', () => {
+    const where = { name: 'n', ssh: 's', drover: 'd', forwardBroker: 'hosts.gpu.forward_broker' };
+    assert.equal(hostEntry({ name: 'gpu', forwardBroker: '/home/me/hub.sock' }, where).forwardBroker, '/home/me/hub.sock');
+    assert.throws(() => hostEntry({ name: 'gpu', forwardBroker: '~/hub.sock' }, where), { message: 'hosts.gpu.forward_broker: the socket path "~/hub.sock" is not an absolute path (sshd does not expand ~: write the home out)' });
+    assert.match(forwardedSocketProblem('/a:b')!, /holds a colon/);
+    assert.match(forwardedSocketProblem(`/${'x'.repeat(120)}`)!, /longer than a unix socket address holds/);
   });
 
   it('quotes the remote command for the login shell there, leaving a leading ~/ for that shell to expand', async () => {

@@ -1,5 +1,7 @@
 import { Option, type Command } from 'commander';
+import { resolve as resolvePath } from 'node:path';
 import {
+  BrokerServer,
   CODING_AGENTS,
   DEFAULT_MEMBER_CAPTURE_LINES,
   FleetRuntime,
@@ -9,6 +11,7 @@ import {
   captureFleet,
   captureMember,
   checkMemberPanes,
+  chooseStore,
   createFleetHere,
   createMember,
   deleteFleet,
@@ -18,8 +21,10 @@ import {
   listenForMessages,
   messageJson,
   maxTextLength,
+  openBroker,
   placementPaneKey,
   promptMember,
+  remoteBrokerUrl,
   sendAndNotify,
   truncateForText,
   validateIdempotencyKey,
@@ -39,7 +44,10 @@ import {
 import { foldBody } from '../../panes/index.js';
 import { outsideAnySession, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
+import { Hosts, forwardedSocketProblem, readHostsConfig, type HostEntry } from '../../hosts/index.js';
+import { droverCommand } from '../invocation.js';
 import type { CommandContext } from '../program.js';
+import { BROKER_SOCKET_HELP, defaultBrokerSocket } from '../state.js';
 
 interface JsonFlag {
   json?: boolean;
@@ -591,8 +599,63 @@ function registerMessage(program: Command, context: CommandContext): void {
 }
 
 /** `drover fleet …`, `drover member …` and `drover message …`. */
+// ---- broker ----------------------------------------------------------------------------------
+
+/**
+ * The links to every configured host with forward_broker, held while serving: each puts the
+ * socket at its path on that host (ssh -R) and reconnects on its own when cut.
+ */
+function forwardingLinks(io: CliIO, socketPath: string): { hosts: Hosts; entries: HostEntry[] } | undefined {
+  const entries = readHostsConfig(io.env).hosts.filter((host) => host.forwardBroker !== undefined);
+  if (entries.length === 0) return undefined;
+  const problem = forwardedSocketProblem(socketPath);
+  if (problem !== undefined) throw new UsageError(`the broker socket cannot be forwarded over ssh: ${problem}`);
+  return { hosts: Hosts.of(entries, { env: io.env, droverCommand: droverCommand(io.env), brokerSocket: socketPath }), entries };
+}
+
+function registerBroker(program: Command, context: CommandContext): void {
+  const broker = program.command('broker').description("the fleet's store, served to drover on other machines");
+  broker
+    .command('serve')
+    .description('serve the store this environment chooses on a unix socket (members on other hosts reach it through the host link)')
+    .option('--socket <path>', `the socket to serve on (default: ${BROKER_SOCKET_HELP})`)
+    .option('--json', 'print one JSON document once serving')
+    .action(
+      context.action(async (options: JsonFlag & { socket?: string }, io) => {
+        const socketPath = resolvePath(io.cwd, options.socket ?? defaultBrokerSocket(io.env));
+        if (chooseStore(io.env).kind === 'remote') throw new UsageError('DROVER_BROKER names another broker\'s socket; `drover broker serve` serves a store of this machine (sqlite or postgresql)');
+        const served = await openBroker({ env: io.env });
+        try {
+          const server = await BrokerServer.listen({ broker: served, socketPath });
+          const links = forwardingLinks(io, server.socketPath);
+          try {
+            const url = remoteBrokerUrl(server.socketPath);
+            if (options.json) writeJson(io, { socket: server.socketPath, url, store: { kind: served.store.kind, location: served.store.location } });
+            else {
+              writeLine(io.stdout, `drover broker: serving ${served.store.kind} ${served.store.location} at ${server.socketPath}`);
+              writeLine(io.stdout, `members on this machine: DROVER_BROKER=${url}`);
+              for (const entry of links?.entries ?? []) writeLine(io.stdout, `host ${entry.name}: forwarded to ${entry.forwardBroker} (members there: DROVER_BROKER=${remoteBrokerUrl(entry.forwardBroker!)})`);
+              writeLine(io.stdout, 'stop: Ctrl-C');
+            }
+            await new Promise<void>((resolve) => {
+              if (io.signal.aborted) resolve();
+              io.signal.addEventListener('abort', () => resolve(), { once: true });
+            });
+          } finally {
+            await links?.hosts.close();
+            await server.close();
+          }
+        } finally {
+          await served.close();
+        }
+        return io.signal.aborted ? EXIT.interrupted : EXIT.ok;
+      }),
+    );
+}
+
 export function registerFleetCommands(program: Command, context: CommandContext): void {
   registerFleet(program, context);
   registerMember(program, context);
   registerMessage(program, context);
+  registerBroker(program, context);
 }

@@ -31,6 +31,7 @@ interface JsonFlag {
 interface AddOptions extends JsonFlag {
   ssh?: string;
   drover?: string;
+  forwardBroker?: string;
   install?: boolean;
 }
 
@@ -49,7 +50,7 @@ function isTerminal(stream: Writable): boolean {
 }
 
 function describeEntry(entry: HostEntry): string {
-  return `ssh ${entry.ssh}${entry.drover === undefined ? '' : `, drover ${entry.drover}`}`;
+  return `ssh ${entry.ssh}${entry.drover === undefined ? '' : `, drover ${entry.drover}`}${entry.forwardBroker === undefined ? '' : `, broker forwarded to ${entry.forwardBroker}`}`;
 }
 
 function healthLine(health: HostHealth): string {
@@ -74,7 +75,10 @@ async function checkHosts(entries: readonly HostEntry[], io: CliIO, progress: bo
 async function add(name: string, options: AddOptions, io: CliIO): Promise<number> {
   const stored = readHostsConfig(io.env).hosts.find((host) => host.name === name);
   // `host add gpu --install` on a host already there installs on it as it is configured.
-  const entry = stored !== undefined && options.ssh === undefined && options.drover === undefined ? stored : hostEntry({ name, ssh: options.ssh, drover: options.drover }, { name: 'NAME', ssh: '--ssh', drover: '--drover' });
+  const asConfigured = stored !== undefined && options.ssh === undefined && options.drover === undefined && options.forwardBroker === undefined;
+  const entry = asConfigured
+    ? stored
+    : hostEntry({ name, ssh: options.ssh, drover: options.drover, forwardBroker: options.forwardBroker }, { name: 'NAME', ssh: '--ssh', drover: '--drover', forwardBroker: '--forward-broker' });
   const saved = saveHost(entry, { env: io.env });
   const changed = saved.previous === undefined;
   if (!options.json) writeLine(io.stdout, changed ? `added host ${entry.name} (${describeEntry(entry)}) to ${saved.path}` : `host ${entry.name} is already in ${saved.path} (${describeEntry(entry)})`);
@@ -154,6 +158,7 @@ export function registerHostCommands(program: Command, context: CommandContext):
     .argument('<name>', "drover's name for the host (letters, digits, . _ -; `local` means this machine)")
     .option('--ssh <destination>', 'what ssh is given to reach it: an alias of your ssh config, or user@host (default: the name)')
     .option('--drover <program>', 'the drover program there, when it is not `drover` on the PATH of ssh commands (~/ is that host\'s home)')
+    .option('--forward-broker <remote-socket>', "while `drover broker serve` runs here, put this machine's broker at this absolute socket path there (members there set DROVER_BROKER=drover+unix://PATH)")
     .option('--install', "install this drover's own release there over ssh (npm pack here, npm install -g there); says what it runs first")
     .option('--json', 'print the host, and with --install the install and the link, as JSON')
     .action(context.action<AddOptions>((options, io, name) => add(name!, options, io)));
