@@ -637,10 +637,14 @@ function registerBroker(program: Command, context: CommandContext): void {
               for (const entry of links?.entries ?? []) writeLine(io.stdout, `host ${entry.name}: forwarded to ${entry.forwardBroker} (members there: DROVER_BROKER=${remoteBrokerUrl(entry.forwardBroker!)})`);
               writeLine(io.stdout, 'stop: Ctrl-C');
             }
-            await new Promise<void>((resolve) => {
-              if (io.signal.aborted) resolve();
-              io.signal.addEventListener('abort', () => resolve(), { once: true });
-            });
+            // A service manager stops it with SIGTERM: the links' ssh must end with it, not linger holding the hosts' sockets.
+            let stop = (): void => undefined;
+            const stopped = new Promise<void>((resolve) => (stop = resolve));
+            process.once('SIGTERM', stop);
+            io.signal.addEventListener('abort', stop, { once: true });
+            if (io.signal.aborted) stop();
+            await stopped;
+            process.off('SIGTERM', stop);
           } finally {
             await links?.hosts.close();
             await server.close();
