@@ -17,10 +17,10 @@ const skip = unavailable !== undefined && process.env.CI !== 'true' ? `skipped: 
 describe("a member on another host reaches the hub's broker through its host link", { skip }, () => {
   it('stores a message that `drover message send` there sends through the forwarded socket in the hub store', async (t) => {
     const sshd = await startSshd();
-    let serve: LongLivedChild | undefined;
+    const hubProcesses: LongLivedChild[] = [];
     // The hub's link ends before the login it holds is removed.
     t.after(async () => {
-      await serve?.stop(2000);
+      for (const child of hubProcesses) await child.stop(2000);
       await sshd.stop();
     });
     const remoteDrover = sshd.installDrover(CLI_PATH);
@@ -40,7 +40,8 @@ describe("a member on another host reaches the hub's broker through its host lin
     const env: NodeJS.ProcessEnv = { ...process.env, DROVER_DB: database, DROVER_STATE_DIR: join(hub, 'state'), DROVER_CONFIG: config, DROVER_SSH_BIN: sshd.sshWrapper };
     for (const name of ['TMUX', 'TMUX_PANE', 'DROVER_BROKER']) delete env[name];
 
-    serve = await LongLivedChild.start([process.execPath, CLI_PATH, 'broker', 'serve'], { env, stderrBytes: 16 * 1024 });
+    const serve = await LongLivedChild.start([process.execPath, CLI_PATH, 'broker', 'serve'], { env, stderrBytes: 16 * 1024 });
+    hubProcesses.push(serve);
     const local = join(hub, 'state', 'broker', 'broker.sock');
     await eventually('the hub socket', () => statSync(local, { throwIfNoEntry: false })?.isSocket());
     assert.equal(statSync(local).mode & 0o777, 0o600);
