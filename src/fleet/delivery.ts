@@ -130,6 +130,11 @@ function placementVerdict(snapshot: DeliverySnapshot, locked: ConcretePlacement)
   return samePlacement(snapshot.placement, locked) ? 'same' : 'changed';
 }
 
+/** A store served from another machine: its members' panes are not this machine's to type into. */
+function panesElsewhere(broker: Broker): boolean {
+  return broker.store.via !== undefined;
+}
+
 /**
  * Drains a recipient's messages awaiting notification into its pane, oldest first by
  * (created_at, message_id), under one pane input lock hold and one five-second budget.
@@ -155,6 +160,9 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
     return result;
   };
 
+  // A store served from another machine: its members' panes are that machine's, whose own
+  // sends and `message wait` notify them.
+  if (panesElsewhere(broker)) return result;
   // 1. The eligibility snapshot, before any lock or multiplexer.
   const initial = await broker.deliverySnapshot(recipientId, fleetId, attempted);
   if (initial.next === null) return result;
@@ -287,11 +295,6 @@ function persistedFailure(message: Message, cause: unknown): PersistedFailure {
   return { cause, diagnostic: `message ${message.messageId} was persisted, but notifying member ${message.ownerMemberId} failed: ${messageOf(cause)}` };
 }
 
-/** A store served from another machine: its members' panes are not this machine's to type into. */
-function panesElsewhere(broker: Broker): boolean {
-  return broker.store.via !== undefined;
-}
-
 export interface SendResult {
   message: Message;
   /** True exactly when this invocation delivered the newly committed message. */
@@ -303,14 +306,12 @@ export interface SendResult {
 /**
  * `message send`: persists the message, then drains the recipient's pending messages into
  * its pane. A self-send, a director recipient or a recipient without a concrete pane gets
- * no pane input. No notification outcome undoes the committed message. Neither does a sender
- * on another machine than the store's: the panes are that machine's, and its dispatcher
- * (`drover message wait` there) types the notification.
+ * no pane input. No notification outcome undoes the committed message.
  */
 export async function sendAndNotify(options: NotifyOptions & SendInput): Promise<SendResult> {
   const message = await options.broker.sendMessage({ from: options.from, to: options.to, text: options.text, idempotencyKey: options.idempotencyKey });
   const result: SendResult = { message, notificationSent: false, diagnostic: null, failure: null };
-  if (message.fromMemberId === message.ownerMemberId || panesElsewhere(options.broker)) return result;
+  if (message.fromMemberId === message.ownerMemberId) return result;
   try {
     const { fleetId } = await options.broker.getMember(message.ownerMemberId);
     const attempt = await deliverPending({ ...options, recipientId: message.ownerMemberId, fleetId });
@@ -331,7 +332,6 @@ export interface BroadcastNotifyResult extends BroadcastResult {
 /** `message broadcast`: persists the N+1 rows, then drains each recipient in turn. */
 export async function broadcastAndNotify(options: NotifyOptions & BroadcastInput): Promise<BroadcastNotifyResult> {
   const result = await options.broker.broadcastMessage({ from: options.from, text: options.text, idempotencyKey: options.idempotencyKey });
-  if (panesElsewhere(options.broker)) return { ...result, delivered: 0, diagnostics: [], failure: null };
   const { fleetId } = await options.broker.getMember(options.from);
   const attempted = options.attempted ?? new Set<number>();
   let delivered = 0;
