@@ -53,21 +53,30 @@ describe('drover host add, list, check, remove (a fake ssh on PATH)', () => {
     assert.match(added.text(), /added host gpu \(ssh gpu-box\)/);
     const build = await drover(['host', 'add', 'build', '--ssh', 'build', '--drover', '~/tools/my drover', '--json']);
     assert.equal(build.exitCode, 0, build.stderrText());
-    assert.deepEqual(JSON.parse(build.text()), { host: { name: 'build', ssh: 'build', drover: '~/tools/my drover' }, config_path: configPath(), added: true, install: null, health: null });
+    assert.deepEqual(JSON.parse(build.text()), { host: { name: 'build', ssh: 'build', drover: '~/tools/my drover', forward_broker: null }, config_path: configPath(), added: true, install: null, health: null });
     const again = await drover(['host', 'add', 'gpu', '--ssh', 'other']);
     assert.equal(again.exitCode, 2, 'another destination for a stored host is refused');
     assert.match(again.stderrText(), /host gpu is already there \(ssh gpu-box\); remove it first/);
+    const farm = await drover(['host', 'add', 'farm', '--forward-broker', '/home/me/hub.sock']);
+    assert.equal(farm.exitCode, 0, farm.stderrText());
+    assert.match(farm.text(), /added host farm \(ssh farm, broker forwarded to \/home\/me\/hub.sock\)/);
+    const relative = await drover(['host', 'add', 'farm2', '--forward-broker', '~/hub.sock']);
+    assert.equal(relative.exitCode, 2);
+    assert.match(relative.stderrText(), /--forward-broker: the socket path "~\/hub.sock" is not an absolute path/);
     const text = readFileSync(configPath(), 'utf8');
+    assert.match(text, /^ {4}forward_broker: \/home\/me\/hub.sock$/m);
     assert.match(text, /^# my drover settings$/m);
     assert.match(text, /^theme: dark # keep me$/m);
     const list = await drover(['host', 'list', '--json']);
     assert.deepEqual(JSON.parse(list.text()), {
       config_path: configPath(),
       hosts: [
-        { name: 'gpu', ssh: 'gpu-box', drover: null },
-        { name: 'build', ssh: 'build', drover: '~/tools/my drover' },
+        { name: 'gpu', ssh: 'gpu-box', drover: null, forward_broker: null },
+        { name: 'build', ssh: 'build', drover: '~/tools/my drover', forward_broker: null },
+        { name: 'farm', ssh: 'farm', drover: null, forward_broker: '/home/me/hub.sock' },
       ],
     });
+    assert.equal((await drover(['host', 'remove', 'farm'])).exitCode, 0, 'the later tests know the file without it');
     assert.deepEqual(ssh.invocations(), [], 'adding a host runs nothing on it');
   });
 
@@ -123,7 +132,7 @@ describe('drover host add, list, check, remove (a fake ssh on PATH)', () => {
   it('removes a host from the file and nothing else; an unknown host is not found', async () => {
     const removed = await drover(['host', 'remove', 'gone', '--json']);
     assert.equal(removed.exitCode, 0, removed.stderrText());
-    assert.deepEqual(JSON.parse(removed.text()), { removed: { name: 'gone', ssh: 'nowhere', drover: null }, config_path: configPath() });
+    assert.deepEqual(JSON.parse(removed.text()), { removed: { name: 'gone', ssh: 'nowhere', drover: null, forward_broker: null }, config_path: configPath() });
     assert.match(readFileSync(configPath(), 'utf8'), /^theme: dark # keep me$/m);
     const missing = await drover(['host', 'check', 'gone']);
     assert.equal(missing.exitCode, 2);
