@@ -27,6 +27,8 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'member exec': ['drover member exec 2 "git status"'],
   'member capture': ['drover member capture 2 -l 40'],
   message: ['drover message send --from 1 --to 2 "rerun the tests"', 'drover message poll --member 2'],
+  broker: ['drover broker serve'],
+  'broker serve': ['drover broker serve', 'drover broker serve --socket ~/.local/state/drover/broker/broker.sock --json'],
   'message send': ['drover message send --from 1 --to 2 "rerun the tests"', 'drover message send --from 1 --broadcast "stop and report"'],
   'message poll': ['drover message poll --member 2 --json'],
   'message ack': ['drover message ack --member 2 7'],

@@ -11,6 +11,7 @@ import {
   SqliteStore,
   StoreUnavailableError,
   chooseStore,
+  fleetDoctorSection,
   openBroker,
   type Broker,
 } from '../../src/fleet/index.js';
@@ -205,6 +206,19 @@ describe('the remote broker', () => {
       socket.on('error', reject);
     });
     assert.match(JSON.parse(reply).error.message, /this broker speaks drover-broker version 1; the client asked for "drover-broker" version 99/);
+  });
+
+  it("lets doctor on the member's side say which store the socket serves, or why it cannot be reached", async (t) => {
+    const { served, socketPath } = await hub(t);
+    const url = `drover+unix://${socketPath}`;
+    const found = await fleetDoctorSection({ ...process.env, DROVER_BROKER: url });
+    assert.deepEqual(
+      { ...found.store },
+      { kind: 'sqlite', location: `${url} (serving sqlite ${served.store.location})`, chosenBy: 'DROVER_BROKER', reachable: true, schemaVersion: served.store.schema.latest, latestSchemaVersion: served.store.schema.latest, listens: null },
+    );
+    const missing = await fleetDoctorSection({ ...process.env, DROVER_BROKER: `${url}.gone` });
+    assert.equal(missing.store.reachable, false);
+    assert.ok(missing.problems.some((problem) => problem.startsWith(`cannot reach the drover broker at ${url}.gone`)), missing.problems.join('\n'));
   });
 
   it('keeps the errors of the port: bad input is ArgumentError before anything is stored', async (t) => {
