@@ -25,6 +25,7 @@ import {
   type MergedView,
   type RowLists,
   type RpcParams,
+  viewListsOf,
 } from '../hosts/index.js';
 import { LOCAL_HOST } from '../mux/index.js';
 import { foldBody, renderTable } from '../panes/index.js';
@@ -56,27 +57,14 @@ export interface AllHostsView {
   local(): Promise<unknown>;
 }
 
-/** Where each host's last rows are kept. */
-function rememberedRows(env: NodeJS.ProcessEnv): RememberedRowsStore {
+/** Where each host's last rows are kept (by --all-hosts and drover web alike). */
+export function rememberedRows(env: NodeJS.ProcessEnv): RememberedRowsStore {
   return new RememberedRowsStore(join(stateDirectory(env), 'hosts'));
-}
-
-/** The view's lists in a document: the document itself when it is an array, else its members of those names. */
-function listsOf(document: unknown, names: readonly string[]): RowLists {
-  if (Array.isArray(document) && names.length === 1) return { [names[0]!]: document as HostRow[] };
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
-  const lists: Record<string, HostRow[]> = {};
-  for (const name of names) {
-    const rows = (document as Record<string, unknown>)[name];
-    if (!Array.isArray(rows)) throw new TypeError(`the document has no list ${JSON.stringify(name)}`);
-    lists[name] = rows as HostRow[];
-  }
-  return lists;
 }
 
 function requestOf(view: AllHostsView): HostViewRequest {
   const listNames = view.tables.map((table) => table.list);
-  return { method: view.method, params: view.params, hostBudgetMs: view.hostBudgetMs, listNames, rowsOf: (document) => listsOf(document, listNames) };
+  return { method: view.method, params: view.params, hostBudgetMs: view.hostBudgetMs, listNames, rowsOf: (document) => viewListsOf(document, listNames) };
 }
 
 async function localAnswer(view: AllHostsView, request: HostViewRequest): Promise<HostAnswer> {

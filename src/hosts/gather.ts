@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { messageOf, TimeoutError, wallMicros, writeFileAtomic } from '../process/index.js';
 import { RpcLinkLostError } from './client.js';
 import { HostUnreachableError, type HostLink } from './link.js';
-import type { HostAnswer, HostFetch, RememberedRows, RowLists } from './merged.js';
+import type { HostAnswer, HostFetch, HostRow, RememberedRows, RowLists } from './merged.js';
 import type { RpcParams } from './protocol.js';
 import type { Hosts } from './registry.js';
 
@@ -23,6 +23,19 @@ export interface HostViewRequest {
   readonly listNames: readonly string[];
   /** The view's lists from a host's document; throws when the document is not one. */
   rowsOf(document: unknown): RowLists;
+}
+
+/** A view's lists in a host's document: the document itself when it is an array, else its members of those names. */
+export function viewListsOf(document: unknown, names: readonly string[]): RowLists {
+  if (Array.isArray(document) && names.length === 1) return { [names[0]!]: document as HostRow[] };
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
+  const lists: Record<string, HostRow[]> = {};
+  for (const name of names) {
+    const rows = (document as Record<string, unknown>)[name];
+    if (!Array.isArray(rows)) throw new TypeError(`the document has no list ${JSON.stringify(name)}`);
+    lists[name] = rows as HostRow[];
+  }
+  return lists;
 }
 
 /**
@@ -57,11 +70,22 @@ export class RememberedRowsStore {
   }
 }
 
-async function fetchFrom(link: HostLink, request: HostViewRequest, signal: AbortSignal | undefined): Promise<HostFetch> {
+export interface GatherOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Wait for a link that is coming up (the default, for a command asked once), or take a link
+   * that is not up now as unreachable at once (for a view polled again and again, where one
+   * host reconnecting must not hold up the others' rows).
+   */
+  readonly waitForLinks?: boolean;
+}
+
+async function fetchFrom(link: HostLink, request: HostViewRequest, options: GatherOptions): Promise<HostFetch> {
   // Coming up is bounded by the link's own deadlines (ssh's connect and the remote handshake, then the first ping).
-  const upBudgetMs = link.timings.handshakeTimeoutMs + link.timings.pingTimeoutMs;
+  const upBudgetMs = (options.waitForLinks ?? true) ? link.timings.handshakeTimeoutMs + link.timings.pingTimeoutMs : 0;
+  const { signal } = options;
   try {
-    await link.whenUp({ timeoutMs: upBudgetMs, signal });
+    if (upBudgetMs > 0) await link.whenUp({ timeoutMs: upBudgetMs, signal });
   } catch (error) {
     if (error instanceof HostUnreachableError) return { kind: 'unreachable', error: error.message };
     throw error;
@@ -87,11 +111,11 @@ async function fetchFrom(link: HostLink, request: HostViewRequest, signal: Abort
  * Asks every host of `hosts` at once and remembers each answer in `store`; one host failing or
  * hanging never holds up another beyond its own budget. The answers come in the hosts' order.
  */
-export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: RememberedRowsStore, options: { readonly signal?: AbortSignal } = {}): Promise<HostAnswer[]> {
+export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: RememberedRowsStore, options: GatherOptions = {}): Promise<HostAnswer[]> {
   return Promise.all(
     hosts.names.map(async (name): Promise<HostAnswer> => {
       const link = hosts.link(name);
-      const fetched = await fetchFrom(link, request, options.signal);
+      const fetched = await fetchFrom(link, request, options);
       let remembered: RememberedRows | undefined;
       if (fetched.kind === 'answered') {
         remembered = { lists: fetched.lists, atMicros: fetched.atMicros };

@@ -104,6 +104,24 @@ export async function paneKill(port: MuxPort, pane: string): Promise<PaneRef> {
 }
 
 /**
+ * `drover pane keys`: sends key names (Escape, ctrl+c, Up, y…) to a pane. Every key is checked
+ * against what the multiplexer can send before any is sent: one it cannot send refuses them all.
+ */
+export async function paneSendKeys(port: MuxPort, pane: string, keys: readonly string[]): Promise<PaneRef & { readonly keys: readonly string[] }> {
+  requireCapabilities(port, 'sending keys', ['sendKeys']);
+  if (keys.length === 0) throw new ArgumentError('name at least one key (Escape, ctrl+c, Up, y…)');
+  const refused = keys.flatMap((key) => {
+    const problem = port.keyProblem(key);
+    return problem === undefined ? [] : [`${JSON.stringify(key)} (${problem})`];
+  });
+  if (refused.length > 0) throw new ArgumentError(`cannot send ${refused.join(', ')}; nothing was sent`);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (ref, channel) => {
+    await channel.keys(keys);
+    return { ...ref, keys };
+  });
+}
+
+/**
  * The text report of `drover pane ready`: the state alone when ready; otherwise the pane,
  * the server when one was named, and the last lines of the screen.
  */
