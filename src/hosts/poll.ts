@@ -11,6 +11,7 @@
 import { wallMicros } from '../process/index.js';
 import { gatherHostViews, type HostViewRequest, type RememberedRowsStore } from './gather.js';
 import { mergeHostViews, type HostAnswer, type MergedView } from './merged.js';
+import type { HostHealth } from './link.js';
 import type { Hosts } from './registry.js';
 
 export const DEFAULT_HOST_POLL_MS = 5000;
@@ -27,9 +28,9 @@ export interface HostViewPollerOptions {
  * The answers as they stand now: a host whose link is not up any more did not answer, whatever
  * it answered last round; its last rows are what it remembers.
  */
-export function answersNow(answers: readonly HostAnswer[], hosts: Hosts): HostAnswer[] {
+export function answersNow(answers: readonly HostAnswer[], healthOf: (host: string) => HostHealth): HostAnswer[] {
   return answers.map((answer) => {
-    const { reachable, linkState, lastSeenAt, latencyMs, problem } = hosts.link(answer.host).health;
+    const { reachable, linkState, lastSeenAt, latencyMs, problem } = healthOf(answer.host);
     const link = { reachable, linkState, lastSeenAt, latencyMs };
     if (reachable || answer.fetched.kind !== 'answered') return { ...answer, link };
     const { lists, atMicros } = answer.fetched;
@@ -66,7 +67,7 @@ export class HostViewPoller {
 
   /** The merged view as of now (see answersNow). */
   view(): MergedView {
-    return mergeHostViews(answersNow(this.answers, this.hosts), this.request.listNames, wallMicros());
+    return mergeHostViews(answersNow(this.answers, (host) => this.hosts.link(host).health), this.request.listNames, wallMicros());
   }
 
   /** A round now, or one more right after the round running now. */
