@@ -43,6 +43,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'pane open': ['drover pane open --provider claude -c ~/src/app', 'drover pane open --provider codex --role review --json'],
   'pane ready': ['drover pane ready %7', 'drover pane ready work:editor --json'],
   'pane deliver': ['drover pane deliver %7 --text "run the tests"', 'drover pane deliver work:0.1 --stdin < plan.md'],
+  'pane keys': ['drover pane keys %7 Escape', 'drover pane keys gpu::%3 y Enter --json'],
   'pane kill': ['drover pane kill %7', 'drover pane kill work:scratch.1'],
   'pane explain': ['drover pane explain %3'],
   'pane questions': ['drover pane questions --all-sessions', 'drover pane questions --panes %3,work:1.0 --json', 'drover pane questions --all-hosts --json'],
