@@ -56,6 +56,9 @@ export function showsSessions(view: SessionsView | null): boolean {
 /** The banner over the panes of a host that cannot be reached: since when, and what that means for its panes. */
 export function hostBanner(host: HostView, now: number = Date.now()): string {
   const state = host.link_state.replace('_', ' ');
+  if (host.link_state === 'connecting') {
+    return `Host ${host.name} is not connected yet (connecting): ${host.stale ? 'its panes below are the last ones known, marked stale' : 'its panes appear once it answers'}.`;
+  }
   const seen = host.last_seen_at === null ? 'it has not been reached since drover web started' : `last seen ${ago(host.last_seen_at, now)}`;
   const panes = host.stale ? 'its panes below are as they were then, marked stale' : 'none of its panes are known';
   return `Host ${host.name} cannot be reached (${state}): ${seen}; ${panes}. Nothing can be sent to it until it is back.`;

@@ -11,7 +11,7 @@
 import { wallMicros } from '../process/index.js';
 import { gatherHostViews, type HostViewRequest, type RememberedRowsStore } from './gather.js';
 import { mergeHostViews, type HostAnswer, type MergedView } from './merged.js';
-import type { HostHealth } from './link.js';
+import type { HostHealth, LinkState } from './link.js';
 import type { Hosts } from './registry.js';
 
 export const DEFAULT_HOST_POLL_MS = 5000;
@@ -52,9 +52,12 @@ export class HostViewPoller {
     private readonly store: RememberedRowsStore,
     private readonly options: HostViewPollerOptions = {},
   ) {
+    const states = new Map<string, LinkState>();
     this.unsubscribe = hosts.onHealth((health) => {
-      // A link that came up has rows to give now; one that went has its rows turn stale now.
-      if (health.linkState === 'up' || !health.reachable) this.poll();
+      // Only a change of state matters here (a ping's new latency does not): a link that came up has rows to give now.
+      if (states.get(health.name) === health.linkState) return;
+      states.set(health.name, health.linkState);
+      if (health.reachable) this.poll();
       this.options.onChange?.();
     });
   }
