@@ -21,7 +21,7 @@ import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
-import { CHROMIUM, DESKTOP, launchChromium } from './chromium.js';
+import { CHROMIUM, DESKTOP, launchChromium, seriousViolations } from './chromium.js';
 import { PAGE_ASSETS, startWebWorld, suiteTeardown, type WebWorld } from './support.js';
 
 const PROXY = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'ssh', 'flaky-proxy.js');
@@ -215,6 +215,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
     await banner.waitFor({ timeout: 40_000 });
     assert.match((await banner.textContent()) ?? '', /Host box cannot be reached .*last seen/);
     await eventually('the host’s cards to say stale', async () => (await page.getByRole('main').getByRole('link').allTextContents()).some((text) => text.includes('box ·') && text.includes('stale')));
+    assert.deepEqual(await seriousViolations(page), [], 'the banner, the stale cards and the Host filter pass axe-core');
 
     await page.getByRole('combobox', { name: 'Host' }).selectOption('local');
     assert.ok((await page.getByRole('main').getByRole('link').allTextContents()).every((text) => !text.includes('box ·')), 'the filter shows this machine only');
