@@ -171,7 +171,7 @@ export class Application {
           (this.mux === 'tmux'
             ? 'drover drives coding agents in tmux panes. Ids: $session, @window, %pane.'
             : `drover drives coding agents in ${this.mux} panes; tmux-library tools (options, buffers, environment, sessions and windows) are not offered here.`) +
-          ' Every pane row carries pane_key (its id and the server run it lives on): name panes by it, since a key of a restarted server is refused rather than acted on. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
+          ' Every pane row carries pane_key (its id and the server run it lives on): name panes by it, since a key of a restarted server is refused rather than acted on. A pane on another host of drover host list is HOST::ID (gpu::%3) or its key from pane_map with all_hosts. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
       },
     );
     for (const tool of tools) if (tool.name === CAPABILITIES_TOOL || this.policy.allows(tool.name)) this.register(tool);

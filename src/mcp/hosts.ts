@@ -93,24 +93,23 @@ export const mergedRowFields = {
   seen_at: z.string().optional().describe('with all_hosts: when the row was read on its host'),
 };
 
+/** One machine of a merged view, as mergedHostStatusJson prints it. */
+const hostStatusJsonSchema = z.strictObject({
+  name: z.string(),
+  reachable: z.boolean(),
+  link_state: z.string().nullable(),
+  last_seen_at: z.string().nullable(),
+  latency_ms: z.number().nullable(),
+  answered: z.boolean(),
+  stale: z.boolean(),
+  stale_age_ms: z.number().nullable(),
+  error: z.string().nullable(),
+});
+export type HostStatusJson = z.infer<typeof hostStatusJsonSchema>;
+
 /** With all_hosts: each machine's health and whether it answered. */
 export const mergedHostsField = {
-  hosts: z
-    .array(
-      z.strictObject({
-        name: z.string(),
-        reachable: z.boolean(),
-        link_state: z.string().nullable(),
-        last_seen_at: z.string().nullable(),
-        latency_ms: z.number().nullable(),
-        answered: z.boolean(),
-        stale: z.boolean(),
-        stale_age_ms: z.number().nullable(),
-        error: z.string().nullable(),
-      }),
-    )
-    .optional()
-    .describe('with all_hosts: each machine (local first), its link health and whether it answered'),
+  hosts: z.array(hostStatusJsonSchema).optional().describe('with all_hosts: each machine (local first), its link health and whether it answered'),
 };
 
 /** How long a host may take over a sweep of its panes (it reads every one). */

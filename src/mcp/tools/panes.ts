@@ -28,7 +28,7 @@ import {
 } from '../../panes/index.js';
 import { ArgumentError } from '../../process/index.js';
 import { checkId, isPaneId, type PaneId } from '../../tmux/index.js';
-import { acrossHosts, hostField, keyOnHost, mergedHostsField, mergedRowFields, onHost, paneOnHost, shapedAs } from '../hosts.js';
+import { acrossHosts, hostField, keyOnHost, mergedHostsField, mergedRowFields, onHost, paneOnHost, shapedAs, type HostStatusJson } from '../hosts.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 import { dispatched, force, guardSelf, refuseSelf } from './tmux.js';
 
@@ -190,9 +190,10 @@ export const paneTools: readonly ToolDefinition[] = [
       const host = paneOnHost(namedPane(input));
       if (host !== undefined) {
         if (input.since !== undefined || input.escapes === true) throw new ArgumentError('since and escapes are for a pane on this machine: a pane on a host is captured as plain lines');
-        const captured = await onHost(context, host.host, 'pane.capture', { pane: host.pane, lines: input.lines ?? 100 });
-        const lines = String(captured.content).replace(/\n$/, '').split('\n');
-        return { pane_id: String(captured.pane_id), pane_key: String(captured.pane_key), content: lines.join('\n'), lines: lines.length, cursor: null, since_cursor: false, gap: false, host: host.host };
+        // As the host printed it; the output schema checks it before the client sees it.
+        const captured = (await onHost(context, host.host, 'pane.capture', { pane: host.pane, lines: input.lines ?? 100 })) as { pane_id: string; pane_key: string; content: string };
+        const lines = captured.content.replace(/\n$/, '').split('\n');
+        return { pane_id: captured.pane_id, pane_key: captured.pane_key, content: lines.join('\n'), lines: lines.length, cursor: null, since_cursor: false, gap: false, host: host.host };
       }
       const { paneId: id, paneKey: key } = await resolvePane(context.port, namedPane(input));
       if (context.mux === 'tmux') return captureTmux(context, checkId('pane', id), key, input);
@@ -226,7 +227,7 @@ export const paneTools: readonly ToolDefinition[] = [
       const sessionScope: SessionScope = input.session ? { kind: 'session', name: input.session } : { kind: 'all' };
       const local = async () => (await paneMap(context.port, sessionScope, { env: context.env })).map(mapRowJson);
       if (input.all_hosts) {
-        const { rows, hosts } = (await acrossHosts(context, 'pane.map', hostsScope(input), ['rows'], local)) as { rows: z.infer<typeof mapRowJsonSchema>[]; hosts: [] };
+        const { rows, hosts } = (await acrossHosts(context, 'pane.map', hostsScope(input), ['rows'], local)) as { rows: z.infer<typeof mapRowJsonSchema>[]; hosts: HostStatusJson[] };
         return { panes: rows, hosts };
       }
       return { panes: await local() };
@@ -367,8 +368,8 @@ export const paneTools: readonly ToolDefinition[] = [
     async run(context, input) {
       const host = paneOnHost(namedPane(input));
       if (host !== undefined) {
-        const killed = await onHost(context, host.host, 'pane.kill', { pane: host.pane });
-        return { pane_id: String(killed.pane_id), pane_key: String(killed.pane_key), delivery: 'observed' as const, host: host.host };
+        const killed = (await onHost(context, host.host, 'pane.kill', { pane: host.pane })) as { pane_id: string; pane_key: string };
+        return { pane_id: killed.pane_id, pane_key: killed.pane_key, delivery: 'observed' as const, host: host.host };
       }
       const killed = await paneKill(context.port, await guardedPane(context, input, 'kill'));
       return { pane_id: killed.paneId, pane_key: killed.paneKey, delivery: 'observed' as const };
