@@ -1,11 +1,15 @@
 import assert from 'node:assert/strict';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { run } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import { createFakeSsh, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
+import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
 import { eventually } from '../panes/live.js';
-import { cliSandbox } from '../support/cli.js';
+import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
@@ -138,5 +142,69 @@ describe('drover mcp on a pane of another host (a fake ssh on PATH)', () => {
     assert.deepEqual([unknown.code, unknown.host], ['not_found', 'nowhere']);
     const malformed = refusal(await session.client.callTool({ name: 'capture', arguments: { pane_key: 'gpu::tmux::a b::%0' } }));
     assert.equal(malformed.code, 'usage');
+  });
+});
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+
+// Without sshd the test is skipped, except in CI, which installs it: there it must run.
+const unavailable = sshdUnavailable();
+const skip = unavailable !== undefined && process.env.CI !== 'true' ? `skipped: ${unavailable}` : false;
+
+describe('drover mcp delivering to a host through a flaky proxy in front of a real OpenSSH server', { skip }, () => {
+  const sandbox = cliSandbox();
+  let sshd: TestSshd;
+  let control: string;
+  let local: Server;
+  let session: McpSession;
+  const network = (mode: Record<string, unknown>): void => writeFileSync(control, JSON.stringify(mode));
+
+  before(async () => {
+    sshd = await startSshd();
+    control = join(sshd.dir, 'network.json');
+    network({ mode: 'pass' });
+    // The pane on the other side rewrites it the moment a delivery's Enter arrives.
+    chmodSync(control, 0o666);
+    sshd.addAlias('flaky', [`ProxyCommand '${process.execPath}' '${join(FIXTURES, 'ssh', 'flaky-proxy.js')}' ${sshd.port} '${control}'`]);
+    const config = join(sandbox.dir, 'config.yaml');
+    writeFileSync(config, `hosts:\n  box:\n    ssh: flaky\n    drover: '${sshd.installDrover(CLI_PATH)}'\n`);
+    local = await startTestServer();
+    session = await connectMcp(['-S', local.endpoint.socketPath, '--tier', 'mutating', '--timeout-ms', '120000'], { ...sandbox.env, DROVER_SSH_BIN: sshd.sshWrapper, DROVER_CONFIG: config });
+  });
+  after(async () => {
+    await session?.close();
+    await local?.close();
+    // The host's own default server: the drover installed there keeps tmux's sockets in its home.
+    await sshd?.exec(`TMUX_TMPDIR='${sshd.home}' tmux kill-server`).catch(() => undefined);
+    await sshd?.stop();
+  });
+
+  it('answers possibly_sent with the delivery id when the link is cut mid-delivery, and the same call with that id is typed once', async () => {
+    const received = join(sshd.home, 'received.txt');
+    // When the delivery's Enter reaches the pane, the host's answer is held in the network, so
+    // the cut below comes after the prompt was typed and before the MCP server heard of it.
+    const holdAnswers = JSON.stringify({ mode: 'stall', direction: 'to_client' });
+    const pane = (
+      await sshd.exec(
+        `TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${join(FIXTURES, 'line-sink.js')}' '${received}' '${control}' '${holdAnswers}'`,
+      )
+    ).trim();
+    await eventually('the sink to show its prompt', async () => ((await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux capture-pane -p -t '${pane}'`)).includes('>') ? true : undefined));
+    const lines = (): string[] => (existsSync(received) ? readFileSync(received, 'utf8').split('\n').filter((line) => line !== '') : []);
+
+    const delivering = session.client.callTool({ name: 'deliver', arguments: { pane_id: `box::${pane}`, text: 'typed exactly once' } }, undefined, { timeout: 180_000 });
+    await eventually('the prompt to reach the pane', async () => (lines().length > 0 ? true : undefined), 60_000);
+    network({ mode: 'cut' });
+    const error = refusal(await delivering);
+    assert.deepEqual([error.code, error.delivery, error.host], ['possibly_sent', 'possibly_sent', 'box']);
+    assert.match(String(error.delivery_id), /^dlv-/);
+    assert.match(String(error.message), /call deliver again with the same pane, text and delivery_id/);
+
+    network({ mode: 'pass' });
+    const receipt = ok(
+      await session.client.callTool({ name: 'deliver', arguments: { pane_id: `box::${pane}`, text: 'typed exactly once', delivery_id: error.delivery_id } }, undefined, { timeout: 180_000 }),
+    );
+    assert.deepEqual([receipt.status, receipt.delivery_id, receipt.replayed, receipt.host], ['submitted', error.delivery_id, true, 'box']);
+    assert.deepEqual(lines(), ['typed exactly once'], 'the pane received the prompt once');
   });
 });
