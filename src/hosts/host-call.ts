@@ -7,7 +7,7 @@
  */
 import { DroverError, TimeoutError, type Delivery } from '../process/index.js';
 import { RpcLinkLostError } from './client.js';
-import { HostUnreachableError, type HostLink, type LinkState } from './link.js';
+import { HostUnreachableError, type HostLink } from './link.js';
 import { RPC_DELIVERY_IDS_SINCE, versionAtLeast, type RpcParams, type RpcReply } from './protocol.js';
 
 export interface HostCall {
@@ -66,7 +66,7 @@ export async function callOnHost(link: HostLink, call: HostCall, options: HostCa
   try {
     client = await link.whenUp({ timeoutMs: options.linkDeadlineMs, signal: options.signal });
   } catch (error) {
-    if (error instanceof HostUnreachableError) throw new HostCallError('host_unreachable', host, error.message, 'not_sent', { link_state: error.linkState satisfies LinkState, delivery: 'not_sent' });
+    if (error instanceof HostUnreachableError) throw new HostCallError('host_unreachable', host, error.message, 'not_sent', { link_state: error.linkState, delivery: 'not_sent' });
     throw error;
   }
   if (call.delivery !== undefined && !versionAtLeast(client.handshake.version, RPC_DELIVERY_IDS_SINCE)) {

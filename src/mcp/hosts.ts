@@ -46,14 +46,17 @@ export function paneOnHost(pane: string | undefined): ReturnType<typeof parseHos
   return target === undefined || target.host === LOCAL_HOST ? undefined : target;
 }
 
+const DELIVERIES: readonly Delivery[] = ['not_sent', 'possibly_sent', 'observed'];
+
 /** The host ran the command and it failed there: the host's own error, as its command reported it. */
 export class HostAnsweredError extends DroverError {
   constructor(
     readonly host: string,
     readonly body: RpcErrorBody,
   ) {
-    const delivery = (['not_sent', 'possibly_sent', 'observed'] as const).find((value) => value === (body as { delivery?: unknown }).delivery);
-    super(`on ${host}: ${body.message}`, { phase: 'host', delivery: delivery satisfies Delivery | undefined });
+    // What the host said of its delivery, when it said something drover knows.
+    const delivery = DELIVERIES.find((value) => value === (body as { delivery?: unknown }).delivery);
+    super(`on ${host}: ${body.message}`, { phase: 'host', ...(delivery === undefined ? {} : { delivery }) });
   }
 }
 
