@@ -61,8 +61,10 @@ const COMMANDS: ReadonlyMap<string, Traits> = new Map<string, Traits>([
   ['kill-session', TARGETED],
   ['rename-session', TARGETED],
   ['rename-window', TARGETED],
-  // -A would attach the caller to an existing session.
-  ['new-session', { oneBlock: (f) => f.has('d') && !f.has('A'), clientIndependent: (f) => f.has('d') && !f.has('A') && f.has('c'), startsProgram: true }],
+  // -A would attach the caller to an existing session. Its first pane takes an unattached
+  // client's PATH, and new-session -e would also store that PATH in the session's
+  // environment, where a spawned client leaves none: it always goes to a spawned client.
+  ['new-session', { oneBlock: (f) => f.has('d') && !f.has('A'), clientIndependent: () => false }],
   ['new-window', SPAWNS_PANE],
   ['split-window', SPAWNS_PANE],
   ['respawn-pane', SPAWNS_PANE],

@@ -73,20 +73,20 @@ describe('which commands ride a control connection', () => {
     assert.equal(viaControl(['display', '-p', '-t', '%1', 'x']), false);
   });
 
-  it('sends new panes without an explicit directory to a spawned client, which starts them in the caller\'s directory', () => {
+  it('sends new panes without an explicit directory, and new sessions, to a spawned client', () => {
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:']), false);
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:'], false), true);
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:', '-c', '/tmp']), true);
     assert.equal(viaControl(['split-window', '-t', '%1', '-h', '-c', '/tmp']), true);
     assert.equal(viaControl(['respawn-pane', '-k', '-t', '%1', '-c', '/tmp']), true);
-    assert.equal(viaControl(['new-session', '-d', '-c', '/tmp']), true);
+    assert.equal(viaControl(['new-session', '-d', '-c', '/tmp']), false, "-e PATH would stay in the session's environment");
     assert.equal(viaControl(['new-session', '-d']), false);
+    assert.equal(viaControl(['new-session', '-d'], false), true);
   });
 
   it("hands a new pane the caller's PATH, as a spawned client would, unless the command names one", () => {
     const line = (args: string[]): string | undefined => planControlCommand(args, { clientPath: PATH })?.line;
     assert.equal(line(['split-window', '-t', '%1', '-c', '/tmp', 'agent']), `split-window -e 'PATH=${PATH}' -t %1 -c /tmp agent`);
-    assert.equal(line(['new-session', '-d', '-c', '/tmp']), `new-session -e 'PATH=${PATH}' -d -c /tmp`);
     assert.equal(line(['split-window', '-t', '%1', '-c', '/tmp', '-e', 'PATH=/own', 'agent']), "split-window -t %1 -c /tmp -e 'PATH=/own' agent");
     assert.equal(line(['split-window', '-t', '%1', '-c', '/tmp', '-ePATH=/own']), "split-window -t %1 -c /tmp '-ePATH=/own'");
     assert.equal(planControlCommand(['split-window', '-t', '%1', '-c', '/tmp'], { clientPath: undefined })?.line, 'split-window -t %1 -c /tmp', 'a caller without a PATH hands none');
