@@ -15,7 +15,6 @@ import {
   paneTools,
   tmuxTools,
   toolCatalog,
-  waitTools,
   workspaceTools,
   type HostAccess,
 } from '../../mcp/index.js';
@@ -62,7 +61,7 @@ function parseResponseBytes(value: string): number {
  */
 async function mcp(options: McpOptions, io: CliIO): Promise<number> {
   const resolved = resolveMux(options, io);
-  const everyTool = [...tmuxTools, ...libraryTools, ...waitTools, ...paneTools, ...workspaceTools, ...fleetTools];
+  const everyTool = [...tmuxTools, ...libraryTools, ...paneTools, ...workspaceTools, ...fleetTools];
   const tmuxOnly = options.enableTool.filter((name) => everyTool.some((tool) => tool.name === name && !offeredOn(resolved.mux, tool)));
   if (tmuxOnly.length > 0) throw new UsageError(tmuxLibraryRefusal(resolved.mux, tmuxOnly.join(', ')).message);
   const fleetReady = fleetStoreExists(io.env);

@@ -15,6 +15,9 @@ import {
   paneProcessJsonSchema,
   paneQuestions,
   paneReady,
+  paneSendKeys,
+  paneTypeText,
+  paneWaitForScreen,
   questionMatchJsonSchema,
   questionSkipJsonSchema,
   questionSweepJson,
@@ -26,11 +29,14 @@ import {
   type QuestionScope,
   type SessionScope,
 } from '../../panes/index.js';
-import { ArgumentError } from '../../process/index.js';
-import { checkId, isPaneId, type PaneId } from '../../tmux/index.js';
+import { ArgumentError, TimeoutError } from '../../process/index.js';
+import { checkId, compileTextPattern, isPaneId, type PaneId, type TextTest } from '../../tmux/index.js';
 import { acrossHosts, hostField, keyOnHost, mergedHostsField, mergedRowFields, onHost, paneOnHost, shapedAs, type HostStatusJson } from '../hosts.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 import { dispatched, force, guardSelf, refuseSelf } from './tmux.js';
+
+/** Time kept back from a clamped wait so the reply still fits the request deadline. */
+const REPLY_MARGIN_MS = 250;
 
 const scope = {
   session: z.string().min(1).max(1024).optional().describe('only this session (default: all sessions)'),
@@ -82,6 +88,22 @@ function questionsHost(panes: readonly string[] | undefined): string | undefined
 
 /** The call names a pane on another machine. */
 const onAnotherHost = (input: { pane_id?: string; pane_key?: string }): boolean => paneOnHost(input.pane_id ?? input.pane_key) !== undefined;
+
+/** A pane of this machine, by its id or its key: the typing and waiting tools reach no host. */
+const localPane = {
+  pane_id: z
+    .string()
+    .refine((value) => isValidMuxId(value) && !looksLikePaneKey(value), 'a pane id of this machine such as %3 (tmux), w1:p3 (herdr) or terminal_3 (zellij); deliver reaches a pane on a host')
+    .optional()
+    .describe('the pane by its id, whichever run of the server answers now'),
+  pane_key: onePane.pane_key,
+};
+
+/** The tmux pane a typing tool names, as tmux resolves it: a key through the port, so a key of another run is refused. */
+async function tmuxPaneOf(context: ToolContext, input: { pane_id?: string; pane_key?: string; force?: boolean }, what: string): Promise<PaneId> {
+  const named = await guardedPane(context, input, what);
+  return checkId('pane', looksLikePaneKey(named) ? (await resolvePane(context.port, named)).paneId : named);
+}
 
 /** The pane as the verbs take it: the key as it came (the port refuses a key of another run), or the id. */
 function namedPane(input: { pane_id?: string; pane_key?: string }): string {
@@ -353,6 +375,90 @@ export const paneTools: readonly ToolDefinition[] = [
       const warnings: string[] = [];
       const receipt = await paneDeliver(context.port, pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
       return { ...deliveryReceiptJson(receipt), warnings };
+    },
+  }),
+  defineTool({
+    name: 'send_text',
+    tier: 'mutating',
+    group: 'input',
+    everyMux: true,
+    title: 'Type text into a pane',
+    description: 'Types text literally (no key names) into a pane, optionally followed by Enter. Dispatch only: use capture or wait_for_text to see the effect, or deliver for a verified prompt.',
+    input: z.object({ ...localPane, text: z.string().min(1).max(256 * 1024), enter: z.boolean().optional(), force }),
+    output: z.strictObject({ pane_id: z.string(), pane_key: z.string(), enter_sent: z.boolean(), ...dispatched }),
+    async run(context, input) {
+      if (context.mux === 'tmux') {
+        const pane = context.server.pane(await tmuxPaneOf(context, input, 'type into'));
+        await pane.sendText(input.text, context.operation);
+        if (input.enter) await pane.sendKeys(['Enter'], context.operation);
+        return { pane_id: pane.id, pane_key: (await resolvePane(context.port, pane.id)).paneKey, enter_sent: input.enter === true, delivery: 'observed' as const };
+      }
+      const typed = await paneTypeText(context.port, await guardedPane(context, input, 'type into'), input.text, { enter: input.enter, signal: context.signal });
+      return { pane_id: typed.paneId, pane_key: typed.paneKey, enter_sent: input.enter === true, delivery: 'observed' as const };
+    },
+  }),
+  defineTool({
+    name: 'send_keys',
+    tier: 'mutating',
+    group: 'input',
+    everyMux: true,
+    title: 'Send keys to a pane',
+    description:
+      "Sends keys to a pane. On tmux, tmux's key names (Enter, Escape, C-c, Up, …); on herdr and zellij, drover's neutral spelling (Enter, Escape, ctrl+c, Up, …), each refused before anything is sent when that multiplexer cannot send it.",
+    input: z.object({ ...localPane, keys: z.array(z.string().min(1).max(64)).min(1).max(256), force }),
+    output: z.strictObject({ pane_id: z.string(), pane_key: z.string(), keys: z.number().int(), ...dispatched }),
+    async run(context, input) {
+      if (context.mux === 'tmux') {
+        const pane = context.server.pane(await tmuxPaneOf(context, input, 'send keys to'));
+        await pane.sendKeys(input.keys, context.operation);
+        return { pane_id: pane.id, pane_key: (await resolvePane(context.port, pane.id)).paneKey, keys: input.keys.length, delivery: 'observed' as const };
+      }
+      const sent = await paneSendKeys(context.port, await guardedPane(context, input, 'send keys to'), input.keys, { signal: context.signal });
+      return { pane_id: sent.paneId, pane_key: sent.paneKey, keys: input.keys.length, delivery: 'observed' as const };
+    },
+  }),
+  defineTool({
+    name: 'wait_for_text',
+    tier: 'readonly',
+    group: 'observe',
+    everyMux: true,
+    title: 'Wait for text to appear in a pane',
+    description:
+      'Waits until the pane shows the text (or matches the regular expression, RE2 syntax: no backreferences or lookaround): on tmux event-driven over control mode, elsewhere by reading the screen every 100 ms. The wait is clamped to the request deadline; the value used is reported. A timeout is a normal result (matched: false), not an error.',
+    input: z.object({
+      ...localPane,
+      text: z.string().min(1).max(4096).optional(),
+      regex: z.string().min(1).max(1024).optional(),
+      timeout_ms: z.number().int().min(1).optional(),
+    }),
+    output: z.strictObject({ pane_id: z.string(), pane_key: z.string(), matched: z.boolean(), timeout_ms_used: z.number().int(), elapsed_ms: z.number().int() }),
+    screens: (input) => screenOf(namedPane(input)),
+    async run(context, input) {
+      if ((input.text === undefined) === (input.regex === undefined)) throw new ArgumentError('give exactly one of text or regex');
+      let predicate: string | TextTest;
+      if (input.regex !== undefined) {
+        try {
+          predicate = compileTextPattern(input.regex);
+        } catch (error) {
+          throw new ArgumentError(`regex is ${(error as Error).message}`);
+        }
+      } else predicate = input.text!;
+      const limit = Math.max(1, context.deadlineMs - REPLY_MARGIN_MS);
+      const timeoutMs = Math.min(input.timeout_ms ?? limit, limit);
+      const started = Date.now();
+      const { paneId: id, paneKey: key } = await resolvePane(context.port, namedPane(input));
+      const answer = (matched: boolean) => ({ pane_id: id, pane_key: key, matched, timeout_ms_used: timeoutMs, elapsed_ms: Date.now() - started });
+      if (context.mux !== 'tmux') {
+        const test = typeof predicate === 'string' ? (text: string) => text.includes(predicate) : predicate;
+        return answer((await paneWaitForScreen(context.port, id, test, { timeoutMs, signal: context.signal })).matched);
+      }
+      try {
+        await context.server.waitForOutput(context.server.pane(checkId('pane', id)), predicate, { timeoutMs, signal: context.signal });
+        return answer(true);
+      } catch (error) {
+        if (error instanceof TimeoutError) return answer(false);
+        throw error;
+      }
     },
   }),
   defineTool({
