@@ -1,0 +1,116 @@
+/**
+ * Fleet members' panes on other hosts, reached over each host's long-lived link: the host's own
+ * drover types (`pane.deliver`, under the delivery id the fleet gives, so a resend is answered
+ * from the host's record and never typed twice), splits (`member.split`) and closes
+ * (`pane.kill`). A host's link is opened on first use and closed with the command.
+ */
+import { PLACEMENT_BACKENDS, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
+import { Hosts, RPC_DELIVERY_IDS_SINCE, versionAtLeast, type RpcClient, type RpcParams } from '../hosts/index.js';
+import { DroverError, messageOf } from '../process/index.js';
+import { droverCommand } from './invocation.js';
+
+/** A host's answer that is not a receipt: the host, and what it said. */
+export class RemotePaneError extends DroverError {
+  constructor(
+    readonly host: string,
+    message: string,
+    delivery: 'not_sent' | 'possibly_sent',
+    /** The host's error code, when the host answered one. */
+    readonly code?: string,
+  ) {
+    super(`host ${host}: ${message}`, { phase: 'link', delivery });
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The receipt in a host's `pane deliver` document, or undefined when it holds none. */
+export function receiptOf(document: unknown): RemoteReceipt | undefined {
+  if (!isRecord(document)) return undefined;
+  const { status, reason, typed, replayed } = document;
+  if (status !== 'submitted' && status !== 'staged_unconfirmed' && status !== 'failed') return undefined;
+  return { status, reason: typeof reason === 'string' ? reason : '', typed: typed !== false, replayed: replayed === true };
+}
+
+export class LinkedRemotePanes implements RemotePanes {
+  private readonly opened = new Map<string, Hosts>();
+
+  constructor(
+    private readonly env: NodeJS.ProcessEnv,
+    private readonly signal?: AbortSignal,
+  ) {}
+
+  /** The host's client once its link is up, within `budgetMs`; RemotePaneError naming the host otherwise. */
+  private async client(host: string, budgetMs: number): Promise<RpcClient> {
+    let hosts = this.opened.get(host);
+    if (hosts === undefined) {
+      hosts = Hosts.open({ names: [host], env: this.env, droverCommand: droverCommand(this.env), timings: { downAfterFailures: 1 } });
+      this.opened.set(host, hosts);
+    }
+    try {
+      return await hosts.link(host).whenUp({ timeoutMs: budgetMs, signal: this.signal });
+    } catch (error) {
+      throw new RemotePaneError(host, messageOf(error), 'not_sent');
+    }
+  }
+
+  /** One method on the host; its result document, or RemotePaneError with what the host or the link said. */
+  private async call(host: string, method: string, params: RpcParams, budgetMs: number, sent: 'possibly_sent' | 'not_sent'): Promise<unknown> {
+    const started = Date.now();
+    const client = await this.client(host, budgetMs);
+    let reply;
+    try {
+      reply = await client.request(method, params, { timeoutMs: Math.max(1, budgetMs - (Date.now() - started)), signal: this.signal });
+    } catch (error) {
+      throw new RemotePaneError(host, `${method}: ${messageOf(error)}`, sent);
+    }
+    if ('error' in reply) {
+      throw new RemotePaneError(host, `${method}: ${reply.error.message}`, reply.error.code === 'possibly_sent' ? 'possibly_sent' : 'not_sent', reply.error.code);
+    }
+    return reply.result;
+  }
+
+  async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {
+    const client = await this.client(request.host, request.budgetMs);
+    // Such a host would type a resend again: nothing is sent to it.
+    if (!versionAtLeast(client.handshake.version, RPC_DELIVERY_IDS_SINCE)) {
+      throw new RemotePaneError(request.host, `it runs drover-rpc ${client.handshake.version}, which does not remember delivery ids; nothing was sent`, 'not_sent');
+    }
+    const document = await this.call(request.host, 'pane.deliver', { pane: request.pane, text: request.line, delivery_id: request.deliveryId }, request.budgetMs, 'possibly_sent');
+    const receipt = receiptOf(document);
+    if (receipt === undefined) throw new RemotePaneError(request.host, `pane.deliver answered no receipt: ${JSON.stringify(document)}`, 'possibly_sent');
+    return receipt;
+  }
+
+  async spawn(request: RemoteSpawn): Promise<RemoteSpawned> {
+    const params: RpcParams = {
+      beside: request.beside,
+      command: [...request.command],
+      env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
+      ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+    };
+    const document = await this.call(request.host, 'member.split', params, request.budgetMs, 'possibly_sent');
+    if (!isRecord(document) || !(PLACEMENT_BACKENDS as readonly unknown[]).includes(document.backend) || typeof document.pane_id !== 'string' || typeof document.session !== 'string' || typeof document.window !== 'string' || typeof document.server !== 'string') {
+      throw new RemotePaneError(request.host, `member.split answered no pane: ${JSON.stringify(document)}`, 'possibly_sent');
+    }
+    const warnings = Array.isArray(document.warnings) ? document.warnings.filter((warning): warning is string => typeof warning === 'string') : [];
+    return { backend: document.backend as PlacementBackend, pane: document.pane_id, session: document.session, window: document.window, server: document.server, warnings };
+  }
+
+  async close(host: string, pane: string, budgetMs: number): Promise<void> {
+    try {
+      await this.call(host, 'pane.kill', { pane }, budgetMs, 'possibly_sent');
+    } catch (error) {
+      // Already gone there: nothing is left to close.
+      if (!(error instanceof RemotePaneError && error.code === 'not_found')) throw error;
+    }
+  }
+
+  async closeLinks(): Promise<void> {
+    const opened = [...this.opened.values()];
+    this.opened.clear();
+    await Promise.all(opened.map((hosts) => hosts.close()));
+  }
+}
