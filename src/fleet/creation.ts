@@ -184,7 +184,7 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
   try {
     let spawned;
     try {
-      spawned = await remote.spawn({ host, beside: request.beside!, command: agentArgv(launch), cwd: request.hostCwd, env: broker.connectionEnvironment(), budgetMs: SPAWN_DEADLINE_MS });
+      spawned = await remote.spawn({ host, beside: request.beside!, command: agentArgv(launch), cwd: request.hostCwd, env: remoteMemberEnvironment(runtime), budgetMs: SPAWN_DEADLINE_MS });
     } catch (error) {
       throw await compensateRemote(runtime, remote, host, member.memberId, error, null);
     }
@@ -199,6 +199,11 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
   } finally {
     spans.exit();
   }
+}
+
+/** What a member's pane on another host needs to reach this fleet's store: a server store's connection; a SQLite path here names nothing there. */
+function remoteMemberEnvironment(runtime: FleetRuntime): Record<string, string> {
+  return runtime.broker.store.kind === 'sqlite' ? {} : runtime.broker.connectionEnvironment();
 }
 
 /** A remote placement's session and window until its host says where the pane went. */
