@@ -39,7 +39,8 @@ import {
 } from '../../fleet/index.js';
 import { LOCAL_HOST } from '../../mux/index.js';
 import { foldBody } from '../../panes/index.js';
-import { LinkedRemotePanes } from '../remote-panes.js';
+import { LinkedRemotePanes } from '../../hosts/index.js';
+import { droverCommand } from '../invocation.js';
 import { outsideAnySession, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
@@ -76,7 +77,7 @@ async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: Fle
   const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
   const tmuxEndpoint = explicit || outsideAnySession(flags, io.env) ? resolveEndpoint(flags, io).endpoint : undefined;
   // Members placed on other hosts are reached over those hosts' links, opened only when one is.
-  const remote = new LinkedRemotePanes(io.env, io.signal);
+  const remote = new LinkedRemotePanes({ env: io.env, droverCommand: droverCommand(io.env), signal: io.signal });
   const runtime = await FleetRuntime.open({ env: io.env, tmuxEndpoint, readOnly: access === 'read', remote });
   try {
     return await body(runtime);

@@ -5,9 +5,10 @@
  * (`pane.kill`). A host's link is opened on first use and closed with the command.
  */
 import { PLACEMENT_BACKENDS, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
-import { Hosts, RPC_DELIVERY_IDS_SINCE, versionAtLeast, type RpcClient, type RpcParams } from '../hosts/index.js';
 import { DroverError, messageOf } from '../process/index.js';
-import { droverCommand } from './invocation.js';
+import type { RpcClient } from './client.js';
+import { RPC_DELIVERY_IDS_SINCE, versionAtLeast, type RpcParams } from './protocol.js';
+import { Hosts } from './registry.js';
 
 /** A host's answer that is not a receipt: the host, and what it said. */
 export class RemotePaneError extends DroverError {
@@ -38,19 +39,23 @@ export class LinkedRemotePanes implements RemotePanes {
   private readonly opened = new Map<string, Hosts>();
 
   constructor(
-    private readonly env: NodeJS.ProcessEnv,
-    private readonly signal?: AbortSignal,
+    private readonly options: {
+      readonly env: NodeJS.ProcessEnv;
+      /** How the user runs drover here, for the commands problems tell them to run. */
+      readonly droverCommand?: string;
+      readonly signal?: AbortSignal;
+    },
   ) {}
 
   /** The host's client once its link is up, within `budgetMs`; RemotePaneError naming the host otherwise. */
   private async client(host: string, budgetMs: number): Promise<RpcClient> {
     let hosts = this.opened.get(host);
     if (hosts === undefined) {
-      hosts = Hosts.open({ names: [host], env: this.env, droverCommand: droverCommand(this.env), timings: { downAfterFailures: 1 } });
+      hosts = Hosts.open({ names: [host], env: this.options.env, droverCommand: this.options.droverCommand, timings: { downAfterFailures: 1 } });
       this.opened.set(host, hosts);
     }
     try {
-      return await hosts.link(host).whenUp({ timeoutMs: budgetMs, signal: this.signal });
+      return await hosts.link(host).whenUp({ timeoutMs: budgetMs, signal: this.options.signal });
     } catch (error) {
       throw new RemotePaneError(host, messageOf(error), 'not_sent');
     }
@@ -62,7 +67,7 @@ export class LinkedRemotePanes implements RemotePanes {
     const client = await this.client(host, budgetMs);
     let reply;
     try {
-      reply = await client.request(method, params, { timeoutMs: Math.max(1, budgetMs - (Date.now() - started)), signal: this.signal });
+      reply = await client.request(method, params, { timeoutMs: Math.max(1, budgetMs - (Date.now() - started)), signal: this.options.signal });
     } catch (error) {
       throw new RemotePaneError(host, `${method}: ${messageOf(error)}`, sent);
     }
