@@ -35,9 +35,12 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
 /** How long a roster waits for each multiplexer's pane list. */
 const LIVENESS_TIMEOUT_MS = 2000;
 
-/** An ordinary member placed in a pane not yet found gone or stale: the ones a roster checks. */
+/**
+ * An ordinary member placed in a pane on this machine not yet found gone or stale: the ones a
+ * roster checks (a pane id of another host names nothing on this machine's multiplexer).
+ */
 function checkable(member: Member): member is Member & { placement: ConcretePlacement } {
-  return member.kind === 'member' && isConcrete(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
+  return member.kind === 'member' && isConcrete(member.placement) && !isRemote(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
 }
 
 /**

@@ -4,6 +4,7 @@ import {
   FleetRuntime,
   MemberCreationError,
   RegistryNotFoundError,
+  checkMemberPanes,
   createMember,
   deliverPending,
   formatNotificationLine,
@@ -19,7 +20,7 @@ import {
   type RemoteSpawned,
 } from '../../src/fleet/index.js';
 import { deliveryIdProblem } from '../../src/hosts/index.js';
-import { FakeClock, openFixture, seedFleet } from './support.js';
+import { FakeClock, openFixture, seedFleet, tmuxFleet } from './support.js';
 
 /**
  * A host as the fleet sees it through RemotePanes: it remembers each delivery id's receipt (a
@@ -202,5 +203,19 @@ describe('creating a member on another host', () => {
     });
     assert.deepEqual(s.host.closed, []);
     await assert.rejects(s.broker.getMember(s.far.memberId + 1), RegistryNotFoundError);
+  });
+});
+
+describe("this machine's multiplexer and a member on another host", () => {
+  it('never finds its pane gone or stale here, though a pane of the same id lives here on another server run', async (t) => {
+    const s = await tmuxFleet(t);
+    const far = await s.broker.registerMember({ fleetId: s.fleetId, name: 'far', codingAgent: 'shell', placement: { host: 'box', backend: 'tmux', session: '$4', window: '@4', server: 'remote-run' } });
+    await s.broker.recordPane(far.memberId, '%999');
+    const near = await s.broker.registerMember({ fleetId: s.fleetId, name: 'near', codingAgent: 'shell', placement: { backend: 'tmux', session: '$0', window: '@0' } });
+    await s.broker.recordPane(near.memberId, '%998');
+    const reread = async () => [await s.broker.getMember(far.memberId), await s.broker.getMember(near.memberId)];
+    const [checkedFar, checkedNear] = await checkMemberPanes(s.runtime, await reread(), reread);
+    assert.deepEqual([checkedFar!.placement?.goneAt, checkedFar!.placement?.staleAt], [null, null]);
+    assert.ok(checkedNear!.placement?.goneAt, 'a missing pane of this machine is still found gone');
   });
 });
