@@ -295,7 +295,7 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
   let unregisteredPanes: string[] = [];
   let unregisteredPaneKeys: string[] = [];
   if (isConcrete(director)) {
-    const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
+    const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && !isRemote(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
     const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
     const backend = await runtime.backendFor(director, deadline).catch((error: unknown) => {
       // A stale Director's pane id names another server's pane: its neighbours are not the fleet's.
