@@ -1,13 +1,14 @@
 /**
- * Fleet members' panes on other hosts, reached over each host's long-lived link: the host's own
+ * Fleet members' panes on other hosts, reached over each host's long-lived link (callOnHost): the host's own
  * drover types (`pane.deliver`, under the delivery id the fleet gives, so a resend is answered
  * from the host's record and never typed twice), splits (`member.split`) and closes
  * (`pane.kill`). A host's link is opened on first use and closed with the command.
  */
 import { PLACEMENT_BACKENDS, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
-import { DroverError, messageOf } from '../process/index.js';
-import type { RpcClient } from './client.js';
-import { RPC_DELIVERY_IDS_SINCE, versionAtLeast, type RpcParams } from './protocol.js';
+import { DroverError } from '../process/index.js';
+import { callOnHost, HostCallError } from './host-call.js';
+import type { HostLink } from './link.js';
+import type { RpcParams } from './protocol.js';
 import { Hosts } from './registry.js';
 
 /** A host's answer that is not a receipt: the host, and what it said. */
@@ -47,30 +48,29 @@ export class LinkedRemotePanes implements RemotePanes {
     },
   ) {}
 
-  /** The host's client once its link is up, within `budgetMs`; RemotePaneError naming the host otherwise. */
-  private async client(host: string, budgetMs: number): Promise<RpcClient> {
+  private link(host: string): HostLink {
     let hosts = this.opened.get(host);
     if (hosts === undefined) {
       hosts = Hosts.open({ names: [host], env: this.options.env, droverCommand: this.options.droverCommand, timings: { downAfterFailures: 1 } });
       this.opened.set(host, hosts);
     }
-    try {
-      return await hosts.link(host).whenUp({ timeoutMs: budgetMs, signal: this.options.signal });
-    } catch (error) {
-      throw new RemotePaneError(host, messageOf(error), 'not_sent');
-    }
+    return hosts.link(host);
   }
 
-  /** One method on the host; its result document, or RemotePaneError with what the host or the link said. */
-  private async call(host: string, method: string, params: RpcParams, budgetMs: number, sent: 'possibly_sent' | 'not_sent'): Promise<unknown> {
-    const started = Date.now();
-    const client = await this.client(host, budgetMs);
-    let reply;
+  /**
+   * One method on the host within `budgetMs` (the link's coming up, then the host's answer);
+   * its result document, or RemotePaneError with what the host or the link said.
+   */
+  private async call(host: string, method: string, params: RpcParams, budgetMs: number, deliveryId?: string): Promise<unknown> {
+    let answer;
     try {
-      reply = await client.request(method, params, { timeoutMs: Math.max(1, budgetMs - (Date.now() - started)), signal: this.options.signal });
+      const delivery = deliveryId === undefined ? undefined : { id: deliveryId, resend: 'the next message send to the member or message wait asks again under this id' };
+      answer = await callOnHost(this.link(host), { method, params, hostBudgetMs: budgetMs, delivery }, { linkDeadlineMs: budgetMs, signal: this.options.signal });
     } catch (error) {
-      throw new RemotePaneError(host, `${method}: ${messageOf(error)}`, sent);
+      if (error instanceof HostCallError) throw new RemotePaneError(host, error.message, error.delivery === 'not_sent' ? 'not_sent' : 'possibly_sent', error.code);
+      throw error;
     }
+    const { reply } = answer;
     if ('error' in reply) {
       throw new RemotePaneError(host, `${method}: ${reply.error.message}`, reply.error.code === 'possibly_sent' ? 'possibly_sent' : 'not_sent', reply.error.code);
     }
@@ -78,12 +78,7 @@ export class LinkedRemotePanes implements RemotePanes {
   }
 
   async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {
-    const client = await this.client(request.host, request.budgetMs);
-    // Such a host would type a resend again: nothing is sent to it.
-    if (!versionAtLeast(client.handshake.version, RPC_DELIVERY_IDS_SINCE)) {
-      throw new RemotePaneError(request.host, `it runs drover-rpc ${client.handshake.version}, which does not remember delivery ids; nothing was sent`, 'not_sent');
-    }
-    const document = await this.call(request.host, 'pane.deliver', { pane: request.pane, text: request.line, delivery_id: request.deliveryId }, request.budgetMs, 'possibly_sent');
+    const document = await this.call(request.host, 'pane.deliver', { pane: request.pane, text: request.line, delivery_id: request.deliveryId }, request.budgetMs, request.deliveryId);
     const receipt = receiptOf(document);
     if (receipt === undefined) throw new RemotePaneError(request.host, `pane.deliver answered no receipt: ${JSON.stringify(document)}`, 'possibly_sent');
     return receipt;
@@ -96,7 +91,7 @@ export class LinkedRemotePanes implements RemotePanes {
       env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
       ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
     };
-    const document = await this.call(request.host, 'member.split', params, request.budgetMs, 'possibly_sent');
+    const document = await this.call(request.host, 'member.split', params, request.budgetMs);
     if (!isRecord(document) || !(PLACEMENT_BACKENDS as readonly unknown[]).includes(document.backend) || typeof document.pane_id !== 'string' || typeof document.session !== 'string' || typeof document.window !== 'string' || typeof document.server !== 'string') {
       throw new RemotePaneError(request.host, `member.split answered no pane: ${JSON.stringify(document)}`, 'possibly_sent');
     }
@@ -106,7 +101,7 @@ export class LinkedRemotePanes implements RemotePanes {
 
   async close(host: string, pane: string, budgetMs: number): Promise<void> {
     try {
-      await this.call(host, 'pane.kill', { pane }, budgetMs, 'possibly_sent');
+      await this.call(host, 'pane.kill', { pane }, budgetMs);
     } catch (error) {
       // Already gone there: nothing is left to close.
       if (!(error instanceof RemotePaneError && error.code === 'not_found')) throw error;

@@ -14,6 +14,7 @@ export {
 export { ToolPolicy, TIERS, TOOL_GROUPS, GROUP_NAMES, type Tier, type ToolGroup, type CatalogEntry, type PolicySpec } from './policy.js';
 export { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits, type RetainedCapture } from './captures.js';
 export { defineTool, type ToolContext, type ToolDefinition } from './tool.js';
+export { type HostAccess } from './hosts.js';
 export { tmuxTools } from './tools/tmux.js';
 export { paneTools } from './tools/panes.js';
 export { libraryTools } from './tools/library.js';
