@@ -11,3 +11,4 @@ export * from './deliveries.js';
 export * from './merged.js';
 export * from './gather.js';
 export * from './host-call.js';
+export * from './fleet-panes.js';

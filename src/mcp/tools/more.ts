@@ -2,6 +2,7 @@ import { isAbsolute } from 'node:path';
 import { z } from 'zod';
 import { ArgumentError } from '../../process/index.js';
 import { FleetRuntime, messageJson, messageJsonSchema, sendAndNotify } from '../../fleet/index.js';
+import { LinkedRemotePanes } from '../../hosts/index.js';
 import {
   DETACHED_BUILD_SIZE,
   applyPlan,
@@ -95,11 +96,14 @@ export const workspaceTools: readonly ToolDefinition[] = [
 
 /** Opens the fleet for one call; a call that only reads opens the store read-only (it must exist). */
 async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
-  const runtime = await FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read' });
+  // Members placed on other hosts are reached over those hosts' links, opened only when one is.
+  const remote = new LinkedRemotePanes({ env: context.env });
+  const runtime = await FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read', remote });
   try {
     return await fn(runtime);
   } finally {
     await runtime.close();
+    await remote.closeLinks();
   }
 }
 
