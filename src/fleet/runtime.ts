@@ -109,7 +109,9 @@ export class FleetRuntime {
   private async openOver(name: PlacementBackend): Promise<FleetBackend> {
     // Before its endpoint is even resolved: a multiplexer that cannot hold a fleet is asked nothing.
     requireFleetSupport(name, MUX_DECLARATIONS[name]);
-    const port = openMux({ endpoint: resolveEndpoint(name, this.env) }, { env: this.env, tmuxEndpoint: name === 'tmux' ? this.options.tmuxEndpoint : undefined });
+    // Delivery is many small tmux commands (a read, a line, Enter) under a pane lock: over one
+    // control connection each costs a round trip, not a tmux client process.
+    const port = openMux({ endpoint: resolveEndpoint(name, this.env) }, { env: this.env, tmuxEndpoint: name === 'tmux' ? this.options.tmuxEndpoint : undefined, tmuxTransport: 'control' });
     return new FleetBackend(port, this.clock);
   }
 

@@ -10,3 +10,4 @@ export * from './target.js';
 export * from './deliveries.js';
 export * from './merged.js';
 export * from './gather.js';
+export * from './host-call.js';
