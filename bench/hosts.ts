@@ -4,8 +4,8 @@
  * panes on that user's own tmux server and this build's CLI as its `drover`. Side by side in one
  * run, each sample taking its turn with the others:
  *
- * - the merged pane map of the three hosts over their long-lived links (gatherHostViews and
- *   mergeHostViews, as `pane map --all-hosts` does them) vs. the naive way, one fresh
+ * - the merged pane map of the three hosts over their long-lived links (viewAcrossHosts, as
+ *   `pane map --all-hosts` does it) vs. the naive way, one fresh
  *   `ssh HOST drover pane map --json` per host (all three at once, its best case), vs. each
  *   host's own map: in-process on its server (the map the link's drover runs there) and its CLI
  *   run on that host as its user. The goal compares the merged map with the slowest in-process one;
@@ -24,10 +24,10 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { gatherHostViews, Hosts, mergeHostViews, RememberedRowsStore, type HostEntry, type HostRow, type HostViewRequest, type MergedView } from '../src/hosts/index.js';
+import { Hosts, RememberedRowsStore, rowListsOf, viewAcrossHosts, type HostEntry, type HostRow, type HostViewRequest, type MergedView } from '../src/hosts/index.js';
 import { createMuxPort, TmuxAdapter } from '../src/mux/index.js';
 import { mapRowJson, paneDeliver, paneMap, renderTable } from '../src/panes/index.js';
-import { messageOf, run as runChild, wallMicros, type RunResult } from '../src/process/index.js';
+import { messageOf, run as runChild, type RunResult } from '../src/process/index.js';
 import { Endpoint, Server } from '../src/tmux/index.js';
 import { startSshd, sshdUnavailable, type TestSshd } from '../test/fixtures/ssh/sshd.js';
 import { eventually } from '../test/support/wait.js';
@@ -46,10 +46,6 @@ const MAP_REQUEST: HostViewRequest = {
   params: { all_sessions: true },
   hostBudgetMs: 60_000,
   listNames: ['rows'],
-  rowsOf(document) {
-    if (!Array.isArray(document)) throw new TypeError('a pane map is a JSON array');
-    return { rows: document as HostRow[] };
-  },
 };
 
 /** The timings of one run, each sample in milliseconds. */
@@ -197,7 +193,8 @@ export async function run(): Promise<Record<string, number | boolean>> {
       const result = await runChild(['runuser', '-u', host.user, '--', host.drover, 'pane', 'map', '--json', '--all-sessions'], { env: { PATH: env.PATH, HOME: host.sshd.home, LANG: 'C.UTF-8' }, timeoutMs: 60_000, limits: { stdoutBytes: 16 * 1024 * 1024 } });
       return JSON.parse(checked(result, `drover pane map as ${host.user}`).text()) as HostRow[];
     };
-    const mergedMap = async (): Promise<MergedView> => mergeHostViews(await gatherHostViews(hosts!, MAP_REQUEST, store), MAP_REQUEST.listNames, wallMicros());
+    // This machine, the hub, holds no panes of its own here: its part of the view is empty.
+    const mergedMap = (): Promise<MergedView> => viewAcrossHosts(hosts!, MAP_REQUEST, store, () => Promise.resolve([]));
     const naiveMap = (): Promise<HostRow[][]> =>
       Promise.all(machines.map(async (host) => JSON.parse(checked(await freshSsh(host, `'${host.drover}' pane map --json --all-sessions`), `ssh ${host.name} drover pane map`).text()) as HostRow[]));
 
@@ -220,7 +217,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
       naive: naiveMap,
       single: async () => {
         const reply = await hosts!.link(machines[0]!.name).request('pane.map', MAP_REQUEST.params, { timeoutMs: 60_000 });
-        if (!('result' in reply) || MAP_REQUEST.rowsOf(reply.result).rows!.length !== PANES_PER_HOST) throw new Error(`correctness: host-0's map over its link: ${JSON.stringify(reply).slice(0, 200)}`);
+        if (!('result' in reply) || rowListsOf(reply.result, MAP_REQUEST.listNames).rows!.length !== PANES_PER_HOST) throw new Error(`correctness: host-0's map over its link: ${JSON.stringify(reply).slice(0, 200)}`);
       },
       ...Object.fromEntries(machines.map((host, index) => [`local-${index}`, () => localMap(index)])),
       ...Object.fromEntries(machines.map((host, index) => [`cli-${index}`, () => localCliMap(host)])),
