@@ -9,25 +9,23 @@
  * to one of them is refused before anything is sent.
  */
 import {
-  HostUnreachableError,
+  callOnHost,
+  deliveryIdProblem,
+  HostCallError,
   HostViewPoller,
   newDeliveryId,
   paneKeyOnHost,
-  RPC_DELIVERY_IDS_SINCE,
-  RpcLinkLostError,
-  versionAtLeast,
-  viewListsOf,
+  type HostCall,
   type HostLink,
+  type HostViewRequest,
   type Hosts,
   type MergedHostStatus,
   type MergedRow,
   type RememberedRowsStore,
-  type RpcParams,
   type RpcReply,
 } from '../hosts/index.js';
 import { isAgentState } from '../agents/index.js';
 import { LOCAL_HOST, parsePaneKey } from '../mux/index.js';
-import { TimeoutError } from '../process/index.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
 import type { HostView, PaneView, StateSource } from './protocol.js';
@@ -40,7 +38,7 @@ const DELIVER_BUDGET_MS = 60_000;
 /** Keys, a capture: a few multiplexer calls there. */
 const VERB_BUDGET_MS = 30_000;
 
-const PANE_MAP = { method: 'pane.map', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['rows'], rowsOf: (document: unknown) => viewListsOf(document, ['rows']) };
+const PANE_MAP: HostViewRequest = { method: 'pane.map', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['rows'] };
 
 export interface HostPanesOptions {
   readonly hosts: Hosts;
@@ -158,40 +156,38 @@ export class HostPanes {
     return { panes: (merged.lists.rows ?? []).map(remotePaneView), hosts: merged.hosts.map(hostView) };
   }
 
-  /** Types `text` into a remote pane through its host's `pane deliver`, and answers with that host's receipt. */
-  async deliver(pane: RemotePane, replyText: string): Promise<Record<string, unknown>> {
-    const link = this.linkOf(pane);
-    const client = link.client;
-    if (client !== undefined && !versionAtLeast(client.handshake.version, RPC_DELIVERY_IDS_SINCE)) {
-      throw new BridgeError('unsupported', `host ${pane.host} runs drover ${client.handshake.drover_version}, which does not remember deliveries; nothing was sent: install this release there`, {
-        details: { host: pane.host },
-      });
-    }
-    const deliveryId = newDeliveryId();
-    const reply = await this.request(link, pane, 'pane.deliver', { text: replyText, delivery_id: deliveryId }, DELIVER_BUDGET_MS, deliveryId);
-    // A receipt that is not `submitted` comes as the command's failure, with the receipt as its document.
+  /**
+   * Types `text` into a remote pane through its host's `pane deliver`, and answers with that
+   * host's receipt. The delivery carries an id (the caller's, else a new one): the host records
+   * it, so the same reply sent again with that id after a `possibly_sent` is never typed twice.
+   */
+  async deliver(pane: RemotePane, replyText: string, deliveryId: string = newDeliveryId()): Promise<Record<string, unknown>> {
+    const problem = deliveryIdProblem(deliveryId);
+    if (problem !== undefined) throw new BridgeError('bad_request', `delivery_id: ${problem}`);
+    const resend = `POST the same reply to /api/panes/${encodeURIComponent(pane.paneKey)}/reply with "delivery_id": ${JSON.stringify(deliveryId)}`;
+    const reply = await this.call(pane, { method: 'pane.deliver', params: { text: replyText, delivery_id: deliveryId }, hostBudgetMs: DELIVER_BUDGET_MS, delivery: { id: deliveryId, resend } });
+    // A receipt that is not `submitted` is still a result; a refusal may carry the receipt as its document.
     const receipt = 'result' in reply ? reply.result : reply.error.document;
-    if (receipt === null || typeof receipt !== 'object') throw this.hostRefusal(pane, reply);
+    if (receipt === null || typeof receipt !== 'object' || Array.isArray(receipt)) throw this.hostRefusal(pane, reply);
     return { ...receipt, host: pane.host, pane_key: pane.paneKey, delivery_id: deliveryId };
   }
 
-  /** Sends key names to a remote pane through its host's `pane keys`. */
+  /** Sends key names to a remote pane through its host's `pane keys`; the host checks every key before sending any. */
   async keys(pane: RemotePane, keys: readonly string[]): Promise<Record<string, unknown>> {
-    const link = this.linkOf(pane);
-    if (link.client !== undefined && !link.client.handshake.capabilities.includes('pane.keys')) {
-      throw new BridgeError('unsupported', `host ${pane.host} runs drover ${link.client.handshake.drover_version}, which cannot send keys over its link; nothing was sent: install this release there`, {
+    const client = this.linkOf(pane).client;
+    if (client !== undefined && !client.handshake.capabilities.includes('pane.keys')) {
+      throw new BridgeError('unsupported', `host ${pane.host} runs drover ${client.handshake.drover_version}, which cannot send keys over its link; nothing was sent: install this release there`, {
         details: { host: pane.host },
       });
     }
-    const reply = await this.request(link, pane, 'pane.keys', { keys: [...keys] }, VERB_BUDGET_MS);
+    const reply = await this.call(pane, { method: 'pane.keys', params: { keys: [...keys] }, hostBudgetMs: VERB_BUDGET_MS });
     if ('error' in reply) throw this.hostRefusal(pane, reply);
-    return { ...(reply.result as Record<string, unknown>), host: pane.host, pane_key: pane.paneKey };
+    return { sent: keys, host: pane.host, pane_key: pane.paneKey };
   }
 
-  /** A remote pane's screen (its host's `pane capture`), with its last `lines` lines. */
+  /** A remote pane's screen (its host's `pane capture`), its last `lines` lines. */
   async capture(pane: RemotePane, lines: number): Promise<string> {
-    const link = this.linkOf(pane);
-    const reply = await this.request(link, pane, 'pane.capture', { lines }, VERB_BUDGET_MS);
+    const reply = await this.call(pane, { method: 'pane.capture', params: { lines }, hostBudgetMs: VERB_BUDGET_MS });
     if ('error' in reply) throw this.hostRefusal(pane, reply);
     return text((reply.result as Record<string, unknown>).content) ?? '';
   }
@@ -203,27 +199,24 @@ export class HostPanes {
     return this.options.hosts.link(pane.host);
   }
 
-  /** One request over the host's link; a link that is not up refuses it before anything is sent. */
-  private async request(link: HostLink, pane: RemotePane, method: string, params: RpcParams, hostBudgetMs: number, deliveryId?: string): Promise<RpcReply> {
+  /** One call over the host's link as it is now: a link that is not up refuses it before anything is sent (no wait for it to come up). */
+  private async call(pane: RemotePane, call: HostCall): Promise<RpcReply> {
+    const link = this.linkOf(pane);
     const health = link.health;
-    const timeoutMs = Math.ceil(hostBudgetMs + (health.latencyMs ?? 0));
     try {
-      return await link.request(method, { ...params, pane: pane.keyOnHost }, { timeoutMs });
+      return (await callOnHost(link, { ...call, params: { ...call.params, pane: pane.keyOnHost } }, { linkDeadlineMs: 0 })).reply;
     } catch (error) {
-      if (error instanceof HostUnreachableError) {
+      if (!(error instanceof HostCallError)) throw error;
+      const details = { host: pane.host, ...error.details };
+      if (error.code === 'host_unreachable') {
         throw new BridgeError('host_unreachable', `host ${pane.host} cannot be reached (${health.linkState.replace('_', ' ')}, ${lastSeenText(health.lastSeenAt)}); nothing was sent`, {
-          details: { host: pane.host, link_state: health.linkState, last_seen_at: health.lastSeenAt ?? null },
+          details: { ...details, last_seen_at: health.lastSeenAt ?? null },
           delivery: 'not_sent',
         });
       }
-      if (error instanceof RpcLinkLostError || error instanceof TimeoutError) {
-        // Sent and not answered: it may have been typed there. A delivery's id lets its host tell.
-        throw new BridgeError('possibly_sent', `${method} on ${pane.host}: ${error.message}; it may have been sent`, {
-          details: { host: pane.host, ...(deliveryId === undefined ? {} : { delivery_id: deliveryId }) },
-          delivery: 'possibly_sent',
-        });
-      }
-      throw error;
+      if (error.code === 'host_incompatible') throw new BridgeError('unsupported', error.message, { details, delivery: 'not_sent' });
+      // Sent and not answered: it may have been typed there.
+      throw new BridgeError('possibly_sent', error.message, { details, delivery: 'possibly_sent' });
     }
   }
 

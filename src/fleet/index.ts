@@ -19,6 +19,7 @@ export * from './notification.js';
 export * from './operations.js';
 export * from './postgres-store.js';
 export * from './receive.js';
+export * from './remote.js';
 export * from './runtime.js';
 export type { SqlDialect, SqlParams, SqlStore, SqlTransaction, TransactionMode } from './sql.js';
 export * from './sql-broker.js';

@@ -6,10 +6,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOCAL_HOST } from '../mux/index.js';
 import { messageOf, TimeoutError, wallMicros, writeFileAtomic } from '../process/index.js';
 import { RpcLinkLostError } from './client.js';
 import { HostUnreachableError, type HostLink } from './link.js';
-import type { HostAnswer, HostFetch, HostRow, RememberedRows, RowLists } from './merged.js';
+import { mergeHostViews, type HostAnswer, type HostFetch, type HostRow, type MergedView, type RememberedRows, type RowLists } from './merged.js';
 import type { RpcParams } from './protocol.js';
 import type { Hosts } from './registry.js';
 
@@ -19,14 +20,15 @@ export interface HostViewRequest {
   readonly params: RpcParams;
   /** How long a host may take to answer by its own deadlines; the hub adds the link's latency. */
   readonly hostBudgetMs: number;
-  /** The view's lists by name (`rows`; `matches` and `skipped`). */
+  /**
+   * The view's lists by name (`rows`; `matches` and `skipped`): the members of those names of
+   * each machine's document, or the document itself when it is one JSON array (a pane map).
+   */
   readonly listNames: readonly string[];
-  /** The view's lists from a host's document; throws when the document is not one. */
-  rowsOf(document: unknown): RowLists;
 }
 
-/** A view's lists in a host's document: the document itself when it is an array, else its members of those names. */
-export function viewListsOf(document: unknown, names: readonly string[]): RowLists {
+/** The view's lists in a document (see HostViewRequest.listNames); throws when the document is not one. */
+export function rowListsOf(document: unknown, names: readonly string[]): RowLists {
   if (Array.isArray(document) && names.length === 1) return { [names[0]!]: document as HostRow[] };
   if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
   const lists: Record<string, HostRow[]> = {};
@@ -101,7 +103,7 @@ async function fetchFrom(link: HostLink, request: HostViewRequest, options: Gath
   }
   if ('error' in reply) return { kind: 'failed', error: `${request.method} on ${link.host.name} failed (${reply.error.code}): ${reply.error.message}` };
   try {
-    return { kind: 'answered', lists: request.rowsOf(reply.result), atMicros: wallMicros() };
+    return { kind: 'answered', lists: rowListsOf(reply.result, request.listNames), atMicros: wallMicros() };
   } catch (error) {
     return { kind: 'failed', error: `${request.method} on ${link.host.name} answered something else: ${messageOf(error)}` };
   }
@@ -127,4 +129,28 @@ export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: R
       return { host: name, fetched, link: { reachable, linkState, lastSeenAt, latencyMs }, remembered };
     }),
   );
+}
+
+async function localAnswer(request: HostViewRequest, local: () => Promise<unknown>): Promise<HostAnswer> {
+  try {
+    return { host: LOCAL_HOST, fetched: { kind: 'answered', lists: rowListsOf(await local(), request.listNames), atMicros: wallMicros() } };
+  } catch (error) {
+    return { host: LOCAL_HOST, fetched: { kind: 'failed', error: messageOf(error) } };
+  }
+}
+
+/**
+ * One view of this machine and every host of `hosts`: `local` answers for this machine (its
+ * document as the command prints it with --json) while every host is asked at once
+ * (gatherHostViews), and the answers are merged as of now (mergeHostViews).
+ */
+export async function viewAcrossHosts(
+  hosts: Hosts,
+  request: HostViewRequest,
+  store: RememberedRowsStore,
+  local: () => Promise<unknown>,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<MergedView> {
+  const [here, remote] = await Promise.all([localAnswer(request, local), gatherHostViews(hosts, request, store, options)]);
+  return mergeHostViews([here, ...remote], request.listNames, wallMicros());
 }

@@ -11,3 +11,5 @@ export * from './deliveries.js';
 export * from './merged.js';
 export * from './gather.js';
 export * from './poll.js';
+export * from './host-call.js';
+export * from './fleet-panes.js';

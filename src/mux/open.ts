@@ -20,6 +20,8 @@ export interface OpenMuxOptions {
   readonly tmuxEndpoint?: Endpoint;
   /** A tmux binding the caller opened (and closes), shared with its other reads: used instead of either endpoint. */
   readonly tmuxServer?: Server;
+  /** How a tmux port opened on an endpoint reaches its server (see TmuxAdapterOptions.transport). */
+  readonly tmuxTransport?: 'spawn' | 'control';
 }
 
 /** The tmux server a tmux endpoint spec names, through the tmux binary muxBinary chooses. */
@@ -46,7 +48,7 @@ export function openMux(selection: Pick<MuxSelection, 'endpoint'>, options: Open
     case 'tmux': {
       if (options.tmuxServer !== undefined) return createMuxPort(new TmuxAdapter({ server: options.tmuxServer, timeoutMs: options.timeoutMs }));
       const tmux = options.tmuxEndpoint ?? tmuxEndpointOf(endpoint, options.env ?? process.env);
-      return createMuxPort(new TmuxAdapter({ endpoint: tmux, env: options.env, timeoutMs: options.timeoutMs }));
+      return createMuxPort(new TmuxAdapter({ endpoint: tmux, env: options.env, timeoutMs: options.timeoutMs, transport: options.tmuxTransport }));
     }
   }
 }

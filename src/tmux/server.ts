@@ -412,7 +412,7 @@ export class Server {
         execute: (args, execOptions) => this.spawned(args, execOptions),
         close: async () => undefined,
       };
-      this.transport = new ControlTransport(this, checkedSpawn);
+      this.transport = new ControlTransport(this, checkedSpawn, this.spawnTransport.clientPath);
     }
     await (this.transport as ControlTransport).warm(options);
   }
@@ -646,7 +646,7 @@ export class Server {
     return this.execute(argv, Deadline.start(options), input, transport);
   }
 
-  /** Runs several commands through one client, in order. Not transactional. */
+  /** Runs several commands through one client (a spawned one, or the binding's control connection), in order. Not transactional. */
   async runGroup(commands: readonly (readonly string[])[], options: OperationOptions = {}): Promise<GroupResult> {
     if (!Array.isArray(commands) || commands.length === 0) throw new ArgumentError('a group needs at least one command');
     const args: string[] = [];
@@ -655,7 +655,7 @@ export class Server {
       if (i > 0) args.push(';');
       args.push(...command);
     });
-    const result = await this.execute(args, Deadline.start(options), undefined, this.spawnTransport);
+    const result = await this.execute(args, Deadline.start(options), undefined, this.transport);
     return Object.freeze({ result, steps: commands.length, ok: result.ok, transactional: false as const });
   }
 

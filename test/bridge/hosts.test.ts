@@ -157,7 +157,8 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
   it('sends keys to a remote pane through the host', async () => {
     const answer = await world.post(`/api/panes/${encodeURIComponent(remoteKey)}/keys`, { keys: ['x', 'y', 'z', 'Enter'] });
     assert.equal(answer.status, 200, answer.text);
-    assert.deepEqual(answer.json.keys, ['x', 'y', 'z', 'Enter']);
+    assert.deepEqual(answer.json.sent, ['x', 'y', 'z', 'Enter']);
+    assert.equal(answer.json.host, 'box');
     await eventually('the keys on the remote pane', async () => (await remoteScreen()).includes('xyz'));
   });
 

@@ -105,8 +105,9 @@ export function paneRoutes({ mux, queue, remote }: PaneRoutesContext): Route[] {
       const body = await call.request.body();
       const text = stringField(body, 'text')!;
       if (text.trim() === '') throw new BridgeError('bad_request', '"text" is empty; nothing was sent');
-      call.audit.detail = { ...textFingerprint(text), host: pane.host };
-      const receipt = await hosts.deliver(pane, text);
+      const deliveryId = stringField(body, 'delivery_id', { optional: true }) ?? undefined;
+      call.audit.detail = { ...textFingerprint(text), host: pane.host, delivery_id: deliveryId ?? null };
+      const receipt = await hosts.deliver(pane, text, deliveryId);
       call.audit.detail.receipt = receipt.status ?? null;
       return json(receipt);
     }) ??

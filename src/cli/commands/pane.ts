@@ -593,7 +593,7 @@ async function explain(options: JsonFlag & PaneFlags, io: CliIO, target: string)
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
-const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
+const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3), or a host's pane key from \`pane map --all-hosts --json\` (gpu::tmux::28114-1764844800::%3), for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
 
 const ALL_HOSTS_HELP = 'this machine and every host of `drover host list`, merged (every session on each, or --session NAME on each)';
 

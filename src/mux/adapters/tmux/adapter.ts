@@ -110,6 +110,11 @@ export interface TmuxAdapterOptions {
   readonly timeoutMs?: number;
   /** The watch's resync backstop. */
   readonly resyncMs?: number;
+  /**
+   * How the adapter's own binding reaches tmux: a client process per command (default), or one
+   * persistent control connection, for a caller that sends many small commands.
+   */
+  readonly transport?: 'spawn' | 'control';
 }
 
 /**
@@ -151,6 +156,7 @@ export class TmuxAdapter implements MuxAdapter {
   private readonly endpoint: Endpoint | undefined;
   private readonly env: NodeJS.ProcessEnv | undefined;
   private readonly timeoutMs: number | undefined;
+  private readonly transport: 'spawn' | 'control' | undefined;
   private readonly resyncMs: number;
   private readonly labels = new LabelMemory();
   private readonly revisions = new ContentRevisions();
@@ -168,6 +174,7 @@ export class TmuxAdapter implements MuxAdapter {
     this.env = options.env;
     this.timeoutMs = options.timeoutMs;
     this.resyncMs = options.resyncMs ?? TMUX_RESYNC_MS;
+    this.transport = options.transport;
   }
 
   /**
@@ -180,7 +187,7 @@ export class TmuxAdapter implements MuxAdapter {
     if (!this.ownsBinding) throw new TmuxMuxError('the tmux binding this adapter was given is closed', { reason: 'unreachable', delivery: 'not_sent' });
     let opened: Server;
     try {
-      opened = await Server.open(this.endpoint!, { env: this.env });
+      opened = await Server.open(this.endpoint!, { env: this.env, transport: this.transport });
       if (this.incarnation !== undefined) {
         const now = await opened.incarnation(options);
         if (!sameIncarnation(now, this.incarnation)) {
