@@ -27,6 +27,7 @@ import {
 import { isAgentState } from '../agents/index.js';
 import { LOCAL_HOST, parsePaneKey } from '../mux/index.js';
 import { BridgeError } from './errors.js';
+import { ago } from './present.js';
 import type { EventHub } from './events.js';
 import type { HostView, PaneView, StateSource } from './protocol.js';
 import { statusOfAgentState, triageGroup } from './triage.js';
@@ -126,9 +127,7 @@ export function remotePaneOf(segment: string): RemotePane | undefined {
 }
 
 function lastSeenText(lastSeenAt: string | undefined): string {
-  if (lastSeenAt === undefined) return 'never seen';
-  const seconds = Math.max(0, Math.round((Date.now() - Date.parse(lastSeenAt)) / 1000));
-  return `last seen ${seconds} s ago, at ${lastSeenAt}`;
+  return lastSeenAt === undefined ? 'never seen' : `last seen ${ago(lastSeenAt)}, at ${lastSeenAt}`;
 }
 
 export class HostPanes {

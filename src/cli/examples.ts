@@ -22,6 +22,7 @@ export const EXAMPLES: Readonly<Record<string, readonly string[]>> = {
   'member create': ['drover member create --fleet 1 --name tests --agent codex --prompt "Run the test suite and report"'],
   'member list': ['drover member list --fleet 1'],
   'member show': ['drover member show 2 --json'],
+  'member split': ['drover member split %3 --cwd ~/src/app --json -- codex'],
   'member delete': ['drover member delete 2'],
   'member prompt': ['drover member prompt 2 "also check the flaky network test"'],
   'member exec': ['drover member exec 2 "git status"'],
