@@ -162,6 +162,16 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
     await eventually('the keys on the remote pane', async () => (await remoteScreen()).includes('xyz'));
   });
 
+  it('refuses what it offers only for this machine’s panes, sending nothing to the host', async () => {
+    const renamed = await world.post(`/api/panes/${encodeURIComponent(remoteKey)}/rename`, { label: 'never' });
+    assert.equal(renamed.status, 501, renamed.text);
+    assert.equal(renamed.json.error?.code, 'unsupported');
+    assert.match(renamed.json.error?.message ?? '', /rename for this machine's panes only; nothing was sent to box/);
+    const unknown = await world.post(`/api/panes/${encodeURIComponent(remoteKey.replace(/^box::/, 'elsewhere::'))}/keys`, { keys: ['q'] });
+    assert.equal(unknown.status, 400, unknown.text);
+    assert.match(unknown.json.error?.message ?? '', /names host elsewhere, which is not one of drover host list \(box\)/);
+  });
+
   it('shows the remote screen through the host', async () => {
     const answer = await world.call(`/api/panes/${encodeURIComponent(remoteKey)}/grid`);
     assert.equal(answer.status, 200, answer.text);
