@@ -23,6 +23,8 @@ const STATUS_OF: Readonly<Record<ApiErrorCode, number>> = {
   gone: 404,
   unreachable: 503,
   server_replaced: 409,
+  host_unreachable: 503,
+  possibly_sent: 504,
   key_refused: 422,
   question_changed: 409,
   pane_busy: 409,

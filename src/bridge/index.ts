@@ -9,6 +9,7 @@ export * from './questions.js';
 export * from './titles.js';
 export * from './triage.js';
 export * from './observer.js';
+export * from './hosts.js';
 export * from './supervisor.js';
 export * from './pane-queue.js';
 export * from './reply.js';

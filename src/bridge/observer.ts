@@ -169,7 +169,9 @@ export class PaneObserver {
       tabs: this.layout.tabs.map((tab) => ({ tab_id: tab.tabId, space_id: tab.spaceId, number: tab.number, label: tab.label, focused: tab.focused, pane_count: tab.paneCount })),
       panes,
       triage: triageOrder(panes),
+      triage_keys: triageOrder(panes, (pane) => pane.pane_key),
       counts: triageCounts(panes),
+      hosts: [],
     };
   }
 
@@ -335,8 +337,11 @@ export class PaneObserver {
     const agent = this.agentOf(pane);
     const git = this.gitOf.get(pane.cwd);
     return {
+      host: LOCAL_HOST,
       pane_id: pane.paneId,
       pane_key: this.paneKey(pane.paneId),
+      stale: false,
+      stale_age_ms: null,
       space_id: pane.spaceId,
       space_label: pane.spaceLabel,
       tab_id: pane.tabId,

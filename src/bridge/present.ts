@@ -2,7 +2,7 @@
  * The words the page puts on a pane, a restart and the layout. Pure and free of the DOM, so the
  * page bundles it and the tests check it directly.
  */
-import type { ConfigView, PaneView, RestartView, SessionsView } from './protocol.js';
+import type { ConfigView, HostView, PaneView, RestartView, SessionsView } from './protocol.js';
 
 /** What names a pane: a name given through drover, else its program's title unless that outlived it, else what runs. */
 export function paneName(pane: PaneView): string {
@@ -51,4 +51,21 @@ export function restartBanner(mux: string, restart: RestartView, locale?: string
 /** Whether a session list is worth showing: the multiplexer keeps several sessions. */
 export function showsSessions(view: SessionsView | null): boolean {
   return view !== null && view.available && view.sessions.length > 1;
+}
+
+/** The banner over the panes of a host that cannot be reached: since when, and what that means for its panes. */
+export function hostBanner(host: HostView, now: number = Date.now()): string {
+  const state = host.link_state.replace('_', ' ');
+  if (host.link_state === 'connecting') {
+    return `Host ${host.name} is not connected yet (connecting): ${host.stale ? 'its panes below are the last ones known, marked stale' : 'its panes appear once it answers'}.`;
+  }
+  const seen = host.last_seen_at === null ? 'it has not been reached since drover web started' : `last seen ${ago(host.last_seen_at, now)}`;
+  const panes = host.stale ? 'its panes below are as they were then, marked stale' : 'none of its panes are known';
+  return `Host ${host.name} cannot be reached (${state}): ${seen}; ${panes}. Nothing can be sent to it until it is back.`;
+}
+
+/** A pane's freshness as its card says it: null for a live pane. */
+export function staleNote(pane: Pick<PaneView, 'stale' | 'stale_age_ms'>): string | null {
+  if (!pane.stale) return null;
+  return `stale: as seen ${ago(new Date(Date.now() - (pane.stale_age_ms ?? 0)).toISOString())}`;
 }

@@ -27,6 +27,8 @@ export const API_ERROR_CODES = [
   'gone',
   'unreachable',
   'server_replaced',
+  'host_unreachable',
+  'possibly_sent',
   'key_refused',
   'question_changed',
   'pane_busy',
@@ -87,13 +89,20 @@ export interface TabView {
 }
 
 export interface PaneView {
+  /** The machine the pane is on: `local` for this one, else a host of `drover host list`. */
+  readonly host: string;
+  /** The pane's id on its own machine. */
   readonly pane_id: string;
   /**
    * The pane for good: `local::MUX::INCARNATION::PANE`, the id plus the run of the multiplexer it
-   * lives on. A write naming a key of an earlier run is refused (`server_replaced`), never sent to
-   * whichever pane has that id now.
+   * lives on; `HOST::MUX::INCARNATION::PANE` for a pane on another host. A write naming a key of an
+   * earlier run is refused (`server_replaced`), never sent to whichever pane has that id now.
    */
   readonly pane_key: string;
+  /** The row is a host's last known one: the host cannot be reached now, so nothing in it is live. */
+  readonly stale: boolean;
+  /** How old a stale row is; null for a live one. */
+  readonly stale_age_ms: number | null;
   readonly space_id: string;
   readonly space_label: string;
   readonly tab_id: string;
@@ -146,6 +155,22 @@ export interface ServerView {
   readonly restarted: RestartView | null;
 }
 
+/** One other machine drover web shows, and how its link is. */
+export interface HostView {
+  readonly name: string;
+  /** Its link is up: its panes are live and writes to them go through. */
+  readonly reachable: boolean;
+  readonly link_state: 'connecting' | 'up' | 'reconnecting' | 'auth_required' | 'incompatible' | 'down';
+  /** When it last answered anything; null when never. */
+  readonly last_seen_at: string | null;
+  readonly latency_ms: number | null;
+  /** Its panes shown are its last known ones (it cannot be reached now). */
+  readonly stale: boolean;
+  readonly stale_age_ms: number | null;
+  /** Why it did not answer the last read, and what fixes it when the user must act. */
+  readonly error: string | null;
+}
+
 export interface SnapshotView {
   readonly generated_at: string;
   readonly server: ServerView;
@@ -153,9 +178,14 @@ export interface SnapshotView {
   readonly event_id: string;
   readonly spaces: readonly SpaceView[];
   readonly tabs: readonly TabView[];
+  /** This machine's panes, then each host's (see `hosts`). */
   readonly panes: readonly PaneView[];
-  /** Pane ids in triage order: needs you, finished, working, idle. */
+  /** This machine's pane ids in triage order: needs you, finished, working, idle. */
   readonly triage: readonly string[];
+  /** Every pane's key, of every host, in triage order. */
+  readonly triage_keys: readonly string[];
+  /** The other machines of `drover host list`, each with its link's health; empty when there are none. */
+  readonly hosts: readonly HostView[];
   readonly counts: Readonly<Record<TriageGroup, number>>;
 }
 
@@ -282,7 +312,7 @@ export interface InboxView {
 }
 
 /** The kinds of event the stream carries. Each is a hint to re-read; the snapshot stays the truth. */
-export const EVENT_KINDS = ['topology', 'pane', 'agent', 'question', 'fleet', 'restart', 'resync'] as const;
+export const EVENT_KINDS = ['topology', 'pane', 'agent', 'question', 'fleet', 'restart', 'host', 'resync'] as const;
 export type EventKind = (typeof EVENT_KINDS)[number];
 
 export interface EventData {
@@ -293,6 +323,8 @@ export interface EventData {
   readonly fleet: { readonly fleet_id: number; readonly message_id: number; readonly change: 'message' | 'ack' };
   /** Another run of the multiplexer answers now: every pane of the earlier one is gone. */
   readonly restart: RestartView;
+  /** A host's link changed (up, down, reconnecting…): its banner and its panes' staleness with it. */
+  readonly host: { readonly name: string; readonly reachable: boolean; readonly link_state: HostView['link_state']; readonly last_seen_at: string | null };
   /** The events asked for are no longer kept (or come from an earlier run): re-read everything. */
   readonly resync: Record<string, never>;
 }

@@ -17,6 +17,7 @@ import { DeviceRegistry } from './devices.js';
 import { BridgeError } from './errors.js';
 import { EventHub } from './events.js';
 import { FleetApi } from './fleet.js';
+import { HostPanes, type HostPanesOptions } from './hosts.js';
 import { apiRequest, writeResponse } from './http.js';
 import { audit, hostAllowlist, pairedDevice, rateLimit, readOnly, sameOrigin } from './middleware.js';
 import type { AgentCensus } from './observer.js';
@@ -65,6 +66,8 @@ export interface BridgeOptions {
   readonly reopenMs?: number;
   readonly version?: string;
   readonly log?: (line: string) => void;
+  /** Other machines whose panes the page shows beside this one's (see HostPanes); the caller closes the hosts. */
+  readonly hosts?: Omit<HostPanesOptions, 'hub' | 'log'>;
 }
 
 export interface Bridge {
@@ -104,6 +107,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const auditLog = new AuditLog(join(options.stateDirectory, 'audit.log'));
   const hub = new EventHub();
   const mux = await MuxSupervisor.start({ hub, port: options.mux, census: options.census, open: options.openMux, retryMs: options.reopenMs, log });
+  const remote = options.hosts === undefined || options.hosts.hosts.names.length === 0 ? undefined : new HostPanes({ ...options.hosts, hub, log });
+  await remote?.start();
   const fleet = options.fleet === undefined ? undefined : new FleetApi(options.fleet, hub);
   const fleetUnavailable = fleet === undefined ? (options.fleetUnavailable ?? 'drover web was started without a fleet database') : null;
   const queue = new PaneQueue(
@@ -113,8 +118,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const router = new Router([
     ...pageRoutes(options.assets),
     ...pairingRoutes(devices),
-    ...topologyRoutes({ mux, readOnly: options.readOnly === true, version: options.version ?? '', fleetUnavailable }),
-    ...paneRoutes({ mux, queue }),
+    ...topologyRoutes({ mux, remote, readOnly: options.readOnly === true, version: options.version ?? '', fleetUnavailable }),
+    ...paneRoutes({ mux, queue, remote }),
     ...fleetRoutes({ fleet, unavailable: fleetUnavailable ?? '' }),
     ...events.routes,
   ]);
@@ -139,6 +144,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const server: HttpServer = createServer((request, response) => void answer(apiRequest(request)).then((answered) => writeResponse(response, answered)));
   const stop = async (): Promise<void> => {
+    remote?.close();
     fleet?.close();
     await mux.close();
   };

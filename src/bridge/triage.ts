@@ -34,7 +34,7 @@ export function resolveState(evidence: StateEvidence): { state: AgentStatus; sou
   if (evidence.phase !== null && LIVE_PHASES.has(evidence.phase)) return { state: STATUS_OF_PHASE[evidence.phase], source: 'screen' };
   if (evidence.muxStatus !== null && evidence.muxStatus !== 'unknown') return { state: evidence.muxStatus, source: 'mux' };
   if (evidence.phase === 'exited') return { state: 'done', source: 'screen' };
-  if (evidence.hook !== null) return { state: STATUS_OF_HOOK[evidence.hook], source: 'hook' };
+  if (evidence.hook !== null) return { state: statusOfAgentState(evidence.hook), source: 'hook' };
   return { state: 'unknown', source: 'none' };
 }
 
@@ -50,9 +50,14 @@ export function triageGroup(pane: { readonly state: AgentStatus; readonly asking
   return 'idle';
 }
 
-/** Pane ids by group, keeping the multiplexer's own order (space, tab, pane) inside each group. */
-export function triageOrder<P extends { readonly pane_id: string; readonly group: TriageGroup }>(panes: readonly P[]): string[] {
-  return TRIAGE_GROUPS.flatMap((group) => panes.filter((pane) => pane.group === group).map((pane) => pane.pane_id));
+/** Pane ids (or keys) by group, keeping the given order (host, space, tab, pane) inside each group. */
+export function triageOrder<P extends { readonly pane_id: string; readonly group: TriageGroup }>(panes: readonly P[], nameOf: (pane: P) => string = (pane) => pane.pane_id): string[] {
+  return TRIAGE_GROUPS.flatMap((group) => panes.filter((pane) => pane.group === group).map(nameOf));
+}
+
+/** The status of an agent as its hooks (or a host's pane map) report its state. */
+export function statusOfAgentState(state: AgentState): AgentStatus {
+  return STATUS_OF_HOOK[state];
 }
 
 export function triageCounts(panes: readonly { readonly group: TriageGroup }[]): Record<TriageGroup, number> {

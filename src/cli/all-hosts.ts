@@ -1,7 +1,7 @@
 /**
  * `--all-hosts`: a view of this machine and every configured host at once. This machine runs the
  * command itself; each host runs the same drover-rpc method over its link, all at once; the
- * answers are merged by mergeHostViews (src/hosts), which keeps a host that cannot be reached
+ * answers are merged by viewAcrossHosts (src/hosts), which keeps a host that cannot be reached
  * as its last rows, marked stale.
  *
  * Exit status: 0 when this machine and every host that could be reached answered; 1 when this
@@ -11,26 +11,12 @@
  */
 import { join } from 'node:path';
 import { formatIdleDuration } from '../agents/index.js';
-import {
-  gatherHostViews,
-  Hosts,
-  mergeHostViews,
-  mergedViewJson,
-  RememberedRowsStore,
-  type HostAnswer,
-  type HostRow,
-  type HostViewRequest,
-  type MergedHostStatus,
-  type MergedRow,
-  type MergedView,
-  type RowLists,
-  type RpcParams,
-} from '../hosts/index.js';
+import { Hosts, mergedViewJson, RememberedRowsStore, viewAcrossHosts, type HostRow, type HostViewRequest, type MergedHostStatus, type MergedRow, type MergedView, type RpcParams } from '../hosts/index.js';
 import { LOCAL_HOST } from '../mux/index.js';
 import { foldBody, renderTable } from '../panes/index.js';
 import { wallMicros } from '../process/index.js';
 import { droverCommand } from './invocation.js';
-import { EXIT, messageOf, writeJson, writeLine, type CliIO } from './io.js';
+import { EXIT, writeJson, writeLine, type CliIO } from './io.js';
 import { stateDirectory } from './state.js';
 
 /** One column of a list's human table: the row's fields (as its host printed them in JSON), joined. */
@@ -57,35 +43,12 @@ export interface AllHostsView {
 }
 
 /** Where each host's last rows are kept. */
-function rememberedRows(env: NodeJS.ProcessEnv): RememberedRowsStore {
+export function rememberedRows(env: NodeJS.ProcessEnv): RememberedRowsStore {
   return new RememberedRowsStore(join(stateDirectory(env), 'hosts'));
 }
 
-/** The view's lists in a document: the document itself when it is an array, else its members of those names. */
-function listsOf(document: unknown, names: readonly string[]): RowLists {
-  if (Array.isArray(document) && names.length === 1) return { [names[0]!]: document as HostRow[] };
-  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
-  const lists: Record<string, HostRow[]> = {};
-  for (const name of names) {
-    const rows = (document as Record<string, unknown>)[name];
-    if (!Array.isArray(rows)) throw new TypeError(`the document has no list ${JSON.stringify(name)}`);
-    lists[name] = rows as HostRow[];
-  }
-  return lists;
-}
-
 function requestOf(view: AllHostsView): HostViewRequest {
-  const listNames = view.tables.map((table) => table.list);
-  return { method: view.method, params: view.params, hostBudgetMs: view.hostBudgetMs, listNames, rowsOf: (document) => listsOf(document, listNames) };
-}
-
-async function localAnswer(view: AllHostsView, request: HostViewRequest): Promise<HostAnswer> {
-  try {
-    const lists: RowLists = request.rowsOf(await view.local());
-    return { host: LOCAL_HOST, fetched: { kind: 'answered', lists, atMicros: wallMicros() } };
-  } catch (error) {
-    return { host: LOCAL_HOST, fetched: { kind: 'failed', error: messageOf(error) } };
-  }
+  return { method: view.method, params: view.params, hostBudgetMs: view.hostBudgetMs, listNames: view.tables.map((table) => table.list) };
 }
 
 function ago(ms: number): string {
@@ -132,9 +95,7 @@ function render(view: AllHostsView, merged: MergedView, io: CliIO): void {
 export async function runAcrossHosts(view: AllHostsView, io: CliIO, json: boolean): Promise<number> {
   const hosts = Hosts.open({ env: io.env, droverCommand: droverCommand(io.env), timings: { downAfterFailures: 1 } });
   try {
-    const request = requestOf(view);
-    const [local, remote] = await Promise.all([localAnswer(view, request), gatherHostViews(hosts, request, rememberedRows(io.env), { signal: io.signal })]);
-    const merged = mergeHostViews([local, ...remote], request.listNames, wallMicros());
+    const merged = await viewAcrossHosts(hosts, requestOf(view), rememberedRows(io.env), () => view.local(), { signal: io.signal });
     if (json) writeJson(io, mergedViewJson(merged));
     else render(view, merged, io);
     return merged.complete ? EXIT.ok : EXIT.failure;

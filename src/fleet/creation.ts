@@ -5,7 +5,8 @@ import { agentArgv, requireAgentProgram, spawnPrompt, takesPromptOnCommandLine, 
 import { COMPENSATION_BUDGET_MS, PaneSpawnError, SPAWN_DEADLINE_MS, type FleetBackend } from './backend.js';
 import { sendAndNotify } from './delivery.js';
 import { PlacementError, RegistryNotFoundError, RegistryStateError } from './errors.js';
-import { isConcrete, type CodingAgent, type Member } from './model.js';
+import { isConcrete, placementHost, type CodingAgent, type Member } from './model.js';
+import type { RemotePanes, RemoteSpawned } from './remote.js';
 import type { FleetRuntime } from './runtime.js';
 
 export interface MemberRequest {
@@ -18,8 +19,17 @@ export interface MemberRequest {
   prompt?: string;
   model?: string;
   effort?: string;
-  /** The invoking process's working directory: where the member starts. */
+  /** The invoking process's working directory: where the member starts (on this machine). */
   cwd: string;
+  /**
+   * A configured host to place the member on instead of this machine (null or `local`: here).
+   * Its pane is split off `beside` there, and its program is looked up on that host.
+   */
+  host?: string | null;
+  /** On another host: the pane there the member's pane is split off (required with `host`). */
+  beside?: string;
+  /** On another host: the directory there the member starts in (default: where that host's drover runs). */
+  hostCwd?: string;
 }
 
 export interface CreatedMember {
@@ -72,6 +82,9 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
   const options = { prompt: request.prompt, model: request.model, effort: request.effort };
   // Options for an explicit agent are checked before anything is read; an inherited agent once it is known.
   if (request.agent !== undefined) validateAgentOptions({ agent: request.agent, ...options });
+  const host = placementHost(request.host);
+  if (host !== null) return createRemoteMember(runtime, request, host);
+  if (request.beside !== undefined || request.hostCwd !== undefined) throw new ArgumentError('--beside and --cwd place a member on another host; give --host HOST with them');
   requireDirectory(request.cwd);
   const fleet = await broker.getFleet(request.fleetId);
   if (fleet.deletedAt !== null) throw new RegistryStateError(`fleet ${fleet.fleetId} is deleted`);
@@ -128,6 +141,103 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
   }
 }
 
+/** What a creation on another host needs before anything is registered: the Director, the agent, the way there. */
+function requireRemoteRequest(runtime: FleetRuntime, request: MemberRequest, host: string): RemotePanes {
+  if (request.beside === undefined || request.beside.trim() === '') throw new ArgumentError(`a member on host ${host} needs --beside PANE: the pane on ${host} to split its pane off`);
+  if (request.hostCwd !== undefined && !isAbsolute(request.hostCwd)) throw new ArgumentError(`the member's working directory ${request.hostCwd} on host ${host} is not an absolute path`);
+  if (runtime.remote === undefined) throw new PlacementError(`this command cannot reach host ${host}`);
+  return runtime.remote;
+}
+
+/**
+ * `member create --host HOST`: the member is registered with a pending placement on HOST, its
+ * pane split off `beside` there by that host's drover, and the pane recorded. The member's
+ * program is looked up there; it reaches this fleet's store only through a server store it can
+ * reach (its environment carries that store's connection, never this machine's SQLite path).
+ * On failure the pane the host made is closed there and the member deregistered.
+ */
+async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest, host: string): Promise<CreatedMember> {
+  const { broker, spans, env } = runtime;
+  const remote = requireRemoteRequest(runtime, request, host);
+  const fleet = await broker.getFleet(request.fleetId);
+  if (fleet.deletedAt !== null) throw new RegistryStateError(`fleet ${fleet.fleetId} is deleted`);
+  const director = await broker.getMember(fleet.directorMemberId!);
+  const agent = request.agent ?? director.codingAgent;
+  const agentOptions = { agent, prompt: request.prompt, model: request.model, effort: request.effort };
+  validateAgentOptions(agentOptions);
+  // Known once the host has split its pane; until then the placement is pending.
+  const member = await broker.registerMember({
+    fleetId: fleet.fleetId,
+    name: request.name,
+    description: request.description,
+    codingAgent: agent,
+    // tmux until the host says which multiplexer it split the pane on.
+    placement: { host, backend: 'tmux', session: PENDING_REMOTE_LOCATION, window: PENDING_REMOTE_LOCATION },
+  });
+  const launch = {
+    ...agentOptions,
+    memberName: request.name,
+    env,
+    values: { fleet_id: fleet.fleetId, member_id: member.memberId, director_member_id: director.memberId, coding_agent: agent },
+  };
+  spans.enter();
+  try {
+    let spawned;
+    try {
+      spawned = await remote.spawn({ host, beside: request.beside!, command: agentArgv(launch), cwd: request.hostCwd, env: remoteMemberEnvironment(runtime), budgetMs: SPAWN_DEADLINE_MS });
+    } catch (error) {
+      throw await compensateRemote(runtime, remote, host, member.memberId, error, null);
+    }
+    try {
+      await broker.setPlacement(member.memberId, { host, backend: spawned.backend, session: spawned.session, window: spawned.window, pane: spawned.pane, server: spawned.server });
+    } catch (error) {
+      throw await compensateRemote(runtime, remote, host, member.memberId, error, spawned.pane);
+    }
+    const warnings = [...spawned.warnings];
+    if (agent !== 'shell' && !takesPromptOnCommandLine(agent)) warnings.push(...(await sendSpawnPrompt(runtime, director.memberId, member.memberId, spawnPrompt(launch))));
+    return { member: await broker.getMember(member.memberId), pane: spawned.pane, warnings };
+  } finally {
+    spans.exit();
+  }
+}
+
+/** What a member's pane on another host needs to reach this fleet's store: a server store's connection; a SQLite path here names nothing there. */
+function remoteMemberEnvironment(runtime: FleetRuntime): Record<string, string> {
+  return runtime.broker.store.kind === 'sqlite' ? {} : runtime.broker.connectionEnvironment();
+}
+
+/** A remote placement's session and window until its host says where the pane went. */
+const PENDING_REMOTE_LOCATION = 'pending';
+
+/** compensate's twin for a pane on another host: closed there (never guessed), then the member deregistered. */
+async function compensateRemote(runtime: FleetRuntime, remote: RemotePanes, host: string, memberId: number, error: unknown, ownedPane: string | null): Promise<MemberCreationError> {
+  const diagnostics: string[] = [];
+  if (ownedPane !== null) {
+    try {
+      await remote.close(host, ownedPane, COMPENSATION_BUDGET_MS);
+    } catch (closeError) {
+      diagnostics.push(`cleanup failed for pane ${ownedPane} on host ${host}: ${messageOf(closeError)}`);
+    }
+  } else if (!(error instanceof DroverError && error.delivery === 'not_sent')) {
+    diagnostics.push(`pane compensation is unconfirmed for member ${memberId} on host ${host}: ${messageOf(error)}; no pane was closed`);
+  }
+  return new MemberCreationError(memberId, error, [...diagnostics, ...(await deregisterForCompensation(runtime, memberId, runtime.clock.now() + COMPENSATION_BUDGET_MS))]);
+}
+
+/**
+ * `member split`, what a hub asks a host for to place a member there: `command` started in a
+ * new pane split off `beside` on this machine's multiplexer, as a member's pane beside its
+ * Director. Says where the pane went and which run of the multiplexer holds it.
+ */
+export async function splitBeside(runtime: FleetRuntime, request: { beside: string; command: readonly string[]; cwd: string; env: Readonly<Record<string, string>> }): Promise<RemoteSpawned> {
+  requireDirectory(request.cwd);
+  const deadline = runtime.clock.now() + SPAWN_DEADLINE_MS;
+  const { backend, incarnation } = await runtime.current(runtime.invokingBackend(), deadline);
+  const location = await backend.locate(request.beside, deadline);
+  const spawned = await backend.spawn({ directorPane: request.beside, command: request.command, cwd: request.cwd, env: request.env, deadline });
+  return { backend: backend.name, pane: spawned.pane, session: location.session, window: location.window, server: incarnation, warnings: spawned.warnings };
+}
+
 /**
  * The spawn prompt of an agent that takes none on its command line, as the member's first
  * message from the Director: stored first, so it is delivered at least once like any other
@@ -145,8 +255,7 @@ async function sendSpawnPrompt(runtime: FleetRuntime, directorId: number, member
  * member. A member someone else deregistered meanwhile needs nothing more.
  */
 async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId: number, error: unknown, ownedPane: string | null): Promise<MemberCreationError> {
-  const { broker, clock } = runtime;
-  const deadline = clock.now() + COMPENSATION_BUDGET_MS;
+  const deadline = runtime.clock.now() + COMPENSATION_BUDGET_MS;
   const diagnostics: string[] = [];
   if (ownedPane !== null) {
     try {
@@ -158,10 +267,16 @@ async function compensate(runtime: FleetRuntime, backend: FleetBackend, memberId
     const cleanup = error instanceof PaneSpawnError ? error.cleanup : { kind: 'unknown' as const, detail: messageOf(error) };
     if (cleanup.kind === 'unknown') diagnostics.push(`pane compensation is unconfirmed for member ${memberId}: ${cleanup.detail}; no pane was closed`);
   }
+  return new MemberCreationError(memberId, error, [...diagnostics, ...(await deregisterForCompensation(runtime, memberId, deadline))]);
+}
+
+/** Deregisters a member whose creation failed, by `deadline`; what it could not do, as diagnostics. */
+async function deregisterForCompensation(runtime: FleetRuntime, memberId: number, deadline: number): Promise<string[]> {
   try {
-    await broker.within(Math.max(1, Math.floor(deadline - clock.now()))).deregisterMember(memberId);
+    await runtime.broker.within(Math.max(1, Math.floor(deadline - runtime.clock.now()))).deregisterMember(memberId);
   } catch (deregisterError) {
-    if (!(deregisterError instanceof RegistryNotFoundError)) diagnostics.push(`cleanup failed for member ${memberId}: ${messageOf(deregisterError)}`);
+    // A member someone else deregistered meanwhile needs nothing more.
+    if (!(deregisterError instanceof RegistryNotFoundError)) return [`cleanup failed for member ${memberId}: ${messageOf(deregisterError)}`];
   }
-  return new MemberCreationError(memberId, error, diagnostics);
+  return [];
 }

@@ -19,7 +19,8 @@ import {
 } from './dispatch.js';
 import { isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError, StoreUnavailableError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
-import { samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
+import { noRemotePanes, REMOTE_DELIVERY_BUDGET_MS, remoteDeliveryId, remoteReceiptReason, type RemotePanes } from './remote.js';
+import { isRemote, samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
 
 /** Finalization (the last stamp) may run this long past the start of finalization. */
@@ -32,13 +33,16 @@ export const CLAIMED_ELSEWHERE_REASON = 'another dispatcher holds its delivery c
  */
 export const CLAIM_LEASE_MS = TRANSPORT_BUDGET_MS + SUBMIT_TIMEOUT_MS + ENTER_MS + FINALIZATION_GRACE_MS;
 
+/** A claim on a message for a pane on another host stands through the host's whole answer. */
+const REMOTE_CLAIM_LEASE_MS = REMOTE_DELIVERY_BUDGET_MS + FINALIZATION_GRACE_MS;
+
 /** This machine's prefix of a claimant: claims made here were made under this machine's pane locks. */
 const CLAIM_HOST = `${hostname()}/`;
 /** This process as a claimant. */
 const CLAIMANT = `${CLAIM_HOST}${process.pid}/${randomUUID().slice(0, 8)}`;
 
-function claimRequest(exclude: ReadonlySet<number>): ClaimRequest {
-  return { exclude, claimant: CLAIMANT, voids: CLAIM_HOST, leaseMs: CLAIM_LEASE_MS };
+function claimRequest(exclude: ReadonlySet<number>, leaseMs: number): ClaimRequest {
+  return { exclude, claimant: CLAIMANT, voids: CLAIM_HOST, leaseMs };
 }
 
 /**
@@ -54,6 +58,8 @@ export interface DeliveryOptions {
   /** The fleet the invocation acts in; a recipient elsewhere gets nothing. */
   fleetId: number;
   openPort: PortOpener;
+  /** Reaches panes on other hosts; without it a member placed on another host is not notified. */
+  remote?: RemotePanes;
   clock?: Clock;
   spans?: TerminationSpans;
   /**
@@ -194,17 +200,22 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
     const verdict = placementVerdict(revalidated.value, placement);
     if (verdict === 'gone' || revalidated.value.next === null) return result;
     if (verdict === 'changed') return hold('placement_changed');
-    let input: PaneInput;
-    try {
-      input = await options.openPort(placement, deadline);
-    } catch (error) {
-      return fail(revalidated.value.next, messageOf(error));
+    // A pane on another host is typed into by that host's drover; here only its receipt is read.
+    const remote = isRemote(placement) ? { host: placement.host, panes: options.remote } : null;
+    if (remote !== null && remote.panes === undefined) return fail(revalidated.value.next, noRemotePanes(recipientId, remote.host).message);
+    let input: PaneInput | null = null;
+    if (remote === null) {
+      try {
+        input = await options.openPort(placement, deadline);
+      } catch (error) {
+        return fail(revalidated.value.next, messageOf(error));
+      }
     }
 
     let lead: Lead = 'escape';
     for (;;) {
       // 4. The oldest message not yet attempted, claimed, with the recipient re-read.
-      const read = await budgeted(broker, deadline - clock.now(), (bounded) => bounded.claimNext(recipientId, fleetId, claimRequest(attempted)));
+      const read = await budgeted(broker, deadline - clock.now(), (bounded) => bounded.claimNext(recipientId, fleetId, claimRequest(attempted, remote === null ? CLAIM_LEASE_MS : REMOTE_CLAIM_LEASE_MS)));
       if ('failure' in read) return result.notified.length === 0 ? fail(initial.next, read.failure) : result;
       const message = read.value.next;
       // A claim is given back whenever its message is not stamped; one that cannot be (the store
@@ -223,43 +234,65 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       if (read.value.claimedElsewhere !== null) return result.notified.length === 0 ? fail(read.value.claimedElsewhere, CLAIMED_ELSEWHERE_REASON) : result;
       if (message === null) return result;
 
-      // 5. Enough budget left for this lead's reservation plus a minimal literal?
       const rules = read.value.codingAgent === null ? undefined : (options.agentRules ?? codingAgentRules)(read.value.codingAgent);
-      if (deadline - clock.now() < (rules === undefined ? leadReservation(lead) : 0) + MIN_LITERAL_MS) {
-        if (result.notified.length === 0) return failClaimed(INSUFFICIENT_BUDGET_MESSAGE);
-        await giveBack();
-        return result;
-      }
-      attempted.add(message.messageId);
+      if (remote !== null) {
+        // A later line starts only within this hold's budget; each gets the remote budget.
+        if (result.notified.length > 0 && clock.now() >= deadline) {
+          await giveBack();
+          return result;
+        }
+        attempted.add(message.messageId);
+        let receipt;
+        try {
+          receipt = await remote.panes!.deliver({
+            host: remote.host,
+            pane: placement.pane,
+            line: formatNotificationLine(message, { escapeLead: false }),
+            deliveryId: remoteDeliveryId(broker.store.location, message.messageId),
+            budgetMs: REMOTE_DELIVERY_BUDGET_MS,
+          });
+        } catch (error) {
+          return failClaimed(messageOf(error));
+        }
+        if (receipt.status !== 'submitted') return failClaimed(remoteReceiptReason(remote.host, receipt));
+      } else {
+        // 5. Enough budget left for this lead's reservation plus a minimal literal?
+        if (deadline - clock.now() < (rules === undefined ? leadReservation(lead) : 0) + MIN_LITERAL_MS) {
+          if (result.notified.length === 0) return failClaimed(INSUFFICIENT_BUDGET_MESSAGE);
+          await giveBack();
+          return result;
+        }
+        attempted.add(message.messageId);
 
-      // 6. Submit its line: to a coding agent on its screen's evidence, to a shell as keystrokes.
-      try {
-        if (rules === undefined) {
-          const line = formatNotificationLine(message);
-          // A hold's first message is the one a dispatcher that died under this lock was delivering.
-          const resumed = lead === 'escape' ? await resumeLine({ input, line, deadline }) : 'absent';
-          if (resumed === 'absent') await submitLine({ input, line, lead, deadline, clock });
-        } else {
-          const outcome = await submitAgentLine({ input, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
-          if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
-          if (outcome.status !== 'submitted') {
-            const failed = await failClaimed(`${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
-            // Found mid-turn with nothing typed (often the turn this same wait's previous line
-            // started): not an attempt, so a later retry of the same `message wait` may deliver it.
-            if (outcome.stage === 'not_typed' && outcome.reading.phase === 'busy') attempted.delete(message.messageId);
-            return failed;
+        // 6. Submit its line: to a coding agent on its screen's evidence, to a shell as keystrokes.
+        try {
+          if (rules === undefined) {
+            const line = formatNotificationLine(message);
+            // A hold's first message is the one a dispatcher that died under this lock was delivering.
+            const resumed = lead === 'escape' ? await resumeLine({ input: input!, line, deadline }) : 'absent';
+            if (resumed === 'absent') await submitLine({ input: input!, line, lead, deadline, clock });
+          } else {
+            const outcome = await submitAgentLine({ input: input!, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
+            if (outcome.draftCleared !== null) options.onDraftCleared?.(recipientId, outcome.draftCleared);
+            if (outcome.status !== 'submitted') {
+              const failed = await failClaimed(`${outcome.status.replace('_', ' ')}: ${outcome.reason}`);
+              // Found mid-turn with nothing typed (often the turn this same wait's previous line
+              // started): not an attempt, so a later retry of the same `message wait` may deliver it.
+              if (outcome.stage === 'not_typed' && outcome.reading.phase === 'busy') attempted.delete(message.messageId);
+              return failed;
+            }
           }
+        } catch (error) {
+          if (isPaneGone(error)) {
+            await broker.markPaneGone(recipientId, placement.pane);
+            return failClaimed(paneGoneReason(placement.pane));
+          }
+          if (isServerReplaced(error)) {
+            await broker.markServerReplaced(recipientId, placement.pane);
+            return failClaimed(new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
+          }
+          return failClaimed(messageOf(error));
         }
-      } catch (error) {
-        if (isPaneGone(error)) {
-          await broker.markPaneGone(recipientId, placement.pane);
-          return failClaimed(paneGoneReason(placement.pane));
-        }
-        if (isServerReplaced(error)) {
-          await broker.markServerReplaced(recipientId, placement.pane);
-          return failClaimed(new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
-        }
-        return failClaimed(messageOf(error));
       }
 
       // 7. Stamp while still pending; an ACK or another invocation's stamp also counts.

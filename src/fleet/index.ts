@@ -19,6 +19,7 @@ export * from './notification.js';
 export * from './operations.js';
 export * from './postgres-store.js';
 export * from './receive.js';
+export * from './remote.js';
 export * from './remote-protocol.js';
 export * from './remote-serve.js';
 export * from './remote-store.js';

@@ -21,8 +21,10 @@ export function paneLockKey(backend: string, session: string, pane: string): str
   return createHash('sha256').update(`${backend}\0${session}\0${pane}`, 'utf8').digest('hex');
 }
 
-export function placementLockKey(placement: Pick<Placement, 'backend' | 'session'> & { pane: string }): string {
-  return paneLockKey(placement.backend, placement.session, placement.pane);
+/** A placement's lock key; a pane on another host is keyed apart from any pane of this machine. */
+export function placementLockKey(placement: Pick<Placement, 'backend' | 'session'> & { pane: string; host?: string | null }): string {
+  const session = placement.host === undefined || placement.host === null ? placement.session : `${placement.host}::${placement.session}`;
+  return paneLockKey(placement.backend, session, placement.pane);
 }
 
 /**

@@ -89,10 +89,15 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = Object.freeze([
       CREATE UNIQUE INDEX messages_by_idempotency_key ON messages (from_member_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
     `,
   },
+  {
+    version: 5,
+    name: 'placements name the host their pane is on (NULL: this machine)',
+    sql: `ALTER TABLE placements ADD COLUMN host TEXT;`,
+  },
 ]);
 
 /**
- * PostgreSQL's schema: the same tables, columns and meanings as SQLite's at its version 4
+ * PostgreSQL's schema: the same tables, columns and meanings as SQLite's (its version 1 is SQLite's 4; then step for step)
  * (timestamps are the same sortable text, written by drover), with ids from identity columns
  * that are never reused.
  */
@@ -154,5 +159,10 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = Object.freeze([
         WHERE status_state = 'input_required' AND notified_at IS NULL;
       CREATE UNIQUE INDEX messages_by_idempotency_key ON messages (from_member_id, idempotency_key) WHERE idempotency_key IS NOT NULL;
     `,
+  },
+  {
+    version: 2,
+    name: 'placements name the host their pane is on (NULL: this machine)',
+    sql: `ALTER TABLE placements ADD COLUMN host TEXT;`,
   },
 ]);

@@ -47,6 +47,11 @@ export interface Placement {
    * at the same socket reuses pane ids): drover then never acts on the pane id again.
    */
   staleAt: string | null;
+  /**
+   * The configured host (see `drover host add`) whose multiplexer holds the pane; null for this
+   * machine. A pane elsewhere is typed into by that host's own drover, over its link.
+   */
+  host: string | null;
 }
 
 export interface ConcretePlacement extends Placement {
@@ -61,6 +66,8 @@ export interface PlacementInput {
   pane?: string | null;
   /** The multiplexer server the pane is (or will be) made on; see Placement.server. */
   server?: string | null;
+  /** The host the pane is (or will be) on; omitted, null or `local`: this machine. */
+  host?: string | null;
 }
 
 export type MemberStatus = 'active' | 'deregistered';
@@ -117,10 +124,22 @@ export interface BroadcastResult {
   recipients: number;
 }
 
-/** Two placements name the same pane input when their backend, session, window, pane and server agree. */
+/** Two placements name the same pane input when their host, backend, session, window, pane and server agree. */
 export function samePlacement(a: Placement | null, b: Placement | null): boolean {
   if (a === null || b === null) return a === b;
-  return a.memberId === b.memberId && a.backend === b.backend && a.session === b.session && a.window === b.window && a.pane === b.pane && a.server === b.server;
+  return (
+    a.memberId === b.memberId && a.host === b.host && a.backend === b.backend && a.session === b.session && a.window === b.window && a.pane === b.pane && a.server === b.server
+  );
+}
+
+/** The host a placement names, as stored: null for this machine, however it was spelled. */
+export function placementHost(host: string | null | undefined): string | null {
+  return host === undefined || host === null || host === LOCAL_HOST ? null : host;
+}
+
+/** A placement whose pane is on another host, typed into by that host's drover. */
+export function isRemote(placement: Placement): placement is Placement & { host: string } {
+  return placement.host !== null;
 }
 
 export function isConcrete(placement: Placement | null): placement is ConcretePlacement {
@@ -128,13 +147,13 @@ export function isConcrete(placement: Placement | null): placement is ConcretePl
 }
 
 /**
- * The pane key of a placement's pane (this host, its multiplexer, the run it lives on, the pane
+ * The pane key of a placement's pane (its host, its multiplexer, the run it lives on, the pane
  * id), which names that pane and no other; null while the pane is pending, or when the
  * placement predates drover recording its server.
  */
 export function placementPaneKey(placement: Placement | null): string | null {
   if (placement === null || placement.pane === null || placement.server === null) return null;
-  return formatPaneKey({ host: LOCAL_HOST, mux: placement.backend, incarnation: placement.server, paneId: placement.pane });
+  return formatPaneKey({ host: placement.host ?? LOCAL_HOST, mux: placement.backend, incarnation: placement.server, paneId: placement.pane });
 }
 
 /** A message as drover prints it in JSON (CLI and MCP alike): snake_case, text exactly as stored. */

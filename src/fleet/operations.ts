@@ -4,8 +4,9 @@ import type { ClosedPane, FleetBackend } from './backend.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PlacementError, PlacementStaleError } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
-import { CODING_AGENTS, isConcrete, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
+import { CODING_AGENTS, isConcrete, isRemote, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
 import { INVOKING_PANE_VARIABLE, invokingPane, type FleetRuntime } from './runtime.js';
+import { noRemotePanes } from './remote.js';
 
 /** Default `--lines` of a capture. */
 export const DEFAULT_MEMBER_CAPTURE_LINES = 20;
@@ -34,9 +35,12 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
 /** How long a roster waits for each multiplexer's pane list. */
 const LIVENESS_TIMEOUT_MS = 2000;
 
-/** An ordinary member placed in a pane not yet found gone or stale: the ones a roster checks. */
+/**
+ * An ordinary member placed in a pane on this machine not yet found gone or stale: the ones a
+ * roster checks (a pane id of another host names nothing on this machine's multiplexer).
+ */
 function checkable(member: Member): member is Member & { placement: ConcretePlacement } {
-  return member.kind === 'member' && isConcrete(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
+  return member.kind === 'member' && isConcrete(member.placement) && !isRemote(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
 }
 
 /**
@@ -110,6 +114,13 @@ export interface MemberDeletion extends MemberDeleted {
   paneLeft: string | null;
 }
 
+/** Closes a member's pane on another host through that host's drover (no layout to tidy here). */
+async function closeRemotePane(runtime: FleetRuntime, placement: ConcretePlacement & { host: string }, deadline: number): Promise<undefined> {
+  if (runtime.remote === undefined) throw noRemotePanes(placement.memberId, placement.host);
+  await runtime.remote.close(placement.host, placement.pane, Math.max(1, deadline - runtime.clock.now()));
+  return undefined;
+}
+
 /**
  * `member delete`: closes the member's pane under its lock, deregisters it and tidies the
  * layout. A stale member is deregistered with its pane id left alone.
@@ -123,6 +134,7 @@ export async function deleteMember(runtime: FleetRuntime, memberId: number): Pro
     spans: runtime.spans,
     memberId,
     closePane: async (placement, deadline) => {
+      if (isRemote(placement)) return closeRemotePane(runtime, placement, deadline);
       const directorPane = await directorPaneOn(runtime, (await runtime.broker.getMember(placement.memberId)).fleetId, placement.backend);
       let backend: FleetBackend;
       try {
@@ -157,6 +169,10 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
       const closed: { backend: FleetBackend; pane: ClosedPane }[] = [];
       for (const { memberId, placement } of placements) {
         if (memberId === fleet.directorMemberId) continue;
+        if (isRemote(placement)) {
+          await closeRemotePane(runtime, placement, deadline);
+          continue;
+        }
         let backend: FleetBackend;
         try {
           backend = await runtime.backendFor(placement, deadline);
@@ -279,7 +295,7 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
   let unregisteredPanes: string[] = [];
   let unregisteredPaneKeys: string[] = [];
   if (isConcrete(director)) {
-    const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
+    const registered = new Set(roster.flatMap((member) => (isConcrete(member.placement) && !isRemote(member.placement) && member.placement.backend === director.backend ? [member.placement.pane] : [])));
     const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
     const backend = await runtime.backendFor(director, deadline).catch((error: unknown) => {
       // A stale Director's pane id names another server's pane: its neighbours are not the fleet's.

@@ -6,8 +6,9 @@ import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import type { NotifyOptions, PortOpener } from './delivery.js';
 import { PaneLocks } from './lock.js';
-import { PlacementStaleError } from './errors.js';
-import type { ConcretePlacement, PlacementBackend } from './model.js';
+import { PlacementError, PlacementStaleError } from './errors.js';
+import { isRemote, type ConcretePlacement, type PlacementBackend } from './model.js';
+import type { RemotePanes } from './remote.js';
 import { paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
 import { openBroker } from './stores.js';
 
@@ -35,6 +36,8 @@ export interface FleetRuntimeOptions {
   readOnly?: boolean;
   /** Ready backends by multiplexer, used instead of opening one (tests); the caller closes them. */
   backends?: Partial<Record<PlacementBackend, FleetBackend>>;
+  /** Reaches panes on other hosts (members placed with a host); without it such members are refused, naming their host. */
+  remote?: RemotePanes;
   clock?: Clock;
   spans?: TerminationSpans;
 }
@@ -50,6 +53,7 @@ export class FleetRuntime {
   readonly locks: PaneLocks;
   readonly clock: Clock;
   readonly spans: TerminationSpans;
+  readonly remote: RemotePanes | undefined;
   /**
    * This machine's drover database path: the SQLite store itself, or, beside a server store,
    * where the pane input locks live (they belong to this machine's panes, not to the store).
@@ -68,6 +72,7 @@ export class FleetRuntime {
     this.locks = new PaneLocks(paneLockDirectory(this.localDatabasePath));
     this.clock = options.clock ?? systemClock;
     this.spans = options.spans ?? terminationSpans;
+    this.remote = options.remote;
     for (const [name, backend] of Object.entries(options.backends ?? {})) this.backends.set(name as PlacementBackend, Promise.resolve(backend));
   }
 
@@ -141,6 +146,8 @@ export class FleetRuntime {
    * the member is marked stale.
    */
   async backendFor(placement: ConcretePlacement, deadline: number = this.clock.now() + SERVER_CHECK_TIMEOUT_MS): Promise<FleetBackend> {
+    // A pane id of another host names nothing here: this machine's multiplexer is never asked about it.
+    if (isRemote(placement)) throw new PlacementError(`member ${placement.memberId}'s pane ${placement.pane} is on host ${placement.host}, not this machine`);
     if (placement.staleAt !== null) throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
     if (placement.server === null) return this.openBackend(placement.backend);
     const { backend, incarnation } = await this.current(placement.backend, Math.min(deadline, this.clock.now() + SERVER_CHECK_TIMEOUT_MS));
@@ -154,7 +161,7 @@ export class FleetRuntime {
 
   /** What message delivery needs. */
   get notify(): NotifyOptions {
-    return { broker: this.broker, locks: this.locks, openPort: this.openPort, clock: this.clock, spans: this.spans };
+    return { broker: this.broker, locks: this.locks, openPort: this.openPort, remote: this.remote, clock: this.clock, spans: this.spans };
   }
 
   /** Closes the backends this runtime opened (not injected ones) and the broker it opened. */

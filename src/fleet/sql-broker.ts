@@ -23,6 +23,7 @@ import {
   DIRECTOR_DESCRIPTION,
   DIRECTOR_NAME,
   PLACEMENT_BACKENDS,
+  placementHost,
   samePlacement,
   type BroadcastResult,
   type CodingAgent,
@@ -64,6 +65,7 @@ interface MemberRow {
   p_gone_at: string | null;
   p_server: string | null;
   p_stale_at: string | null;
+  p_host: string | null;
 }
 
 interface MessageRow {
@@ -86,7 +88,7 @@ interface MessageRow {
 const MEMBER_COLUMNS = `m.member_id, m.fleet_id, m.name, m.description, m.status, m.coding_agent, m.registered_at, m.deregistered_at,
   (f.director_member_id = m.member_id) AS is_director,
   p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at,
-  p.server AS p_server, p.stale_at AS p_stale_at`;
+  p.server AS p_server, p.stale_at AS p_stale_at, p.host AS p_host`;
 
 const MEMBER_SELECT = `
   SELECT ${MEMBER_COLUMNS}
@@ -121,6 +123,7 @@ function toMember(row: MemberRow): Member {
           goneAt: row.p_gone_at,
           server: row.p_server,
           staleAt: row.p_stale_at,
+          host: row.p_host,
         };
   return {
     memberId: row.member_id,
@@ -192,6 +195,7 @@ function validatePlacement(input: PlacementInput, allowPending: boolean): void {
   } else {
     requireNonBlank(input.pane, 'placement pane');
   }
+  if (input.host !== undefined && input.host !== null) requireNonBlank(input.host, 'placement host');
 }
 
 /** The same key again, for another message: a client bug that must not pass as a retry. */
@@ -662,13 +666,14 @@ export class SqlBroker implements Broker {
   }
 
   private async insertPlacement(tx: SqlTransaction, memberId: number, placement: PlacementInput, now: string): Promise<void> {
-    await tx.run('INSERT INTO placements (member_id, backend, session, "window", pane, server, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7)', [
+    await tx.run('INSERT INTO placements (member_id, backend, session, "window", pane, server, host, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
       memberId,
       placement.backend,
       placement.session,
       placement.window,
       placement.pane ?? null,
       placement.server ?? null,
+      placementHost(placement.host),
       now,
     ]);
   }

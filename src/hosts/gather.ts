@@ -6,10 +6,11 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { LOCAL_HOST } from '../mux/index.js';
 import { messageOf, TimeoutError, wallMicros, writeFileAtomic } from '../process/index.js';
 import { RpcLinkLostError } from './client.js';
 import { HostUnreachableError, type HostLink } from './link.js';
-import type { HostAnswer, HostFetch, RememberedRows, RowLists } from './merged.js';
+import { mergeHostViews, type HostAnswer, type HostFetch, type HostRow, type MergedView, type RememberedRows, type RowLists } from './merged.js';
 import type { RpcParams } from './protocol.js';
 import type { Hosts } from './registry.js';
 
@@ -19,10 +20,24 @@ export interface HostViewRequest {
   readonly params: RpcParams;
   /** How long a host may take to answer by its own deadlines; the hub adds the link's latency. */
   readonly hostBudgetMs: number;
-  /** The view's lists by name (`rows`; `matches` and `skipped`). */
+  /**
+   * The view's lists by name (`rows`; `matches` and `skipped`): the members of those names of
+   * each machine's document, or the document itself when it is one JSON array (a pane map).
+   */
   readonly listNames: readonly string[];
-  /** The view's lists from a host's document; throws when the document is not one. */
-  rowsOf(document: unknown): RowLists;
+}
+
+/** The view's lists in a document (see HostViewRequest.listNames); throws when the document is not one. */
+export function rowListsOf(document: unknown, names: readonly string[]): RowLists {
+  if (Array.isArray(document) && names.length === 1) return { [names[0]!]: document as HostRow[] };
+  if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new TypeError('the document is not a JSON object');
+  const lists: Record<string, HostRow[]> = {};
+  for (const name of names) {
+    const rows = (document as Record<string, unknown>)[name];
+    if (!Array.isArray(rows)) throw new TypeError(`the document has no list ${JSON.stringify(name)}`);
+    lists[name] = rows as HostRow[];
+  }
+  return lists;
 }
 
 /**
@@ -57,11 +72,22 @@ export class RememberedRowsStore {
   }
 }
 
-async function fetchFrom(link: HostLink, request: HostViewRequest, signal: AbortSignal | undefined): Promise<HostFetch> {
+export interface GatherOptions {
+  readonly signal?: AbortSignal;
+  /**
+   * Wait for a link that is coming up (the default, for a command asked once), or take a link
+   * that is not up now as unreachable at once (for a view polled again and again, where one
+   * host reconnecting must not hold up the others' rows).
+   */
+  readonly waitForLinks?: boolean;
+}
+
+async function fetchFrom(link: HostLink, request: HostViewRequest, options: GatherOptions): Promise<HostFetch> {
   // Coming up is bounded by the link's own deadlines (ssh's connect and the remote handshake, then the first ping).
-  const upBudgetMs = link.timings.handshakeTimeoutMs + link.timings.pingTimeoutMs;
+  const upBudgetMs = (options.waitForLinks ?? true) ? link.timings.handshakeTimeoutMs + link.timings.pingTimeoutMs : 0;
+  const { signal } = options;
   try {
-    await link.whenUp({ timeoutMs: upBudgetMs, signal });
+    if (upBudgetMs > 0) await link.whenUp({ timeoutMs: upBudgetMs, signal });
   } catch (error) {
     if (error instanceof HostUnreachableError) return { kind: 'unreachable', error: error.message };
     throw error;
@@ -77,7 +103,7 @@ async function fetchFrom(link: HostLink, request: HostViewRequest, signal: Abort
   }
   if ('error' in reply) return { kind: 'failed', error: `${request.method} on ${link.host.name} failed (${reply.error.code}): ${reply.error.message}` };
   try {
-    return { kind: 'answered', lists: request.rowsOf(reply.result), atMicros: wallMicros() };
+    return { kind: 'answered', lists: rowListsOf(reply.result, request.listNames), atMicros: wallMicros() };
   } catch (error) {
     return { kind: 'failed', error: `${request.method} on ${link.host.name} answered something else: ${messageOf(error)}` };
   }
@@ -87,11 +113,11 @@ async function fetchFrom(link: HostLink, request: HostViewRequest, signal: Abort
  * Asks every host of `hosts` at once and remembers each answer in `store`; one host failing or
  * hanging never holds up another beyond its own budget. The answers come in the hosts' order.
  */
-export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: RememberedRowsStore, options: { readonly signal?: AbortSignal } = {}): Promise<HostAnswer[]> {
+export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: RememberedRowsStore, options: GatherOptions = {}): Promise<HostAnswer[]> {
   return Promise.all(
     hosts.names.map(async (name): Promise<HostAnswer> => {
       const link = hosts.link(name);
-      const fetched = await fetchFrom(link, request, options.signal);
+      const fetched = await fetchFrom(link, request, options);
       let remembered: RememberedRows | undefined;
       if (fetched.kind === 'answered') {
         remembered = { lists: fetched.lists, atMicros: fetched.atMicros };
@@ -103,4 +129,28 @@ export function gatherHostViews(hosts: Hosts, request: HostViewRequest, store: R
       return { host: name, fetched, link: { reachable, linkState, lastSeenAt, latencyMs }, remembered };
     }),
   );
+}
+
+async function localAnswer(request: HostViewRequest, local: () => Promise<unknown>): Promise<HostAnswer> {
+  try {
+    return { host: LOCAL_HOST, fetched: { kind: 'answered', lists: rowListsOf(await local(), request.listNames), atMicros: wallMicros() } };
+  } catch (error) {
+    return { host: LOCAL_HOST, fetched: { kind: 'failed', error: messageOf(error) } };
+  }
+}
+
+/**
+ * One view of this machine and every host of `hosts`: `local` answers for this machine (its
+ * document as the command prints it with --json) while every host is asked at once
+ * (gatherHostViews), and the answers are merged as of now (mergeHostViews).
+ */
+export async function viewAcrossHosts(
+  hosts: Hosts,
+  request: HostViewRequest,
+  store: RememberedRowsStore,
+  local: () => Promise<unknown>,
+  options: { readonly signal?: AbortSignal } = {},
+): Promise<MergedView> {
+  const [here, remote] = await Promise.all([localAnswer(request, local), gatherHostViews(hosts, request, store, options)]);
+  return mergeHostViews([here, ...remote], request.listNames, wallMicros());
 }

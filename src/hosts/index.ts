@@ -10,3 +10,6 @@ export * from './target.js';
 export * from './deliveries.js';
 export * from './merged.js';
 export * from './gather.js';
+export * from './poll.js';
+export * from './host-call.js';
+export * from './fleet-panes.js';

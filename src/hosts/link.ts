@@ -390,7 +390,8 @@ export class HostLink {
     }
   }
 
-  private installHint(): string {
+  /** How to put this drover's release on the host: the fix for a host too old or without drover. */
+  installHint(): string {
     return `install this drover's release there with \`${this.droverCommand} host add ${this.host.name} --install\``;
   }
 

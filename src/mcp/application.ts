@@ -2,9 +2,11 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMuxPort, invokingPane, MuxError, TmuxAdapter, type MuxName, type MuxPort } from '../mux/index.js';
 import { failureCode, type FailureCode } from '../panes/index.js';
+import { HostCallError, UnknownHostError } from '../hosts/index.js';
 import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
 import { isPaneId, requireNoCaptureHook, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
+import { HostAnsweredError, NO_HOSTS, type HostAccess } from './hosts.js';
 import type { CatalogEntry, ToolPolicy } from './policy.js';
 import type { StdioLimits } from './stdio.js';
 import { CAPABILITIES_TOOL, capabilitiesTool } from './tools/capabilities.js';
@@ -49,6 +51,8 @@ export interface ApplicationSettings {
   version?: string;
   /** What a call says when the multiplexer cannot be reached (the error says how): which server, and what to do. */
   describeUnreachable?: (error: unknown) => string;
+  /** The other machines the pane tools may reach (`HOST::PANE`, all_hosts); none when absent. */
+  hosts?: HostAccess;
 }
 
 /**
@@ -96,6 +100,26 @@ function fixedMessages(mux: MuxName): Partial<Record<FailureCode, string>> {
   };
 }
 
+/** As fixedMessages, for the codes a host's pane command fails with. */
+const FIXED_ON_HOST: Readonly<Record<string, string>> = {
+  not_found: 'not found: no such pane there',
+  pane_not_found: 'not found: no such pane there',
+  tmux_failed: 'tmux refused the command',
+  server_replaced: 'the pane key names a pane of another run of the multiplexer there (its server restarted since the key was read), so nothing was done: read the pane map again',
+};
+
+/**
+ * The error document of a call on another host's pane that failed: the host's own code (its
+ * messages fixed as this machine's are, naming the host), or why the host gave no answer.
+ */
+function hostErrorOf(error: unknown): Record<string, unknown> | undefined {
+  if (error instanceof UnknownHostError) return { code: 'not_found', message: error.message, phase: error.phase, delivery: error.delivery, host: error.host };
+  if (error instanceof HostCallError) return { code: error.code, message: error.message, phase: error.phase, ...error.details, host: error.host };
+  if (!(error instanceof HostAnsweredError)) return undefined;
+  const { code, message } = error.body;
+  return { ...error.body, code, message: `on ${error.host}: ${FIXED_ON_HOST[code] ?? message}`, host: error.host };
+}
+
 /**
  * A failed call as its result: the JSON document `{"error": {code, message, phase, delivery}}`
  * with a stable `code`, as its text. Not as structuredContent: clients check that against the
@@ -103,6 +127,8 @@ function fixedMessages(mux: MuxName): Partial<Record<FailureCode, string>> {
  * code alone, as its message may hold anything.
  */
 function errorResult(error: unknown, mux: MuxName, describeUnreachable: (error: unknown) => string): CallToolResult {
+  const host = hostErrorOf(error);
+  if (host !== undefined) return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: host }) }] };
   const code = failureCode(error);
   const message =
     code === 'unreachable' ? describeUnreachable(error) : (fixedMessages(mux)[code] ?? (error instanceof DroverError ? error.message : 'the tool failed unexpectedly'));
@@ -145,7 +171,7 @@ export class Application {
           (this.mux === 'tmux'
             ? 'drover drives coding agents in tmux panes. Ids: $session, @window, %pane.'
             : `drover drives coding agents in ${this.mux} panes; tmux-library tools (options, buffers, environment, sessions and windows) are not offered here.`) +
-          ' Every pane row carries pane_key (its id and the server run it lives on): name panes by it, since a key of a restarted server is refused rather than acted on. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
+          ' Every pane row carries pane_key (its id and the server run it lives on): name panes by it, since a key of a restarted server is refused rather than acted on. A pane on another host of drover host list is HOST::ID (gpu::%3) or its key from pane_map with all_hosts. Only the tools the operator enabled are present: call capabilities to see which groups are on and what enables the others. Typing tools report dispatch, not what the program did: capture, wait_for_text or deliver (verified) tell you more.',
       },
     );
     for (const tool of tools) if (tool.name === CAPABILITIES_TOOL || this.policy.allows(tool.name)) this.register(tool);
@@ -178,13 +204,13 @@ export class Application {
   }
 
   /** The context a call runs with; a tool that needs no server gets one whose server says why there is none. */
-  private async context(tool: ToolDefinition, deadlineMs: number, signal: AbortSignal): Promise<ToolContext> {
+  private async context(tool: ToolDefinition, deadlineMs: number, signal: AbortSignal, elsewhere: boolean): Promise<{ context: ToolContext; borrowed: boolean }> {
     const env = this.options.env ?? process.env;
     const operation = { timeoutMs: deadlineMs, signal };
-    const base = { mux: this.mux, captures: this.captures, deadlineMs, signal, operation, env };
+    const base = { mux: this.mux, captures: this.captures, deadlineMs, signal, operation, env, hosts: this.options.hosts ?? NO_HOSTS };
     const port = this.options.port;
     if (port !== undefined) {
-      return {
+      const context = {
         ...base,
         port,
         selfPane: invokingPane(port.mux, env),
@@ -192,13 +218,14 @@ export class Application {
           throw tmuxLibraryRefusal(port.mux);
         },
       };
+      return { context, borrowed: true };
     }
     let server: Server;
     try {
       server = await this.server();
     } catch (error) {
-      if (tool.needsServer !== false) throw error;
-      return {
+      if (tool.needsServer !== false && !elsewhere) throw error;
+      const context = {
         ...base,
         selfPane: undefined,
         get server(): Server {
@@ -208,10 +235,11 @@ export class Application {
           throw error;
         },
       };
+      return { context, borrowed: false };
     }
     // The pane tools reach tmux through the mux port too, over the borrowed server: a pane key
     // of another run of that server is refused by the port, never acted on.
-    return { ...base, server, port: createMuxPort(new TmuxAdapter({ server })), selfPane: await selfPaneOf(server, env, operation) };
+    return { context: { ...base, server, port: createMuxPort(new TmuxAdapter({ server })), selfPane: await selfPaneOf(server, env, operation) }, borrowed: true };
   }
 
   private register(tool: ToolDefinition): void {
@@ -233,9 +261,9 @@ export class Application {
         const deadline = AbortSignal.timeout(deadlineMs);
         const signal = AbortSignal.any([extra.signal, deadline]);
         try {
-          const context = await this.context(tool, deadlineMs, signal);
+          const { context, borrowed } = await this.context(tool, deadlineMs, signal, tool.elsewhere?.(input as never) === true);
           // A capture hook is tmux's: elsewhere reading a screen runs nothing of the user's.
-          if (tool.screens !== undefined && this.mux === 'tmux') await requireNoCaptureHook(context.server, tool.screens(input as never), context.operation);
+          if (tool.screens !== undefined && this.mux === 'tmux' && borrowed) await requireNoCaptureHook(context.server, tool.screens(input as never), context.operation);
           const result = await tool.run(context, input as never);
           const text = JSON.stringify(result);
           if (Buffer.byteLength(text) > responseBytes) {

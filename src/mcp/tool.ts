@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { MuxName, MuxPort } from '../mux/index.js';
 import type { OperationOptions, PaneId, Server } from '../tmux/index.js';
 import type { CaptureStore } from './captures.js';
+import type { HostAccess } from './hosts.js';
 import type { Tier, ToolGroup } from './policy.js';
 
 /** What every tool call gets: the multiplexer (as a port, and on tmux the borrowed server), retained captures, its deadline. */
@@ -24,6 +25,8 @@ export interface ToolContext {
   /** The deadline and signal as tmux operations take them. */
   readonly operation: OperationOptions;
   readonly env: NodeJS.ProcessEnv;
+  /** The other machines a call may name panes on. */
+  readonly hosts: HostAccess;
 }
 
 /**
@@ -46,6 +49,12 @@ export interface ToolDefinition<I extends z.ZodObject = z.ZodObject, O extends z
   readonly screens?: (input: z.infer<I>) => readonly PaneId[] | 'all';
   /** The tool answers without a tmux server (it reports on one when there is one). */
   readonly needsServer?: false;
+  /**
+   * The call reaches other machines (a pane on a host, or all hosts): it runs without this
+   * machine's server when there is none, and the capture-hook check is then skipped, as no
+   * screen here is read.
+   */
+  readonly elsewhere?: (input: z.infer<I>) => boolean;
   /**
    * The tool reaches panes only through the mux port, so it is offered on every multiplexer.
    * Without it the tool is a tmux-library tool (options, hooks, buffers, environment, tmux's

@@ -1,5 +1,6 @@
 import { existsSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { MuxError, unsupportedDetail, type MuxCapability, type MuxPort } from '../mux/index.js';
 import { ArgumentError } from '../process/index.js';
 import { deliverText, deliveryBudgetMs, pointerPrompt, type DeliveryOptions, type DeliveryReceipt } from './delivery.js';
@@ -100,6 +101,54 @@ export async function paneKill(port: MuxPort, pane: string): Promise<PaneRef> {
   return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS }, async (ref, channel) => {
     await channel.close();
     return ref;
+  });
+}
+
+/** Types `text` literally into the pane, then Enter when asked: dispatch only, nothing is read back. */
+export async function paneTypeText(port: MuxPort, pane: string, text: string, options: { enter?: boolean; signal?: AbortSignal } = {}): Promise<PaneRef> {
+  requireCapabilities(port, 'typing into a pane', options.enter ? ['typeText', 'sendKeys'] : ['typeText']);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS, signal: options.signal }, async (ref, channel) => {
+    await channel.type(text);
+    if (options.enter) await channel.keys(['Enter']);
+    return ref;
+  });
+}
+
+/**
+ * Sends keys in drover's neutral spelling (`Enter`, `ctrl+c`, `Up`): dispatch only. Every key is
+ * checked against what the multiplexer can send first: one it cannot send refuses them all.
+ */
+export async function paneSendKeys(port: MuxPort, pane: string, keys: readonly string[], options: { signal?: AbortSignal } = {}): Promise<PaneRef & { readonly keys: readonly string[] }> {
+  requireCapabilities(port, 'sending keys to a pane', ['sendKeys']);
+  if (keys.length === 0) throw new ArgumentError('name at least one key (Escape, ctrl+c, Up, y…)');
+  const refused = keys.flatMap((key) => {
+    const problem = port.keyProblem(key);
+    return problem === undefined ? [] : [`${JSON.stringify(key)} (${problem})`];
+  });
+  if (refused.length > 0) throw new ArgumentError(`cannot send ${refused.join(', ')}; nothing was sent`);
+  return onPane(port, pane, { budgetMs: PANE_VERB_BUDGET_MS, signal: options.signal }, async (ref, channel) => {
+    await channel.keys(keys);
+    return { ...ref, keys };
+  });
+}
+
+/** How often a wait without the multiplexer's output events reads the screen again. */
+export const SCREEN_POLL_MS = 100;
+
+/**
+ * Waits until the pane's visible screen passes `test`, reading it every SCREEN_POLL_MS (for a
+ * multiplexer whose port streams no output): true when it did, false when `timeoutMs` passed.
+ */
+export async function paneWaitForScreen(port: MuxPort, pane: string, test: (text: string) => boolean, options: { timeoutMs: number; signal?: AbortSignal }): Promise<PaneRef & { matched: boolean }> {
+  requireCapabilities(port, 'waiting for text in a pane', ['paneScreen']);
+  return onPane(port, pane, { budgetMs: options.timeoutMs + PANE_VERB_BUDGET_MS, signal: options.signal }, async (ref, channel) => {
+    const until = performance.now() + options.timeoutMs;
+    for (;;) {
+      if (test((await channel.read()).lines.join('\n'))) return { ...ref, matched: true };
+      const left = until - performance.now();
+      if (left <= 0) return { ...ref, matched: false };
+      await sleep(Math.min(SCREEN_POLL_MS, left), undefined, { signal: options.signal });
+    }
   });
 }
 

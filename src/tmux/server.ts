@@ -412,7 +412,7 @@ export class Server {
         execute: (args, execOptions) => this.spawned(args, execOptions),
         close: async () => undefined,
       };
-      this.transport = new ControlTransport(this, checkedSpawn);
+      this.transport = new ControlTransport(this, checkedSpawn, this.spawnTransport.clientPath);
     }
     await (this.transport as ControlTransport).warm(options);
   }

@@ -77,6 +77,11 @@ export class SpawnTransport implements CommandTransport {
     this.env = clientEnvironment(env);
   }
 
+  /** The PATH these clients run with, which tmux hands a pane they create. */
+  get clientPath(): string | undefined {
+    return this.env.PATH;
+  }
+
   async execute(args: readonly string[], options: ExecOptions): Promise<CommandResult> {
     const argv = [this.endpoint.executable, ...this.endpoint.args, ...args];
     const result: RunResult = await run(argv, {

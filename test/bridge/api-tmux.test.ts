@@ -80,6 +80,18 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     assert.match(view.event_id, /^[0-9a-f]+\.\d+$/);
   });
 
+  it('says every pane is on this machine when no host is configured, and refuses a key naming another host', async () => {
+    const view = await snapshot();
+    assert.deepEqual(view.hosts, []);
+    assert.deepEqual(new Set(view.panes.map((pane) => [pane.host, pane.stale, pane.stale_age_ms].join(' '))), new Set(['local false ']));
+    const byId = new Map(view.panes.map((pane) => [pane.pane_id, pane.pane_key]));
+    assert.deepEqual(view.triage_keys, view.triage.map((id) => byId.get(id)), 'the triage by key is the triage by id');
+    const remoteKey = encodeURIComponent('gpu::tmux::1-1::%3');
+    const refused = await world.post(`/api/panes/${remoteKey}/reply`, { text: 'hello' });
+    assert.equal(refused.status, 400, refused.text);
+    assert.match(refused.json.error?.message ?? '', /names a pane on gpu, and drover web reads no other host/);
+  });
+
   it('puts a pane that asks first, with its question as buttons, and announces it on the stream', async () => {
     const stream = await world.stream();
     try {

@@ -7,8 +7,7 @@
  * page (pairing, home, a pane, the fleet inbox), and the keyboard alone reaches every action.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -21,29 +20,8 @@ import { tmuxFleet, type TmuxFleet } from '../fleet/support.js';
 import { FAKE_AGENT, screenShows } from '../panes/live.js';
 import { git } from '../support/git.js';
 import { eventually } from '../support/wait.js';
-import { CHROMIUM, DESKTOP, launchChromium, PHONE } from './chromium.js';
+import { CHROMIUM, DESKTOP, launchChromium, PHONE, seriousViolations } from './chromium.js';
 import { PAGE_ASSETS, startWebWorld, suiteTeardown } from './support.js';
-
-const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-
-interface AxeViolation {
-  id: string;
-  impact: string | null;
-  help: string;
-  nodes: { target: string[] }[];
-}
-
-/** axe-core's serious and critical violations on the page as it stands, each as one line. */
-async function seriousViolations(page: Page): Promise<string[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> } }).axe;
-    return (await axe.run(document, { resultTypes: ['violations'] })).violations;
-  });
-  return violations
-    .filter((violation) => violation.impact === 'serious' || violation.impact === 'critical')
-    .map((violation) => `${violation.impact} ${violation.id}: ${violation.help} (${violation.nodes.map((node) => node.target.join(' ')).join(', ')})`);
-}
 
 /** What has the keyboard focus: its tag and where it goes (a link) or its name (rows' ages change as Tab moves). */
 function focused(page: Page): Promise<string> {

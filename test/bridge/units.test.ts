@@ -24,10 +24,12 @@ import {
   presentSpan,
   readAgentScreen,
   resolveState,
+  hostBanner,
   restartBanner,
   scanProgramScreen,
   showsSessions,
   showsSpaces,
+  staleNote,
   staleTitleNote,
   triageGroup,
   triageOrder,
@@ -340,5 +342,15 @@ describe('the words on the page', () => {
   it('says when the server was restarted and what happens to what was meant for the old one', () => {
     const text = restartBanner('tmux', { at: '2026-03-01T09:30:05.000Z', previous_incarnation: '1-1', incarnation: '2-2' }, 'en-GB');
     assert.match(text, /^The tmux server was restarted \(01\/03\/2026 \d\d:30:05\)\. These are the new server's panes: replies, answers and keys meant for a pane of the old one are refused/);
+  });
+
+  it('says how long ago a host that cannot be reached was seen, and whether its panes are its last known ones', () => {
+    const now = Date.parse('2027-01-15T08:05:00Z');
+    const host = { name: 'gpu', reachable: false, link_state: 'down', last_seen_at: '2027-01-15T08:02:00.000000Z', latency_ms: null, stale: true, stale_age_ms: 180_000, error: 'host gpu is down' } as const;
+    assert.equal(hostBanner(host, now), 'Host gpu cannot be reached (down): last seen 3 min ago; its panes below are as they were then, marked stale. Nothing can be sent to it until it is back.');
+    assert.match(hostBanner({ ...host, link_state: 'auth_required', last_seen_at: null, stale: false }, now), /^Host gpu cannot be reached \(auth required\): it has not been reached since drover web started; none of its panes are known\./);
+    assert.equal(hostBanner({ ...host, link_state: 'connecting', last_seen_at: null, stale: false }, now), 'Host gpu is not connected yet (connecting): its panes appear once it answers.');
+    assert.equal(staleNote({ stale: false, stale_age_ms: null }), null);
+    assert.equal(staleNote({ stale: true, stale_age_ms: 5 * 60_000 }), 'stale: as seen 5 min ago');
   });
 });

@@ -98,7 +98,7 @@ describe('drover pane deliver to a host whose drover predates delivery ids (a fa
     const error = (JSON.parse(answer.text()) as { error: { code: string; delivery: string; host: string; delivery_id: string } }).error;
     assert.deepEqual([error.code, error.delivery, error.host], ['host_incompatible', 'not_sent', 'old']);
     assert.match(error.delivery_id, /^dlv-/);
-    assert.match(answer.stderrText(), /runs drover 0\.0\.1-old \(drover-rpc 1\.0\), which does not remember delivery ids; nothing was sent: install this release there with `.* host add old --install`/);
+    assert.match(answer.stderrText(), /runs drover 0\.0\.1-old \(drover-rpc 1\.0\), which does not remember delivery ids; nothing was sent: install this drover's release there with `.* host add old --install`/);
     assert.equal(existsSync(requests), false, 'no request but pings reached it');
   });
 });

@@ -197,4 +197,40 @@ describe('pane verbs on HOST::PANE (a fake ssh on PATH)', () => {
     assert.equal(kill.exitCode, 0, kill.stderrText());
     assert.equal((JSON.parse(kill.text()) as { killed: boolean }).killed, true);
   });
+
+  it('takes the full pane key the merged map prints, checked by the host against its own server run', async (t) => {
+    // The merged map asks each host for its own default server (-S names this machine's), so the host's pane lives there.
+    const remoteTmux = (...args: string[]) => run(['tmux', ...args], { env: remoteEnv });
+    t.after(() => remoteTmux('kill-server'));
+    assert.equal((await remoteTmux('new-session', '-d', '-s', 'keyed', '-x', '80', '-y', '24', 'cat')).exitCode, 0);
+    const map = await drover(['pane', 'map', '--all-hosts', '--json']);
+    const rows = (JSON.parse(map.text()) as { rows: { host: string; pane_id: string; pane_key: string }[] }).rows.filter((row) => row.host === 'gpu');
+    assert.equal(rows.length, 1, map.text());
+    const { pane_id: paneId, pane_key: paneKey } = rows[0]!;
+    assert.match(paneKey, /^gpu::tmux::[^:]+::%\d+$/);
+
+    const capture = await drover(['pane', 'capture', paneKey, '--json']);
+    assert.equal(capture.exitCode, 0, capture.stderrText());
+    const captured = JSON.parse(capture.text()) as { pane_id: string; pane_key: string; host: string };
+    assert.deepEqual([captured.pane_id, captured.host], [paneId, 'gpu']);
+    assert.equal(captured.pane_key, paneKey.replace(/^gpu::/, 'local::'), 'the host’s own key for the pane');
+
+    // Another run of the host's tmux server: the key's pane is gone, whatever its %id names there now.
+    assert.equal((await remoteTmux('kill-server')).exitCode, 0);
+    assert.equal((await remoteTmux('new-session', '-d', '-s', 'keyed', '-x', '80', '-y', '24', 'cat')).exitCode, 0);
+    for (let split = 0; split < 3; split += 1) assert.equal((await remoteTmux('split-window', '-d', '-t', 'keyed', 'cat')).exitCode, 0);
+    const stale = await drover(['pane', 'deliver', paneKey, '--text', 'never-typed-42', '--json']);
+    assert.equal(stale.exitCode, 6, stale.stderrText());
+    const error = (JSON.parse(stale.text()) as { error: { code: string; host: string } }).error;
+    assert.deepEqual([error.code, error.host], ['server_replaced', 'gpu']);
+    const staleCapture = await drover(['pane', 'capture', paneKey, '--json']);
+    assert.equal(staleCapture.exitCode, 6, staleCapture.stderrText());
+    for (const pane of (await remoteTmux('list-panes', '-a', '-F', '#{pane_id}')).text().trim().split('\n')) {
+      assert.doesNotMatch((await remoteTmux('capture-pane', '-p', '-t', pane)).text(), /never-typed-42/, `nothing typed into ${pane}`);
+    }
+
+    const malformed = await drover(['pane', 'capture', 'gpu::tmux::%3', '--json']);
+    assert.equal(malformed.exitCode, 2);
+    assert.match(malformed.stderrText(), /neither HOST::PANE .* nor a pane key HOST::MUX::INCARNATION::PANE/);
+  });
 });

@@ -490,6 +490,10 @@ describe('drover pane with pane keys, across a restart of the server at the same
     assert.deepEqual([...keys.keys()].sort(), ['%0', '%1']);
     // The keys name the panes while their server runs.
     assert.equal((JSON.parse(ok(await sandbox.drover(['pane', 'capture', keys.get('%0')!, '-l', '1', '--json', '-S', socket]))) as { pane_id: string }).pane_id, '%0');
+    // The merged view across hosts prints this machine's keys the same way, and they are taken as they are.
+    const merged = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-hosts', '--json', '-S', socket], { env: { XDG_CONFIG_HOME: '', DROVER_CONFIG: '' } }))) as { rows: { host: string; pane_id: string; pane_key: string }[] };
+    assert.deepEqual(new Map(merged.rows.map((row) => [row.pane_id, row.pane_key])), keys);
+    assert.equal((JSON.parse(ok(await sandbox.drover(['pane', 'ready', merged.rows[1]!.pane_key, '--json', '-S', socket]))) as { pane_id: string }).pane_id, merged.rows[1]!.pane_id);
 
     await tmux.restart(['cat']);
     await tmux.tmuxCommand('split-window', '-d', '-t', '%0', 'cat');
@@ -516,7 +520,7 @@ describe('drover pane with pane keys, across a restart of the server at the same
       sandbox.drover(['pane', 'kill', 'local::tmux::%1', '-S', socket]),
       sandbox.drover(['pane', 'kill', keys.get('%1')!.replace('::tmux::', '::herdr::'), '-S', socket]),
     ]);
-    assertFailure(malformed, 2, /is not a pane key: a key is HOST::MUX::INCARNATION::PANE/);
+    assertFailure(malformed, 2, /"local::tmux::%1" is neither HOST::PANE \(gpu::%3\) nor a pane key HOST::MUX::INCARNATION::PANE/);
     assertFailure(elsewhere, 6, /names a herdr pane, but drover is driving tmux; nothing was done \(choose herdr with --mux herdr\)/);
     assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}'), '%0\n%1\n');
   });

@@ -33,7 +33,7 @@ describe('drover rpc --stdio', () => {
     assert.equal(handshake.version, RPC_VERSION);
     assert.equal(handshake.drover_version, packageVersion());
     assert.ok(handshake.muxes.some((mux) => mux.mux === 'tmux'), JSON.stringify(handshake.muxes));
-    for (const method of ['pane.map', 'pane.capture', 'pane.ready', 'pane.deliver', 'pane.questions', 'pane.kill', 'mux.snapshot', 'message.send', 'message.poll', 'member.list', 'doctor', 'ping', 'watch', 'unwatch']) {
+    for (const method of ['pane.map', 'pane.capture', 'pane.ready', 'pane.deliver', 'pane.questions', 'pane.kill', 'pane.keys', 'mux.snapshot', 'message.send', 'message.poll', 'member.list', 'doctor', 'ping', 'watch', 'unwatch']) {
       assert.ok(handshake.capabilities.includes(method), `offers ${method}`);
     }
     for (const method of ['rpc', 'web', 'mcp', 'up', 'down', 'message.listen', 'agent.setup', 'agent.hook']) assert.ok(!handshake.capabilities.includes(method), `does not offer ${method}`);

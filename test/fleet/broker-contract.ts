@@ -60,7 +60,7 @@ export function brokerContract(store: ContractStore): void {
         assert.deepEqual([director.name, director.kind, director.status, director.codingAgent], ['Director', 'director', 'active', 'claude']);
         assert.deepEqual(
           { ...director.placement, createdAt: undefined },
-          { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null, server: null, staleAt: null },
+          { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null, server: null, staleAt: null, host: null },
         );
       });
 
@@ -134,6 +134,21 @@ export function brokerContract(store: ContractStore): void {
         assert.deepEqual(roster.map((m) => m.name), ['Director', 'alice', 'bob', 'carol']);
         assert.equal(roster[0]!.memberId, director.memberId);
         assert.equal(roster[3]!.placement?.pane, '%5');
+      });
+
+      it('keeps the host a placement names, null for this machine however it was given', async (t) => {
+        const { broker } = await open(t);
+        const { fleet, alice } = await seedFleet(broker);
+        assert.equal(alice.placement?.host, null);
+        const remote = await broker.registerMember({ fleetId: fleet.fleetId, name: 'far', codingAgent: 'shell', placement: { host: 'gpu', backend: 'tmux', session: 's', window: '@3', server: 'run-1' } });
+        assert.equal(remote.placement?.host, 'gpu');
+        const recorded = await broker.recordPane(remote.memberId, '%7');
+        assert.deepEqual([recorded.host, recorded.pane], ['gpu', '%7']);
+        const local = await broker.setPlacement(remote.memberId, { host: 'local', backend: 'tmux', session: 's', window: '@3', pane: '%7' });
+        assert.equal(local.host, null);
+        // The same pane id on another host is another pane: a guard taken for one never passes for the other.
+        assert.deepEqual(await broker.deregisterMember(remote.memberId, { ...local, host: 'gpu' }), { status: 'placement_changed' });
+        await assert.rejects(broker.registerMember({ fleetId: fleet.fleetId, name: 'x', codingAgent: 'shell', placement: { host: ' ', backend: 'tmux', session: 's', window: '@1' } }), /placement host may not be empty/);
       });
 
       it('tracks last sent, received and acknowledged per member', async (t) => {

@@ -116,11 +116,15 @@ describe('SqliteStore.open', () => {
       raw.exec(migration.sql);
       raw.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(migration.version, migration.name, 'then');
     }
+    raw.prepare("INSERT INTO fleets (name, created_at) VALUES ('f', 'then')").run();
+    raw.prepare("INSERT INTO members (fleet_id, name, status, coding_agent, registered_at) VALUES (1, 'kept', 'active', 'shell', 'then')").run();
+    raw.prepare("INSERT INTO placements (member_id, backend, session, window, pane, created_at) VALUES (1, 'tmux', 's', '@1', '%1', 'then')").run();
     raw.close();
     const upgraded = SqliteStore.open({ path: old, readOnly: true });
     t.after(() => upgraded.close());
     assert.equal(upgraded.schema.current, LATEST_SQLITE_SCHEMA_VERSION);
-    assert.deepEqual(upgraded.db.prepare('SELECT server, stale_at FROM placements').all(), []);
+    // Rows written before a column existed are kept, the new columns NULL (a pane on this machine).
+    assert.deepEqual(upgraded.db.prepare('SELECT pane, server, stale_at, host FROM placements').all(), [{ pane: '%1', server: null, stale_at: null, host: null }]);
   });
 
   it('cuts the busy wait to a bounded call, says the store stayed busy, and restores the default', async (t) => {

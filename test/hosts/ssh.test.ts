@@ -19,7 +19,7 @@ import {
   sshDestinationProblem,
   sshStderrSummary,
 } from '../../src/hosts/index.js';
-import { run } from '../../src/process/index.js';
+import { ArgumentError, run } from '../../src/process/index.js';
 
 describe('ssh destinations and remote commands', () => {
   it('refuses a destination ssh would take for an option, or one with blanks or control characters', () => {
@@ -159,15 +159,29 @@ describe('the remote install script', () => {
 });
 
 describe('pane targets on a host', () => {
-  it('reads HOST::PANE, leaves tmux targets and full pane keys alone, and names a malformed host part', () => {
+  it('reads HOST::PANE, leaves tmux targets alone, and names a malformed host part', () => {
     assert.deepEqual(parseHostTarget('gpu::%3'), { host: 'gpu', pane: '%3' });
     assert.deepEqual(parseHostTarget('gpu::work:0.1'), { host: 'gpu', pane: 'work:0.1' }, 'a tmux target there');
     assert.deepEqual(parseHostTarget('LOCAL::%0'), { host: 'local', pane: '%0' });
     assert.equal(parseHostTarget('%3'), undefined);
     assert.equal(parseHostTarget('work:0.1'), undefined, 'a tmux target here has one colon');
-    assert.equal(parseHostTarget('local::tmux::abc::%3'), undefined, 'a pane key is the pane resolver’s');
     assert.throws(() => parseHostTarget('-o::%3'), /"-o" is not a host name/);
     assert.throws(() => parseHostTarget('::%3'), /"" is not a host name/);
     assert.throws(() => parseHostTarget('gpu::'), /names no pane after ::/);
+  });
+
+  it('reads a full pane key: its host, and the key as that host spells it (local)', () => {
+    assert.deepEqual(parseHostTarget('gpu::tmux::28114-1764844800::%3'), { host: 'gpu', pane: 'local::tmux::28114-1764844800::%3' });
+    assert.deepEqual(parseHostTarget('local::tmux::abc::%3'), { host: 'local', pane: 'local::tmux::abc::%3' }, 'this machine’s key, as it is');
+    assert.deepEqual(parseHostTarget('LOCAL::tmux::abc::%3'), { host: 'local', pane: 'local::tmux::abc::%3' });
+    assert.deepEqual(parseHostTarget('gpu::herdr::run-2::w1:p3'), { host: 'gpu', pane: 'local::herdr::run-2::w1:p3' }, 'a pane id with a colon survives');
+  });
+
+  it('names what is wrong with a malformed pane key', () => {
+    assert.throws(() => parseHostTarget('gpu::screen::abc::%3'), (error: Error) => error instanceof ArgumentError && /"screen" is not a multiplexer drover drives/.test(error.message));
+    assert.throws(() => parseHostTarget('gpu::tmux::a b::%3'), /"a b" is not an incarnation/);
+    assert.throws(() => parseHostTarget('-o::tmux::abc::%3'), /"-o" is not a host name/);
+    assert.throws(() => parseHostTarget('gpu::tmux::abc::'), /"" is not a pane id/);
+    assert.throws(() => parseHostTarget('gpu::tmux::%3'), /neither HOST::PANE .* nor a pane key HOST::MUX::INCARNATION::PANE/);
   });
 });

@@ -17,7 +17,7 @@ import { connectMcp, type McpSession } from '../support/mcp.js';
 import { startTestServer } from '../support/tmux.js';
 
 /** The tools that reach panes through the mux port: all a server off tmux offers. */
-const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'mux_snapshot', 'pane_map', 'pane_process', 'questions', 'ready'];
+const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'mux_snapshot', 'pane_map', 'pane_process', 'questions', 'ready', 'send_keys', 'send_text', 'wait_for_text'];
 
 interface McpWorld {
   /** How drover mcp is pointed at this multiplexer: its arguments and environment. */
@@ -180,6 +180,29 @@ function describeMcpOn(mux: MuxName, open: (sandbox: CliSandbox) => Promise<McpW
       };
       assert.deepEqual([receipt.status, receipt.pane_key, receipt.typed], [world.delivered, keys.get(world.linePane), true], String(receipt.reason));
       await eventually('the line in the pane', async () => ((await world.screen(world.linePane)).includes('hello-drover-42') ? true : undefined));
+    });
+
+    it('send_text, wait_for_text and send_keys: the text shows, keys go in the multiplexer’s spelling', async () => {
+      const pane_key = keys.get(world.linePane)!;
+      const typed = ok(await session.client.callTool({ name: 'send_text', arguments: { pane_key, text: 'typed-by-send-text-7', enter: true } }));
+      assert.deepEqual([typed.pane_id, typed.pane_key, typed.enter_sent], [world.linePane, pane_key, true]);
+      const seen = ok(await session.client.callTool({ name: 'wait_for_text', arguments: { pane_key, text: 'typed-by-send-text-7', timeout_ms: 20_000 } }));
+      assert.deepEqual([seen.matched, seen.pane_key], [true, pane_key]);
+      const regex = ok(await session.client.callTool({ name: 'wait_for_text', arguments: { pane_id: world.linePane, regex: 'send-text-[0-9]', timeout_ms: 20_000 } }));
+      assert.equal(regex.matched, true);
+      const missing = ok(await session.client.callTool({ name: 'wait_for_text', arguments: { pane_key, text: 'never-shown-xyz', timeout_ms: 300 } }));
+      assert.deepEqual([missing.matched, missing.timeout_ms_used], [false, 300]);
+      assert.ok((missing.elapsed_ms as number) >= 300);
+      const sent = ok(await session.client.callTool({ name: 'send_keys', arguments: { pane_key, keys: ['Enter'] } }));
+      assert.deepEqual([sent.pane_key, sent.keys], [pane_key, 1]);
+      // tmux takes its own key names; elsewhere a tmux spelling is refused before anything is sent.
+      const inputs = await world.inputs();
+      const chord = await session.client.callTool({ name: 'send_keys', arguments: { pane_key, keys: ['C-u'] } });
+      if (mux === 'tmux') ok(chord);
+      else {
+        assert.match(errorOf(chord).message, /ctrl\+u/);
+        assert.deepEqual(await world.inputs(), inputs);
+      }
     });
 
     it('refuses a key of another server run with the replaced reason, typing nothing', async () => {

@@ -340,6 +340,29 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     }
   });
 
+  it("hands a new pane the PATH of the binding that made it, not the server's", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
+    const own = `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`;
+    const env: NodeJS.ProcessEnv = { ...process.env, PATH: own };
+    delete env.TMUX;
+    delete env.TMUX_PANE;
+    const binding = await Server.open(t.server.endpoint, { env });
+    try {
+      if (transport === 'control') await binding.connect();
+      const report = (name: string): string[] => ['sh', '-c', `printf %s "$PATH" > ${name}; exec sleep 30`];
+      const session = await binding.newSession({ cwd: dir, command: report('session') });
+      await session.newWindow({ cwd: dir, command: report('window') });
+      for (const name of ['session', 'window']) {
+        const path = await eventually(`the ${name} pane to write its PATH`, async () => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8') : undefined));
+        assert.equal(path, own, name);
+      }
+      await session.kill();
+    } finally {
+      await binding.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('reports a killed pane as not found instead of succeeding', async () => {
     const session = await t.server.newSession();
     const pane = await (await session.listPanes())[0]!.split({ direction: 'vertical' });

@@ -9,7 +9,7 @@
  */
 import type { MuxCapability } from '../../mux/index.js';
 import { parsePaneKey } from '../../mux/identity.js';
-import { ago, paneName, paneRepo, paneWhere, restartBanner, showsSessions, showsSpaces, staleTitleNote } from '../present.js';
+import { ago, hostBanner, paneName, paneRepo, paneWhere, restartBanner, showsSessions, showsSpaces, staleNote, staleTitleNote } from '../present.js';
 import type {
   ConfigView,
   DeviceView,
@@ -43,7 +43,14 @@ const state = {
   fleet: null as FleetListView | null,
   inboxes: new Map<number, InboxView>(),
   live: 'connecting' as 'connecting' | 'live' | 'reconnecting',
+  /** The host the home page shows; null for every host. */
+  host: null as string | null,
 };
+
+/** Whether panes of other machines are shown, and so each pane says which machine it is on. */
+function manyHosts(): boolean {
+  return (state.snapshot?.hosts.length ?? 0) > 0;
+}
 
 let events: EventSource | undefined;
 let snapshotTimer: number | undefined;
@@ -122,13 +129,18 @@ function renderNav(): void {
   );
 }
 
-/** Says, above everything, that the multiplexer was restarted and when: the panes shown are the new server's. */
+/**
+ * Says, above everything, that the multiplexer was restarted and when (the panes shown are the
+ * new server's), and which hosts cannot be reached and since when (their panes are stale).
+ */
 function renderBanner(): void {
   const restart = state.snapshot?.server.restarted ?? null;
-  if (restart === null) return replaceChildren(banner);
-  if (banner.dataset.incarnation === restart.incarnation) return;
-  banner.dataset.incarnation = restart.incarnation;
-  replaceChildren(banner, h('section', { class: 'banner', role: 'region', 'aria-label': 'Server restarted' }, h('p', {}, restartBanner(state.config?.mux ?? 'multiplexer', restart))));
+  const unreachable = (state.snapshot?.hosts ?? []).filter((host) => !host.reachable);
+  replaceChildren(
+    banner,
+    restart === null ? null : h('section', { class: 'banner', role: 'region', 'aria-label': 'Server restarted' }, h('p', {}, restartBanner(state.config?.mux ?? 'multiplexer', restart))),
+    ...unreachable.map((host) => h('section', { class: 'banner host-down', role: 'region', 'aria-label': `Host ${host.name} unreachable` }, h('p', {}, hostBanner(host)))),
+  );
 }
 
 function setLive(live: typeof state.live): void {
@@ -294,7 +306,12 @@ function listen(): void {
   const on = <K extends keyof EventData>(kind: K, handle: (data: EventData[K]) => void): void =>
     source.addEventListener(kind, (event) => handle(JSON.parse((event as MessageEvent<string>).data) as EventData[K]));
   on('topology', () => scheduleSnapshot());
-  on('agent', () => scheduleSnapshot());
+  on('agent', (data) => {
+    scheduleSnapshot();
+    // A host's panes say no revision: their screens are read again when their state moves.
+    const current = route();
+    if (current.view === 'pane' && current.paneKey === data.pane_key && paneOf(data.pane_key)?.host !== 'local') scheduleGrid(current.paneKey);
+  });
   on('question', () => scheduleSnapshot());
   on('pane', (data) => {
     const current = route();
@@ -303,6 +320,7 @@ function listen(): void {
     if (current.view === 'pane' && (current.paneKey === data.pane_key || current.paneKey === data.pane_id) && data.revision !== state.grid?.revision) scheduleGrid(current.paneKey);
   });
   on('fleet', () => scheduleFleet());
+  on('host', () => scheduleSnapshot());
   on('restart', () => {
     scheduleSnapshot();
     void loadSessions();
@@ -319,17 +337,19 @@ function listen(): void {
 
 function paneCard(pane: PaneView): HTMLLIElement {
   const stale = staleTitleNote(pane);
+  const old = staleNote(pane);
   const repo = paneRepo(pane);
   return h(
     'li',
-    { class: `card group-${pane.group}` },
+    { class: `card group-${pane.group}${pane.stale ? ' stale-row' : ''}` },
     h(
       'a',
       { href: paneHref(pane.pane_key) },
       // Two columns: what the pane is and how it is doing, then where it works and when it last moved.
       h('span', { class: 'name' }, paneName(pane)),
-      h('span', { class: `state state-${pane.state}` }, pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state]),
-      h('span', { class: 'agent' }, `${pane.agent ?? pane.foreground ?? 'shell'} · ${paneWhere(pane, state.config)}`),
+      // A stale row's state is how it was, not how it is: it never reads as live.
+      h('span', { class: `state state-${pane.stale ? 'stale' : pane.state}` }, old ?? (pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state])),
+      h('span', { class: 'agent' }, `${manyHosts() ? `${pane.host} · ` : ''}${pane.agent ?? pane.foreground ?? 'shell'} · ${paneWhere(pane, state.config)}`),
       h('span', { class: 'changed' }, pane.changed_at === null ? '' : h('time', { datetime: pane.changed_at }, `changed ${ago(pane.changed_at)}`)),
       repo === null ? null : h('span', { class: 'repo' }, repo),
       stale === null ? null : h('span', { class: 'stale' }, stale),
@@ -341,18 +361,42 @@ function paneCard(pane: PaneView): HTMLLIElement {
 function triageSections(headingLevel: 'h2' | 'h3'): HTMLElement[] {
   const snapshot = state.snapshot;
   if (snapshot === null) return [h('p', {}, 'Loading…')];
-  const byId = new Map(snapshot.panes.map((pane) => [pane.pane_id, pane]));
-  const ordered = snapshot.triage.map((id) => byId.get(id)!).filter((pane) => pane !== undefined);
-  return (['needs_you', 'finished', 'working', 'idle'] as const)
-    .filter((group) => snapshot.counts[group] > 0)
-    .map((group) =>
+  const byKey = new Map(snapshot.panes.map((pane) => [pane.pane_key, pane]));
+  const ordered = snapshot.triage_keys
+    .map((key) => byKey.get(key))
+    .filter((pane): pane is PaneView => pane !== undefined && (state.host === null || pane.host === state.host));
+  return (['needs_you', 'finished', 'working', 'idle'] as const).flatMap((group) => {
+    const panes = ordered.filter((pane) => pane.group === group);
+    if (panes.length === 0) return [];
+    return [
       h(
         'section',
         { class: `group ${group}`, 'aria-labelledby': `${headingLevel}-${group}` },
-        h(headingLevel, { id: `${headingLevel}-${group}` }, `${GROUP_TITLES[group]} (${snapshot.counts[group]})`),
-        h('ul', { class: 'cards' }, ...ordered.filter((pane) => pane.group === group).map(paneCard)),
+        h(headingLevel, { id: `${headingLevel}-${group}` }, `${GROUP_TITLES[group]} (${panes.length})`),
+        h('ul', { class: 'cards' }, ...panes.map(paneCard)),
       ),
-    );
+    ];
+  });
+}
+
+/** Which machine's panes the home page lists: every one, or one. Shown only when there are other machines. */
+function hostFilter(): HTMLElement | null {
+  const snapshot = state.snapshot;
+  if (snapshot === null || !manyHosts()) return null;
+  const names = ['local', ...snapshot.hosts.map((host) => host.name)];
+  if (state.host !== null && !names.includes(state.host)) state.host = null;
+  const select = h(
+    'select',
+    { id: 'host-filter' },
+    h('option', { value: '' }, 'Every host'),
+    ...names.map((name) => h('option', { value: name, selected: state.host === name }, name === 'local' ? 'local (this machine)' : name)),
+  );
+  select.addEventListener('change', () => {
+    state.host = select.value === '' ? null : select.value;
+    renderHome();
+    renderSide();
+  });
+  return h('p', { class: 'host-filter' }, h('label', { for: 'host-filter' }, 'Host '), select);
 }
 
 function renderHome(): void {
@@ -360,6 +404,7 @@ function renderHome(): void {
   replaceChildren(
     view,
     h('h1', {}, 'Agents'),
+    hostFilter(),
     snapshot !== null && snapshot.panes.length === 0 ? h('p', {}, 'No panes.') : null,
     ...triageSections('h2'),
   );
@@ -528,6 +573,8 @@ function updatePane(paneKey: string): void {
   if (pane.pane_key !== paneKey) return location.replace(paneHref(pane.pane_key));
   title.textContent = paneName(pane);
   meta.textContent = [
+    manyHosts() ? `on ${pane.host}` : null,
+    staleNote(pane),
     paneWhere(pane, state.config),
     pane.agent ?? pane.foreground ?? 'shell',
     pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state],
@@ -737,6 +784,8 @@ async function boot(): Promise<void> {
   // "changed 3 min ago" ages while nothing else happens; only the words change, so focus stays put.
   window.setInterval(() => {
     for (const time of document.querySelectorAll<HTMLTimeElement>('.card time[datetime]')) time.textContent = `changed ${ago(time.dateTime)}`;
+    // So does "last seen 2 min ago" over a host that cannot be reached.
+    if ((state.snapshot?.hosts ?? []).some((host) => !host.reachable)) renderBanner();
   }, AGE_REFRESH_MS);
 }
 

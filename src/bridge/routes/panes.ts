@@ -9,6 +9,7 @@ import { paneChannel } from '../../mux/index.js';
 import { sendKeysInTurn, unwrap } from '../agent-input.js';
 import { textFingerprint } from '../audit.js';
 import { BridgeError } from '../errors.js';
+import { remotePaneOf, type HostPanes, type RemotePane } from '../hosts.js';
 import type { PaneQueue } from '../pane-queue.js';
 import type { GridView, QuestionView } from '../protocol.js';
 import { checkReplyText, replyDeadline, replyToPane } from '../reply.js';
@@ -19,10 +20,14 @@ const MAX_KEYS = 64;
 const MAX_GRID_LINES = 10_000;
 /** An answer is a key or two, each sent once the screen moved after the one before. */
 const ANSWER_BUDGET_MS = 10_000;
+/** The lines of a remote pane's screen shown when the page asks for its viewport (a host's capture has no viewport of its own). */
+const REMOTE_SCREEN_LINES = 60;
 
 export interface PaneRoutesContext {
   readonly mux: MuxSupervisor;
   readonly queue: PaneQueue;
+  /** Other machines' panes; a key naming one is served over its host's link. */
+  readonly remote?: HostPanes;
 }
 
 function paneRoute(verb: string): RegExp {
@@ -37,7 +42,20 @@ export function gridLines(text: string | null): number | null {
   return lines;
 }
 
-export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
+export function paneRoutes({ mux, queue, remote }: PaneRoutesContext): Route[] {
+  /**
+   * The pane on another host the call names, served by `task` over that host's link; undefined
+   * when the call names a pane of this machine. A verb without `task` is refused for remote panes.
+   */
+  const onRemote = <T>(call: RouteCall, verb: string, task?: (hosts: HostPanes, pane: RemotePane) => Promise<T>): Promise<T> | undefined => {
+    const pane = remotePaneOf(call.params[0]!);
+    if (pane === undefined) return undefined;
+    call.audit.target = pane.paneKey;
+    if (remote === undefined) return Promise.reject(new BridgeError('bad_request', `pane key ${pane.paneKey} names a pane on ${pane.host}, and drover web reads no other host (drover host list is empty)`));
+    if (task === undefined) return Promise.reject(new BridgeError('unsupported', `drover web offers ${verb} for this machine's panes only; nothing was sent to ${pane.host}`, { details: { host: pane.host } }));
+    return task(remote, pane);
+  };
+
   /** Runs `task` on the pane the call names, once it is known to exist on the run served now. */
   const onPane = async <T>(call: RouteCall, task: (pane: PaneTarget) => Promise<T>): Promise<T> => {
     const segment = call.params[0]!;
@@ -64,6 +82,13 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
   };
 
   const grid = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'grid', async (hosts, pane) => {
+      const lines = gridLines(call.request.query.get('lines'));
+      // A host's capture has no revision: the page reads it again on each of the host's events.
+      const text = await hosts.capture(pane, lines ?? REMOTE_SCREEN_LINES);
+      const view: GridView = { pane_id: pane.paneId, pane_key: pane.paneKey, text, revision: '', truncated: false, scope: lines === null ? 'viewport' : 'recent', lines };
+      return json(view, { 'Cache-Control': 'no-cache' });
+    }) ??
     onPane(call, async (pane) => {
       const lines = gridLines(call.request.query.get('lines'));
       const read = unwrap(await pane.port.readGrid(pane.paneId, lines === null ? { scope: 'viewport', styling: 'preserve' } : { scope: 'recent', lines, styling: 'preserve' }));
@@ -76,6 +101,16 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
     });
 
   const reply = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'reply', async (hosts, pane) => {
+      const body = await call.request.body();
+      const text = stringField(body, 'text')!;
+      if (text.trim() === '') throw new BridgeError('bad_request', '"text" is empty; nothing was sent');
+      const deliveryId = stringField(body, 'delivery_id', { optional: true }) ?? undefined;
+      call.audit.detail = { ...textFingerprint(text), host: pane.host, delivery_id: deliveryId ?? null };
+      const receipt = await hosts.deliver(pane, text, deliveryId);
+      call.audit.detail.receipt = receipt.status ?? null;
+      return json(receipt);
+    }) ??
     onPane(call, async (pane) => {
       const body = await call.request.body();
       const text = checkReplyText(body.text, pane.port);
@@ -93,6 +128,7 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
     });
 
   const answer = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'answering a question') ??
     onPane(call, async (pane) => {
       const body = await call.request.body();
       const questionId = stringField(body, 'question')!;
@@ -110,13 +146,19 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
       return json({ answered: questionId, keys });
     });
 
+  const keyNames = async (call: RouteCall): Promise<string[]> => {
+    const sent = (await call.request.body()).keys;
+    if (!Array.isArray(sent) || sent.length === 0 || sent.length > MAX_KEYS || !sent.every((key) => typeof key === 'string')) {
+      throw new BridgeError('bad_request', `"keys" must be a list of 1 to ${MAX_KEYS} key names (Escape, ctrl+c, Up, y…)`);
+    }
+    call.audit.detail = { keys: sent };
+    return sent as string[];
+  };
+
   const keys = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'keys', async (hosts, pane) => json(await hosts.keys(pane, await keyNames(call)))) ??
     onPane(call, async (pane) => {
-      const sent = (await call.request.body()).keys;
-      if (!Array.isArray(sent) || sent.length === 0 || sent.length > MAX_KEYS || !sent.every((key) => typeof key === 'string')) {
-        throw new BridgeError('bad_request', `"keys" must be a list of 1 to ${MAX_KEYS} key names (Escape, ctrl+c, Up, y…)`);
-      }
-      call.audit.detail = { keys: sent };
+      const sent = await keyNames(call);
       const refused = sent.flatMap((key: string) => {
         const problem = pane.port.keyProblem(key);
         return problem === undefined ? [] : [{ key, reason: problem }];
@@ -124,12 +166,13 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
       if (refused.length > 0) {
         throw new BridgeError('key_refused', `refused ${refused.map((entry) => JSON.stringify(entry.key)).join(', ')}; nothing was sent`, { details: { refused } });
       }
-      await queue.run(pane, () => paneChannel(pane.port, pane.paneId).keys(sent as string[]));
+      await queue.run(pane, () => paneChannel(pane.port, pane.paneId).keys(sent));
       void pane.observer.inspect(pane.paneId);
       return json({ sent });
     });
 
   const rename = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'rename') ??
     onPane(call, async (pane) => {
       const label = stringField(await call.request.body(), 'label', { nullable: true }) as string | null;
       call.audit.detail = { label };
@@ -138,6 +181,7 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
     });
 
   const close = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'close') ??
     onPane(call, async (pane) => {
       await call.request.body();
       unwrap(await pane.port.closePane(pane.paneId));
@@ -145,6 +189,7 @@ export function paneRoutes({ mux, queue }: PaneRoutesContext): Route[] {
     });
 
   const focus = (call: RouteCall): Promise<ApiResponse> =>
+    onRemote(call, 'focus') ??
     onPane(call, async (pane) => {
       await call.request.body();
       unwrap(await pane.port.setFocus(pane.paneId));

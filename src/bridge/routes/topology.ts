@@ -4,13 +4,17 @@
  */
 import type { MuxCreatedPane } from '../../mux/index.js';
 import { unwrap } from '../agent-input.js';
+import type { HostPanes } from '../hosts.js';
 import type { PaneObserver } from '../observer.js';
-import { KEY_TRAY, type ConfigView, type CreatedPaneView, type SessionsView } from '../protocol.js';
+import { KEY_TRAY, type ConfigView, type CreatedPaneView, type SessionsView, type SnapshotView } from '../protocol.js';
+import { triageCounts, triageOrder } from '../triage.js';
 import { json, stringField, type Route } from '../routing.js';
 import type { MuxSupervisor } from '../supervisor.js';
 
 export interface TopologyRoutesContext {
   readonly mux: MuxSupervisor;
+  /** Other machines' panes, when hosts are configured. */
+  readonly remote?: HostPanes;
   readonly readOnly: boolean;
   readonly version: string;
   /** Why there is no fleet; null when there is one. */
@@ -34,6 +38,14 @@ export function configView({ mux, readOnly, version, fleetUnavailable }: Topolog
   };
 }
 
+/** This machine's snapshot with every host's panes after its own, and the hosts' health. */
+export function withHosts(local: SnapshotView, remote: HostPanes | undefined): SnapshotView {
+  if (remote === undefined) return local;
+  const { panes: remotePanes, hosts } = remote.view();
+  const panes = [...local.panes, ...remotePanes];
+  return { ...local, panes, triage_keys: triageOrder(panes, (pane) => pane.pane_key), counts: triageCounts(panes), hosts };
+}
+
 function createdView(observer: PaneObserver, created: MuxCreatedPane): CreatedPaneView {
   return { pane_id: created.paneId, pane_key: observer.paneKey(created.paneId), tab_id: created.tabId, space_id: created.spaceId };
 }
@@ -47,7 +59,7 @@ export function topologyRoutes(context: TopologyRoutesContext): Route[] {
   const { mux } = context;
   return [
     { method: 'GET', pattern: /^\/api\/config$/, action: 'config', handle: async () => json(configView(context)) },
-    { method: 'GET', pattern: /^\/api\/snapshot$/, action: 'snapshot', handle: async () => json(await mux.snapshot()) },
+    { method: 'GET', pattern: /^\/api\/snapshot$/, action: 'snapshot', handle: async () => json(withHosts(await mux.snapshot(), context.remote)) },
     {
       method: 'POST',
       pattern: /^\/api\/refresh$/,

@@ -26,6 +26,7 @@ import {
   promptMember,
   remoteBrokerUrl,
   sendAndNotify,
+  splitBeside,
   truncateForText,
   validateIdempotencyKey,
   validateLiteralLine,
@@ -41,11 +42,12 @@ import {
   type Placement,
   type RosterEntry,
 } from '../../fleet/index.js';
+import { LOCAL_HOST } from '../../mux/index.js';
 import { foldBody } from '../../panes/index.js';
+import { Hosts, LinkedRemotePanes, forwardedSocketProblem, readHostsConfig, type HostEntry } from '../../hosts/index.js';
+import { droverCommand } from '../invocation.js';
 import { outsideAnySession, resolveEndpoint, type SocketFlags } from '../endpoint.js';
 import { EXIT, ExitError, UsageError, parseMilliseconds, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
-import { Hosts, forwardedSocketProblem, readHostsConfig, type HostEntry } from '../../hosts/index.js';
-import { droverCommand } from '../invocation.js';
 import type { CommandContext } from '../program.js';
 import { BROKER_SOCKET_HELP, defaultBrokerSocket } from '../state.js';
 
@@ -80,11 +82,14 @@ async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: Fle
   // -L/-S, or no multiplexer around this process: the tmux server every command would use.
   const explicit = flags.socketName !== undefined || flags.socketPath !== undefined;
   const tmuxEndpoint = explicit || outsideAnySession(flags, io.env) ? resolveEndpoint(flags, io).endpoint : undefined;
-  const runtime = await FleetRuntime.open({ env: io.env, tmuxEndpoint, readOnly: access === 'read' });
+  // Members placed on other hosts are reached over those hosts' links, opened only when one is.
+  const remote = new LinkedRemotePanes({ env: io.env, droverCommand: droverCommand(io.env), signal: io.signal });
+  const runtime = await FleetRuntime.open({ env: io.env, tmuxEndpoint, readOnly: access === 'read', remote });
   try {
     return await body(runtime);
   } finally {
     await runtime.close();
+    await remote.closeLinks();
   }
 }
 
@@ -93,6 +98,7 @@ async function withRuntime<T>(flags: SocketFlags, io: CliIO, body: (runtime: Fle
 function placementJson(placement: Placement | null): Record<string, unknown> | null {
   if (placement === null) return null;
   return {
+    host: placement.host ?? LOCAL_HOST,
     backend: placement.backend,
     session_id: placement.session,
     window_id: placement.window,
@@ -315,6 +321,25 @@ interface MemberCreateFlags extends SocketFlags, JsonFlag {
   prompt?: string;
   model?: string;
   effort?: string;
+  host?: string;
+  beside?: string;
+  cwd?: string;
+}
+
+interface MemberSplitFlags extends SocketFlags, JsonFlag {
+  cwd?: string;
+  env?: string[];
+}
+
+/** `NAME=VALUE` pairs as an environment; a UsageError names one that is not such a pair. */
+function parseEnvironment(pairs: readonly string[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const pair of pairs) {
+    const match = /^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s.exec(pair);
+    if (match === null) throw new UsageError(`--env ${JSON.stringify(pair)} is not NAME=VALUE`);
+    env[match[1]!] = match[2]!;
+  }
+  return env;
 }
 
 function registerMember(program: Command, context: CommandContext): void {
@@ -330,6 +355,9 @@ function registerMember(program: Command, context: CommandContext): void {
     .option('--prompt <text>', 'spawn prompt; may use {fleet_id} {member_id} {director_member_id} {coding_agent}')
     .option('--model <model>', 'model for the coding agent')
     .option('--effort <level>', 'reasoning effort (claude, codex)')
+    .option('--host <host>', 'place the member on this configured host (see drover host add) instead of this machine')
+    .option('--beside <pane>', "with --host: the pane on that host to split the member's pane off (its Director or shell pane)")
+    .option('--cwd <dir>', "with --host: the directory there the member starts in (default: the host drover's own)")
     .option('--json', 'print one JSON document')
     .action(
       context.action(async (options: MemberCreateFlags, io) => {
@@ -346,6 +374,9 @@ function registerMember(program: Command, context: CommandContext): void {
               model: options.model,
               effort: options.effort,
               cwd: io.cwd,
+              host: options.host,
+              beside: options.beside,
+              hostCwd: options.cwd,
             });
           } catch (error) {
             if (!(error instanceof MemberCreationError)) throw error;
@@ -354,6 +385,26 @@ function registerMember(program: Command, context: CommandContext): void {
           reportDiagnostics(io, created.warnings);
           if (options.json) writeJson(io, { member: memberJson(created.member) });
           else writeLine(io.stdout, `${created.member.memberId} ${foldBody(created.member.name)} agent=${created.member.codingAgent} pane=${created.pane}`);
+        });
+      }),
+    );
+
+  member
+    .command('split')
+    .description("start a program in a new pane split off PANE on this machine, as a fleet member's pane (what a hub asks a host for by member create --host)")
+    .argument('<beside>', 'the pane to split off')
+    .argument('<command...>', 'the program and its arguments')
+    .option('--cwd <dir>', 'the directory it starts in (default: this one)')
+    .option('--env <pair...>', 'NAME=VALUE for its environment')
+    .option('--json', 'print one JSON document')
+    .action(
+      context.action(async (options: MemberSplitFlags, io, beside, ...command) => {
+        const env = parseEnvironment(options.env ?? []);
+        await withRuntime(options, io, async (runtime) => {
+          const split = await splitBeside(runtime, { beside: beside!, command, cwd: options.cwd ?? io.cwd, env });
+          reportDiagnostics(io, split.warnings);
+          if (options.json) writeJson(io, { pane_id: split.pane, backend: split.backend, session: split.session, window: split.window, server: split.server, warnings: split.warnings });
+          else writeLine(io.stdout, split.pane);
         });
       }),
     );

@@ -15,9 +15,12 @@ import {
   paneTools,
   tmuxTools,
   toolCatalog,
-  waitTools,
   workspaceTools,
+  type HostAccess,
 } from '../../mcp/index.js';
+import { Hosts } from '../../hosts/index.js';
+import { rememberedRows } from '../all-hosts.js';
+import { droverCommand } from '../invocation.js';
 import { fleetStoreExists } from '../../fleet/index.js';
 import { endpointVariable, MUX_NAMES, type MuxPort } from '../../mux/index.js';
 import type { Server } from '../../tmux/index.js';
@@ -58,7 +61,7 @@ function parseResponseBytes(value: string): number {
  */
 async function mcp(options: McpOptions, io: CliIO): Promise<number> {
   const resolved = resolveMux(options, io);
-  const everyTool = [...tmuxTools, ...libraryTools, ...waitTools, ...paneTools, ...workspaceTools, ...fleetTools];
+  const everyTool = [...tmuxTools, ...libraryTools, ...paneTools, ...workspaceTools, ...fleetTools];
   const tmuxOnly = options.enableTool.filter((name) => everyTool.some((tool) => tool.name === name && !offeredOn(resolved.mux, tool)));
   if (tmuxOnly.length > 0) throw new UsageError(tmuxLibraryRefusal(resolved.mux, tmuxOnly.join(', ')).message);
   const fleetReady = fleetStoreExists(io.env);
@@ -87,8 +90,15 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
           describeUnreachable: (error: unknown) => (resolved.endpoint.source === endpointVariable('tmux') ? unreachableMessage(resolved, error) : serverNotRunning(options, io)),
         }
       : { port: (port = openResolvedMux(resolved, io)), describeUnreachable: (error: unknown) => unreachableMessage(resolved, error) };
+  // The hosts' links open with the first call that names a host, and stay up for the session.
+  let hosts: Hosts | undefined;
+  const hostAccess: HostAccess = {
+    hosts: () => (hosts ??= Hosts.open({ env: io.env, droverCommand: droverCommand(io.env), timings: { downAfterFailures: 1 } })),
+    remembered: rememberedRows(io.env),
+  };
   const application = new Application({
     ...backend,
+    hosts: hostAccess,
     tools,
     policy,
     requestTimeoutMs,
@@ -105,6 +115,7 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
   } finally {
     await transport.close();
     await application.close().catch(() => undefined);
+    await hosts?.close().catch(() => undefined);
     await server?.close().catch(() => undefined);
     await port?.close().catch(() => undefined);
   }

@@ -26,6 +26,7 @@ import {
   paneCapture,
   paneCaptureJson,
   paneDeliver,
+  paneSendKeys,
   paneKill,
   paneMap,
   paneProcess,
@@ -529,6 +530,16 @@ async function kill(options: JsonFlag & PaneFlags, io: CliIO, given: string): Pr
   else io.stdout.write(`killed ${killed.paneId}\n${serverLine(server)}`);
 }
 
+async function keys(options: JsonFlag & PaneFlags, io: CliIO, given: string, ...variadic: string[]): Promise<number | void> {
+  // commander hands a variadic argument over as one array; flattened, it is the key names either way.
+  const names = variadic.flat();
+  const where = await onHostOr(given, options, io, () => ({ method: 'pane.keys', params: { keys: names }, hostBudgetMs: HOST_VERB_BUDGET_MS, json: options.json === true }));
+  if ('remote' in where) return where.remote;
+  const sent = await onPane(options, io, where.local, (port, pane) => paneSendKeys(port, pane, names));
+  if (options.json) writeJson(io, { pane_id: sent.paneId, pane_key: sent.paneKey, keys: sent.keys, server: serverLabel(options, io) });
+  else io.stdout.write(`sent ${sent.keys.join(' ')} to ${sent.paneId}\n`);
+}
+
 // ---- questions --------------------------------------------------------------------------------
 
 interface QuestionsOptions extends JsonFlag {
@@ -582,7 +593,7 @@ async function explain(options: JsonFlag & PaneFlags, io: CliIO, target: string)
 // ---- registration -----------------------------------------------------------------------------
 
 const JSON_HELP = 'print one JSON document';
-const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3) for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
+const PANE_ARGUMENT = `the pane: ${PANE_TARGET_FORMS}; HOST::PANE (gpu::%3), or a host's pane key from \`pane map --all-hosts --json\` (gpu::tmux::28114-1764844800::%3), for a pane on a host of \`drover host list\`, answered with that host's JSON document`;
 
 const ALL_HOSTS_HELP = 'this machine and every host of `drover host list`, merged (every session on each, or --session NAME on each)';
 
@@ -669,7 +680,7 @@ Exit codes: 0 renamed or nothing to do, 2 pane not found or usage error (an empt
 export function registerPaneCommands(program: Command, context: CommandContext): void {
   const pane = program
     .command('pane')
-    .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, kill, questions, explain')
+    .description('agent pane verbs: map, capture, process, window-name, open, ready, deliver, keys, kill, questions, explain')
     .addOption(new Option('--mux <name>', 'the multiplexer: tmux, herdr or zellij (default: chosen as drover mux chooses; -L/-S mean tmux)').choices(MUX_NAMES))
     // Every verb takes -L/-S and --mux; say so in each one's help (subcommands inherit this setting).
     .configureHelp({ showGlobalOptions: true })
@@ -764,6 +775,15 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--json', JSON_HELP)
     .addHelpText('after', PANE_VERB_HELP)
     .action(paneVerb(context, 'pane', kill));
+
+  pane
+    .command('keys')
+    .description('send keys to a pane by name (Escape, ctrl+c, Up, Enter, y…): what a person presses, not text to deliver')
+    .argument('<pane>', PANE_ARGUMENT)
+    .argument('<keys...>', 'key names, sent in order; one the multiplexer cannot send refuses them all before any is sent')
+    .option('--json', JSON_HELP)
+    .addHelpText('after', PANE_VERB_HELP)
+    .action(paneVerb(context, 'pane', keys));
 
   pane
     .command('explain')

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import type { Command } from 'commander';
 import { DEFAULT_WEB_PORT, DeviceRegistry, PAIRING_CODE_TTL_MS, startBridge, type AgentCensus, type Bridge, type MuxLink } from '../../bridge/index.js';
 import { FleetRuntime, chooseStore, describeChoice, fleetStoreExists } from '../../fleet/index.js';
+import { Hosts, readHostsConfig } from '../../hosts/index.js';
 import { createMuxPort, MUX_NAMES, openMux, TmuxAdapter, type MuxName } from '../../mux/index.js';
 import { defaultAgentStatusContext, systemProcessLookup } from '../../agents/index.js';
 import { agentNamerFor, paneCensus, paneKeys, paneListings } from '../../panes/index.js';
@@ -12,6 +13,8 @@ import { Server } from '../../tmux/index.js';
 import type { SocketFlags } from '../endpoint.js';
 import { EXIT, UsageError, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
+import { rememberedRows } from '../all-hosts.js';
+import { droverCommand } from '../invocation.js';
 import { stateDirectory } from '../state.js';
 import { packageVersion } from '../version.js';
 import { resolveMux } from './mux.js';
@@ -109,6 +112,9 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
     };
   };
   try {
+    // Every host of `drover host list`, each over one long-lived link for as long as drover web runs.
+    const hosts = readHostsConfig(io.env).hosts.length === 0 ? undefined : Hosts.open({ env: io.env, droverCommand: droverCommand(io.env) });
+    if (hosts !== undefined) closers.push(() => hosts.close());
     const fleetAvailable = fleetStoreExists(io.env);
     const fleet = fleetAvailable ? await FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
     if (fleet !== undefined) closers.unshift(() => fleet.close());
@@ -124,15 +130,17 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`drover fleet create\`)`,
       version: packageVersion(),
       log: (line) => writeLine(io.stderr, `drover web: ${line}`),
+      hosts: hosts === undefined ? undefined : { hosts, store: rememberedRows(io.env) },
     });
     closers.unshift(() => bridge!.close());
     mkdirSync(webStateDirectory(io.env), { recursive: true, mode: 0o700 });
     writeFileSync(serverFile(io.env), `${JSON.stringify({ url: bridge.url, pid: process.pid })}\n`, { mode: 0o600 });
     closers.push(async () => rmSync(serverFile(io.env), { force: true }));
     if (options.json) {
-      writeJson(io, { url: bridge.url, host: bridge.host, port: bridge.port, mux: resolved.mux, read_only: options.readOnly === true, audit_log: bridge.auditPath });
+      writeJson(io, { url: bridge.url, host: bridge.host, port: bridge.port, mux: resolved.mux, read_only: options.readOnly === true, audit_log: bridge.auditPath, hosts: hosts?.names ?? [] });
     } else {
       writeLine(io.stdout, `drover web: serving ${bridge.url} over ${resolved.mux} at ${resolved.where}`);
+      if (hosts !== undefined) writeLine(io.stdout, `hosts: ${hosts.names.join(', ')} (each over its ssh link; their panes beside this machine's)`);
       if (options.readOnly) writeLine(io.stdout, 'read-only: every write is refused');
       writeLine(io.stdout, `pair a browser: drover web pair (prints a code and the address to open)`);
       writeLine(io.stdout, `audit log: ${bridge.auditPath}`);

@@ -1,8 +1,8 @@
 import { isAbsolute } from 'node:path';
 import { z } from 'zod';
-import { ArgumentError, TimeoutError } from '../../process/index.js';
-import { checkId, compileTextPattern, type TextTest } from '../../tmux/index.js';
+import { ArgumentError } from '../../process/index.js';
 import { FleetRuntime, messageJson, messageJsonSchema, sendAndNotify } from '../../fleet/index.js';
+import { LinkedRemotePanes } from '../../hosts/index.js';
 import {
   DETACHED_BUILD_SIZE,
   applyPlan,
@@ -18,51 +18,7 @@ import {
   type WorkspacePlan,
 } from '../../workspace/index.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
-import { LONGEST_TEXT, paneId } from './tmux.js';
-
-/** Time kept back from a clamped wait so the reply still fits the request deadline. */
-const REPLY_MARGIN_MS = 250;
-
-export const waitTools: readonly ToolDefinition[] = [
-  defineTool({
-    name: 'wait_for_text',
-    tier: 'readonly',
-    group: 'observe',
-    title: 'Wait for text to appear in a pane',
-    description:
-      'Waits, event-driven over tmux control mode, until the pane shows the text (or matches the regular expression, RE2 syntax: no backreferences or lookaround). The wait is clamped to the request deadline; the value used is reported. A timeout is a normal result (matched: false), not an error.',
-    input: z.object({
-      pane_id: paneId,
-      text: z.string().min(1).max(4096).optional(),
-      regex: z.string().min(1).max(1024).optional(),
-      timeout_ms: z.number().int().min(1).optional(),
-    }),
-    output: z.strictObject({ pane_id: z.string(), matched: z.boolean(), timeout_ms_used: z.number().int(), elapsed_ms: z.number().int() }),
-    screens: (input) => [checkId('pane', input.pane_id)],
-    async run(context, input) {
-      if ((input.text === undefined) === (input.regex === undefined)) throw new ArgumentError('give exactly one of text or regex');
-      let predicate: string | TextTest;
-      if (input.regex !== undefined) {
-        try {
-          predicate = compileTextPattern(input.regex);
-        } catch (error) {
-          throw new ArgumentError(`regex is ${(error as Error).message}`);
-        }
-      } else predicate = input.text!;
-      const limit = Math.max(1, context.deadlineMs - REPLY_MARGIN_MS);
-      const timeoutMs = Math.min(input.timeout_ms ?? limit, limit);
-      const pane = context.server.pane(checkId('pane', input.pane_id));
-      const started = Date.now();
-      try {
-        await context.server.waitForOutput(pane, predicate, { timeoutMs, signal: context.signal });
-        return { pane_id: pane.id, matched: true, timeout_ms_used: timeoutMs, elapsed_ms: Date.now() - started };
-      } catch (error) {
-        if (error instanceof TimeoutError) return { pane_id: pane.id, matched: false, timeout_ms_used: timeoutMs, elapsed_ms: Date.now() - started };
-        throw error;
-      }
-    },
-  }),
-];
+import { LONGEST_TEXT } from './tmux.js';
 
 const workspaceSource = {
   path: z.string().min(1).max(4096).optional().describe('an absolute path to a .yaml, .yml or .json workspace file'),
@@ -140,11 +96,14 @@ export const workspaceTools: readonly ToolDefinition[] = [
 
 /** Opens the fleet for one call; a call that only reads opens the store read-only (it must exist). */
 async function withFleet<T>(context: ToolContext, fn: (runtime: FleetRuntime) => Promise<T>, access: 'read' | 'write' = 'write'): Promise<T> {
-  const runtime = await FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read' });
+  // Members placed on other hosts are reached over those hosts' links, opened only when one is.
+  const remote = new LinkedRemotePanes({ env: context.env });
+  const runtime = await FleetRuntime.open({ env: context.env, tmuxEndpoint: context.server.endpoint, readOnly: access === 'read', remote });
   try {
     return await fn(runtime);
   } finally {
     await runtime.close();
+    await remote.closeLinks();
   }
 }
 

@@ -135,34 +135,6 @@ export const tmuxTools: readonly ToolDefinition[] = [
     },
   }),
   defineTool({
-    name: 'send_text',
-    tier: 'mutating',
-    group: 'input',
-    title: 'Type text into a pane',
-    description: 'Types text literally (no key names) into a pane, optionally followed by Enter. Dispatch only: use capture or wait_for_text to see the effect, or deliver for a verified prompt.',
-    input: z.object({ pane_id: paneId, text: z.string().min(1).max(256 * 1024), enter: z.boolean().optional(), force }),
-    output: z.strictObject({ pane_id: z.string(), enter_sent: z.boolean(), ...dispatched }),
-    async run(context, input) {
-      const pane = paneOf(context, await guardSelf(context, input.pane_id, 'type into', input.force));
-      await pane.sendText(input.text, context.operation);
-      if (input.enter) await pane.sendKeys(['Enter'], context.operation);
-      return { pane_id: pane.id, enter_sent: input.enter === true, delivery: OBSERVED };
-    },
-  }),
-  defineTool({
-    name: 'send_keys',
-    tier: 'mutating',
-    group: 'input',
-    title: 'Send keys to a pane',
-    description: 'Sends tmux key names (Enter, Escape, C-c, Up, …) to a pane.',
-    input: z.object({ pane_id: paneId, keys: z.array(z.string().min(1).max(64)).min(1).max(256), force }),
-    output: z.strictObject({ pane_id: z.string(), keys: z.number().int(), ...dispatched }),
-    async run(context, input) {
-      await paneOf(context, await guardSelf(context, input.pane_id, 'send keys to', input.force)).sendKeys(input.keys, context.operation);
-      return { pane_id: input.pane_id, keys: input.keys.length, delivery: OBSERVED };
-    },
-  }),
-  defineTool({
     name: 'new_session',
     tier: 'mutating',
     group: 'layout',

@@ -350,7 +350,7 @@ export class ControlConnection implements CommandTransport {
    */
   async execute(args: readonly string[], options: ExecOptions): Promise<CommandResult> {
     if (options.input) throw new UnsupportedFeatureError('a control connection cannot feed a command its stdin; use a spawned client');
-    const plan = planControlCommand(args, { sameAsSpawn: false });
+    const plan = planControlCommand(args, undefined);
     if (!plan) throw new UnsupportedFeatureError(`tmux ${args[0] ?? ''} cannot run over a control connection with these arguments; use a spawned client`);
     // The plan's line is one line by construction; only this connection's length bound is left to check.
     const deadline = Deadline.start(options);

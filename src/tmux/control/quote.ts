@@ -74,12 +74,18 @@ export function quoteArgument(arg: string): string {
  * longer than the control line bound is refused by drover's own parser limits.
  */
 export function planCommandLine(args: readonly string[]): CommandLinePlan {
-  for (const [i, arg] of args.entries()) {
+  return planCommands(splitCommands(args));
+}
+
+/** planCommandLine for commands already split (an argument ending in ";" stays an argument). */
+export function planCommands(commands: readonly (readonly string[])[]): CommandLinePlan {
+  let i = 0;
+  for (const arg of commands.flat()) {
     if (typeof arg !== 'string') return { ok: false, reason: `argument ${i} is not a string` };
     if (arg.includes('\0')) return { ok: false, reason: `argument ${i} contains NUL` };
     if (LONE_SURROGATE.test(arg)) return { ok: false, reason: `argument ${i} is not valid Unicode (a lone surrogate)` };
+    i += 1;
   }
-  const commands = splitCommands(args);
   if (commands.length === 0) return { ok: false, reason: 'no command in the arguments' };
   const line = commands.map((command) => command.map(quoteArgument).join(' ')).join(' ; ');
   if (Buffer.byteLength(line) + 1 > MAX_LINE_BYTES) return { ok: false, reason: `the command line is over ${MAX_LINE_BYTES} bytes` };

@@ -1,6 +1,6 @@
 import { CommandResult } from '../transport.js';
 import type { GuardedBlock } from './parser.js';
-import { planCommandLine } from './quote.js';
+import { planCommandLine, planCommands } from './quote.js';
 
 /**
  * Which tmux commands can ride a control connection, and how a guarded reply becomes the
@@ -15,9 +15,12 @@ import { planCommandLine } from './quote.js';
  *
  * The server's control transport additionally needs the command to mean the same thing from
  * any client: a command without an explicit target would act on the control client's own
- * session rather than the one tmux picks for a spawned client; a new pane takes the PATH of
- * the client that made it only when that client is not attached (a spawned one, never a
- * control client); list-clients would list the control client. Those go to a spawned client.
+ * session rather than the one tmux picks for a spawned client; a new pane without -c would
+ * start in the control client's session directory rather than the caller's working
+ * directory; list-clients would list the control client. Those go to a spawned client.
+ * A new pane takes the PATH of the client that made it only when that client is not
+ * attached (a spawned one, never a control client), so on a control connection the plan
+ * hands it the PATH a spawned client would have (`-e PATH=…`), unless the command names one.
  */
 
 interface Flags {
@@ -27,17 +30,18 @@ interface Flags {
 interface Traits {
   /** Runs on a control client with one reply block. */
   oneBlock(flags: Flags): boolean;
-  /** Means the same from any client. */
+  /** Means the same from any client (given the caller's PATH, where it starts a program). */
   clientIndependent(flags: Flags): boolean;
+  /** Starts a program in a pane, which takes its PATH from a client that is not attached. */
+  startsProgram?: boolean;
 }
 
 const always = (): boolean => true;
-const never = (): boolean => false;
 const targeted = (flags: Flags): boolean => flags.has('t');
 const scoped = (flags: Flags): boolean => flags.has('g') || flags.has('s') || flags.has('t');
 
 const TARGETED: Traits = { oneBlock: always, clientIndependent: targeted };
-const SPAWNS_PANE: Traits = { oneBlock: always, clientIndependent: never };
+const SPAWNS_PANE: Traits = { oneBlock: always, clientIndependent: (f) => f.has('t') && f.has('c'), startsProgram: true };
 const SCOPED: Traits = { oneBlock: always, clientIndependent: scoped };
 const ANYWHERE: Traits = { oneBlock: always, clientIndependent: always };
 
@@ -57,8 +61,10 @@ const COMMANDS: ReadonlyMap<string, Traits> = new Map<string, Traits>([
   ['kill-session', TARGETED],
   ['rename-session', TARGETED],
   ['rename-window', TARGETED],
-  // -A would attach the caller to an existing session.
-  ['new-session', { oneBlock: (f) => f.has('d') && !f.has('A'), clientIndependent: never }],
+  // -A would attach the caller to an existing session. Its first pane takes an unattached
+  // client's PATH, and new-session -e would also store that PATH in the session's
+  // environment, where a spawned client leaves none: it always goes to a spawned client.
+  ['new-session', { oneBlock: (f) => f.has('d') && !f.has('A'), clientIndependent: () => false }],
   ['new-window', SPAWNS_PANE],
   ['split-window', SPAWNS_PANE],
   ['respawn-pane', SPAWNS_PANE],
@@ -111,16 +117,22 @@ export interface ControlPlan {
   readonly commands: number;
 }
 
+/** How a control connection must send a command to mean what it would from a spawned client. */
+export interface SameAsSpawn {
+  /** The PATH a spawned client would hand a new pane; undefined when it would hand none. */
+  readonly clientPath: string | undefined;
+}
+
 /**
  * The control-mode line for argv, when every command in it qualifies; `sameAsSpawn` also
  * requires each to mean what it would from a spawned client. undefined: use a spawned client.
  */
-export function planControlCommand(args: readonly string[], options: { sameAsSpawn: boolean }): ControlPlan | undefined {
+export function planControlCommand(args: readonly string[], sameAsSpawn: SameAsSpawn | undefined): ControlPlan | undefined {
   // Hot paths repeat the same few argv shapes (probes, listings); planning is pure, so it is remembered.
-  const key = `${options.sameAsSpawn ? 1 : 0}${JSON.stringify(args)}`;
+  const key = `${sameAsSpawn === undefined ? '-' : `+${sameAsSpawn.clientPath ?? ''}`}\0${JSON.stringify(args)}`;
   const known = recentPlans.get(key);
   if (known !== undefined) return known === null ? undefined : known;
-  const plan = planUncached(args, options.sameAsSpawn);
+  const plan = planUncached(args, sameAsSpawn);
   if (key.length <= MAX_REMEMBERED_KEY) {
     if (recentPlans.size >= MAX_REMEMBERED_PLANS) recentPlans.delete(recentPlans.keys().next().value!);
     recentPlans.set(key, plan ?? null);
@@ -132,17 +144,37 @@ const recentPlans = new Map<string, ControlPlan | null>();
 const MAX_REMEMBERED_PLANS = 256;
 const MAX_REMEMBERED_KEY = 4096;
 
-function planUncached(args: readonly string[], sameAsSpawn: boolean): ControlPlan | undefined {
+/** Whether a command's own -e flags set PATH (before any "--"). */
+function setsPath(rest: readonly string[]): boolean {
+  for (let i = 0; i < rest.length; i += 1) {
+    const arg = rest[i]!;
+    if (arg === '--') return false;
+    if (arg === '-e' && rest[i + 1]?.startsWith('PATH=')) return true;
+    if (arg.startsWith('-ePATH=')) return true;
+  }
+  return false;
+}
+
+function planUncached(args: readonly string[], sameAsSpawn: SameAsSpawn | undefined): ControlPlan | undefined {
   const plan = planCommandLine(args);
   if (!plan.ok) return undefined;
-  for (const [name, ...rest] of plan.commands) {
+  let handsPath = false;
+  const commands = plan.commands.map((command) => {
+    const [name, ...rest] = command;
     const traits = COMMANDS.get(name!);
     if (!traits) return undefined;
     const flags = flagsOf(rest);
     if (!traits.oneBlock(flags)) return undefined;
-    if (sameAsSpawn && !traits.clientIndependent(flags)) return undefined;
-  }
-  return Object.freeze({ line: plan.line, commands: plan.commands.length });
+    if (sameAsSpawn === undefined) return command;
+    if (!traits.clientIndependent(flags)) return undefined;
+    if (!traits.startsProgram || sameAsSpawn.clientPath === undefined || setsPath(rest)) return command;
+    handsPath = true;
+    return [name!, '-e', `PATH=${sameAsSpawn.clientPath}`, ...rest];
+  });
+  if (commands.some((command) => command === undefined)) return undefined;
+  if (!handsPath) return Object.freeze({ line: plan.line, commands: plan.commands.length });
+  const withPath = planCommands(commands as string[][]);
+  return withPath.ok ? Object.freeze({ line: withPath.line, commands: withPath.commands.length }) : undefined;
 }
 
 const EMPTY: Buffer = Buffer.alloc(0);

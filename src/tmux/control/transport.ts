@@ -32,9 +32,14 @@ export class ControlTransport implements CommandTransport {
   private spawnNext = false;
   private closed = false;
 
+  /**
+   * `clientPath` is the PATH the spawned clients have: a new pane made over the connection is
+   * handed it, as tmux hands a pane the PATH of an unattached client that made it.
+   */
   constructor(
     private readonly host: ControlHost,
     private readonly spawn: CommandTransport,
+    private readonly clientPath: string | undefined,
   ) {}
 
   /** Opens the connection now if a session exists; otherwise the first call will try again. */
@@ -54,7 +59,7 @@ export class ControlTransport implements CommandTransport {
       if (result.ok && args.includes('new-session')) this.nextConnectAt = 0;
       return result;
     };
-    const plan = options.input === undefined && !this.closed ? planControlCommand(args, { sameAsSpawn: true }) : undefined;
+    const plan = options.input === undefined && !this.closed ? planControlCommand(args, { clientPath: this.clientPath }) : undefined;
     if (!plan) return viaSpawn();
     if (this.spawnNext) {
       this.spawnNext = false;

@@ -40,11 +40,12 @@ describe('argv to control command lines', () => {
 });
 
 describe('which commands ride a control connection', () => {
-  const viaControl = (args: string[], sameAsSpawn = true): boolean => planControlCommand(args, { sameAsSpawn }) !== undefined;
+  const PATH = '/opt/agents/bin:/usr/bin';
+  const viaControl = (args: string[], sameAsSpawn = true): boolean => planControlCommand(args, sameAsSpawn ? { clientPath: PATH } : undefined) !== undefined;
 
   it('counts one block per command for the snapshot listing', () => {
     const args = snapshotCommands().flatMap((command, i) => (i === 0 ? command : [';', ...command]));
-    assert.equal(planControlCommand(args, { sameAsSpawn: true })?.commands, 3);
+    assert.equal(planControlCommand(args, { clientPath: PATH })?.commands, 3);
   });
 
   it('sends commands that wait, queue more commands or use client stdio to a spawned client', () => {
@@ -72,14 +73,28 @@ describe('which commands ride a control connection', () => {
     assert.equal(viaControl(['display', '-p', '-t', '%1', 'x']), false);
   });
 
-  it('sends new panes to a spawned client, which hands them its PATH (an attached control client does not)', () => {
+  it('sends new panes without an explicit directory, and new sessions, to a spawned client', () => {
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:']), false);
     assert.equal(viaControl(['new-window', '-d', '-t', '$1:'], false), true);
-    assert.equal(viaControl(['new-window', '-d', '-t', '$1:', '-c', '/tmp']), false);
-    assert.equal(viaControl(['split-window', '-t', '%1', '-h', '-c', '/tmp']), false);
-    assert.equal(viaControl(['respawn-pane', '-k', '-t', '%1', '-c', '/tmp']), false);
-    assert.equal(viaControl(['new-session', '-d', '-c', '/tmp']), false);
+    assert.equal(viaControl(['new-window', '-d', '-t', '$1:', '-c', '/tmp']), true);
+    assert.equal(viaControl(['split-window', '-t', '%1', '-h', '-c', '/tmp']), true);
+    assert.equal(viaControl(['respawn-pane', '-k', '-t', '%1', '-c', '/tmp']), true);
+    assert.equal(viaControl(['new-session', '-d', '-c', '/tmp']), false, "-e PATH would stay in the session's environment");
     assert.equal(viaControl(['new-session', '-d']), false);
+    assert.equal(viaControl(['new-session', '-d'], false), true);
+  });
+
+  it("hands a new pane the caller's PATH, as a spawned client would, unless the command names one", () => {
+    const line = (args: string[]): string | undefined => planControlCommand(args, { clientPath: PATH })?.line;
+    assert.equal(line(['split-window', '-t', '%1', '-c', '/tmp', 'agent']), `split-window -e 'PATH=${PATH}' -t %1 -c /tmp agent`);
+    assert.equal(line(['split-window', '-t', '%1', '-c', '/tmp', '-e', 'PATH=/own', 'agent']), "split-window -t %1 -c /tmp -e 'PATH=/own' agent");
+    assert.equal(line(['split-window', '-t', '%1', '-c', '/tmp', '-ePATH=/own']), "split-window -t %1 -c /tmp '-ePATH=/own'");
+    assert.equal(planControlCommand(['split-window', '-t', '%1', '-c', '/tmp'], { clientPath: undefined })?.line, 'split-window -t %1 -c /tmp', 'a caller without a PATH hands none');
+    // Only the command that makes a pane gets it, and the group keeps its commands apart.
+    const group = planControlCommand(['new-window', '-d', '-t', '$1:', '-c', '/tmp', ';', 'display-message', '-p', '-t', '%1', 'x;'], { clientPath: PATH });
+    assert.deepEqual(group && { line: group.line, commands: group.commands }, { line: `new-window -e 'PATH=${PATH}' -d -t '$1:' -c /tmp ; display-message -p -t %1 x`, commands: 2 });
+    // A connection's own commands (no spawned client to match) are sent as they are.
+    assert.equal(planControlCommand(['split-window', '-t', '%1'], undefined)?.line, 'split-window -t %1');
   });
 });
 

@@ -1,0 +1,247 @@
+/**
+ * Other machines' panes in drover web. The hub (the machine serving the page) reads every host
+ * of `drover host list` over that host's long-lived link: their pane maps at a modest interval
+ * (HostViewPoller), their health as it changes. A write to a remote pane goes over the same link
+ * to that host's own drover (`pane deliver`, `pane keys`), which types it under its own lock
+ * and answers with its own receipt; the browser never reaches a host itself.
+ *
+ * A host that cannot be reached keeps its last panes, marked stale with their age, and a write
+ * to one of them is refused before anything is sent.
+ */
+import {
+  callOnHost,
+  deliveryIdProblem,
+  HostCallError,
+  HostViewPoller,
+  newDeliveryId,
+  paneKeyOnHost,
+  type HostCall,
+  type HostLink,
+  type HostViewRequest,
+  type Hosts,
+  type MergedHostStatus,
+  type MergedRow,
+  type RememberedRowsStore,
+  type RpcReply,
+} from '../hosts/index.js';
+import { isAgentState } from '../agents/index.js';
+import { LOCAL_HOST, parsePaneKey } from '../mux/index.js';
+import { BridgeError } from './errors.js';
+import { ago } from './present.js';
+import type { EventHub } from './events.js';
+import type { HostView, PaneView, StateSource } from './protocol.js';
+import { statusOfAgentState, triageGroup } from './triage.js';
+
+/** How long a host may take over its pane map (every session there). */
+const MAP_BUDGET_MS = 60_000;
+/** How long a host may take over a delivery: its own wait for the agent and its check of the screen. */
+const DELIVER_BUDGET_MS = 60_000;
+/** Keys, a capture: a few multiplexer calls there. */
+const VERB_BUDGET_MS = 30_000;
+
+const PANE_MAP: HostViewRequest = { method: 'pane.map', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['rows'] };
+
+export interface HostPanesOptions {
+  readonly hosts: Hosts;
+  /** Where each host's last rows are kept, so a host down since before drover web started still shows them (stale). */
+  readonly store: RememberedRowsStore;
+  readonly hub: EventHub;
+  /** Between two reads of the hosts' pane maps. */
+  readonly pollMs?: number;
+  readonly log?: (line: string) => void;
+}
+
+/** A pane on another host, as a write to it names it. */
+export interface RemotePane {
+  readonly host: string;
+  /** The key as the hub shows it (`HOST::MUX::INCARNATION::PANE`). */
+  readonly paneKey: string;
+  /** Its id on its host. */
+  readonly paneId: string;
+  /** The same key as that host's own drover takes it (`local::…`). */
+  readonly keyOnHost: string;
+}
+
+function text(value: unknown): string | null {
+  return typeof value === 'string' ? value : null;
+}
+
+/** A host's pane-map row as the page's pane: what a pane map says, and nothing it does not. */
+export function remotePaneView(merged: MergedRow): PaneView {
+  const { row } = merged;
+  const agentState = text(row.agent_state);
+  const state = agentState !== null && isAgentState(agentState) ? statusOfAgentState(agentState) : 'unknown';
+  const source: StateSource = agentState === null ? 'none' : row.agent_state_source === 'screen' ? 'screen' : 'hook';
+  const session = text(row.session) ?? '';
+  return {
+    host: merged.host,
+    pane_id: text(row.pane_id) ?? '',
+    pane_key: text(row.pane_key) ?? '',
+    stale: merged.stale,
+    stale_age_ms: merged.staleAgeMs ?? null,
+    space_id: `${merged.host}::${session}`,
+    space_label: session,
+    tab_id: `${merged.host}::${text(row.window_id) ?? ''}`,
+    tab_label: text(row.tab),
+    label: null,
+    title: null,
+    title_stale: false,
+    foreground: null,
+    cwd: text(row.worktree) ?? '',
+    repo: text(row.repo),
+    branch: null,
+    changed_at: null,
+    last_line: null,
+    focused: false,
+    alive: true,
+    agent: text(row.agent),
+    // The host checks its own deliveries; its receipt says whether it could.
+    verifiable: false,
+    state,
+    state_source: source,
+    question: null,
+    finished_unseen: false,
+    revision: null,
+    group: triageGroup({ state, asking: false, finishedUnseen: false }),
+  };
+}
+
+export function hostView(status: MergedHostStatus): HostView {
+  return {
+    name: status.name,
+    reachable: status.reachable,
+    link_state: status.linkState ?? 'connecting',
+    last_seen_at: status.lastSeenAt ?? null,
+    latency_ms: status.latencyMs ?? null,
+    stale: status.stale,
+    stale_age_ms: status.staleAgeMs ?? null,
+    error: status.error ?? null,
+  };
+}
+
+/** The remote pane a path segment names, or undefined when it names one of this machine. */
+export function remotePaneOf(segment: string): RemotePane | undefined {
+  const parsed = parsePaneKey(segment);
+  if (!parsed.ok || parsed.key.host === LOCAL_HOST) return undefined;
+  return { host: parsed.key.host, paneKey: segment, paneId: parsed.key.paneId, keyOnHost: paneKeyOnHost(segment, LOCAL_HOST) };
+}
+
+function lastSeenText(lastSeenAt: string | undefined): string {
+  return lastSeenAt === undefined ? 'never seen' : `last seen ${ago(lastSeenAt)}, at ${lastSeenAt}`;
+}
+
+export class HostPanes {
+  private readonly poller: HostViewPoller;
+  /** Each remote pane's state and staleness as last announced, by key. */
+  private announced = new Map<string, string>();
+  private linkStates = new Map<string, string>();
+
+  constructor(private readonly options: HostPanesOptions) {
+    this.poller = new HostViewPoller(options.hosts, PANE_MAP, options.store, { intervalMs: options.pollMs, onChange: () => this.announce(), log: options.log });
+  }
+
+  /** Reads every host once (a host not up yet answers with its last rows, stale). */
+  start(): Promise<void> {
+    return this.poller.start();
+  }
+
+  close(): void {
+    this.poller.close();
+  }
+
+  /** Every host's panes and health, as of now. */
+  view(): { panes: PaneView[]; hosts: HostView[] } {
+    const merged = this.poller.view();
+    return { panes: (merged.lists.rows ?? []).map(remotePaneView), hosts: merged.hosts.map(hostView) };
+  }
+
+  /**
+   * Types `text` into a remote pane through its host's `pane deliver`, and answers with that
+   * host's receipt. The delivery carries an id (the caller's, else a new one): the host records
+   * it, so the same reply sent again with that id after a `possibly_sent` is never typed twice.
+   */
+  async deliver(pane: RemotePane, replyText: string, deliveryId: string = newDeliveryId()): Promise<Record<string, unknown>> {
+    const problem = deliveryIdProblem(deliveryId);
+    if (problem !== undefined) throw new BridgeError('bad_request', `delivery_id: ${problem}`);
+    const resend = `POST the same reply to /api/panes/${encodeURIComponent(pane.paneKey)}/reply with "delivery_id": ${JSON.stringify(deliveryId)}`;
+    const reply = await this.call(pane, { method: 'pane.deliver', params: { text: replyText, delivery_id: deliveryId }, hostBudgetMs: DELIVER_BUDGET_MS, delivery: { id: deliveryId, resend } });
+    // A receipt that is not `submitted` is still a result; a refusal may carry the receipt as its document.
+    const receipt = 'result' in reply ? reply.result : reply.error.document;
+    if (receipt === null || typeof receipt !== 'object' || Array.isArray(receipt)) throw this.hostRefusal(pane, reply);
+    return { ...receipt, host: pane.host, pane_key: pane.paneKey, delivery_id: deliveryId };
+  }
+
+  /** Sends key names to a remote pane through its host's `pane keys`; the host checks every key before sending any. */
+  async keys(pane: RemotePane, keys: readonly string[]): Promise<Record<string, unknown>> {
+    const client = this.linkOf(pane).client;
+    if (client !== undefined && !client.handshake.capabilities.includes('pane.keys')) {
+      throw new BridgeError('unsupported', `host ${pane.host} runs drover ${client.handshake.drover_version}, which cannot send keys over its link; nothing was sent: install this release there`, {
+        details: { host: pane.host },
+      });
+    }
+    const reply = await this.call(pane, { method: 'pane.keys', params: { keys: [...keys] }, hostBudgetMs: VERB_BUDGET_MS });
+    if ('error' in reply) throw this.hostRefusal(pane, reply);
+    return { sent: keys, host: pane.host, pane_key: pane.paneKey };
+  }
+
+  /** A remote pane's screen (its host's `pane capture`), its last `lines` lines. */
+  async capture(pane: RemotePane, lines: number): Promise<string> {
+    const reply = await this.call(pane, { method: 'pane.capture', params: { lines }, hostBudgetMs: VERB_BUDGET_MS });
+    if ('error' in reply) throw this.hostRefusal(pane, reply);
+    return text((reply.result as Record<string, unknown>).content) ?? '';
+  }
+
+  private linkOf(pane: RemotePane): HostLink {
+    if (!this.options.hosts.names.includes(pane.host)) {
+      throw new BridgeError('bad_request', `pane key ${pane.paneKey} names host ${pane.host}, which is not one of drover host list (${this.options.hosts.names.join(', ') || 'none'})`);
+    }
+    return this.options.hosts.link(pane.host);
+  }
+
+  /** One call over the host's link as it is now: a link that is not up refuses it before anything is sent (no wait for it to come up). */
+  private async call(pane: RemotePane, call: HostCall): Promise<RpcReply> {
+    const link = this.linkOf(pane);
+    const health = link.health;
+    try {
+      return (await callOnHost(link, { ...call, params: { ...call.params, pane: pane.keyOnHost } }, { linkDeadlineMs: 0 })).reply;
+    } catch (error) {
+      if (!(error instanceof HostCallError)) throw error;
+      const details = { host: pane.host, ...error.details };
+      if (error.code === 'host_unreachable') {
+        throw new BridgeError('host_unreachable', `host ${pane.host} cannot be reached (${health.linkState.replace('_', ' ')}, ${lastSeenText(health.lastSeenAt)}); nothing was sent`, {
+          details: { ...details, last_seen_at: health.lastSeenAt ?? null },
+          delivery: 'not_sent',
+        });
+      }
+      if (error.code === 'host_incompatible') throw new BridgeError('unsupported', error.message, { details, delivery: 'not_sent' });
+      // Sent and not answered: it may have been typed there.
+      throw new BridgeError('possibly_sent', error.message, { details, delivery: 'possibly_sent' });
+    }
+  }
+
+  /** A host's refusal as the API answers it, the host's own code and message kept. */
+  private hostRefusal(pane: RemotePane, reply: RpcReply): BridgeError {
+    const error = 'error' in reply ? reply.error : { code: 'internal', message: `${pane.host} answered something other than a document` };
+    const code = error.code === 'server_replaced' ? 'server_replaced' : error.code === 'pane_not_found' ? 'gone' : 'refused';
+    return new BridgeError(code, `on ${pane.host}: ${error.message}`, { details: { host: pane.host, host_code: error.code }, delivery: error.delivery === 'possibly_sent' ? 'possibly_sent' : 'not_sent' });
+  }
+
+  /** Says on the event stream what changed on the hosts: a link's state, a pane's state, the set of panes. */
+  private announce(): void {
+    const { panes, hosts } = this.view();
+    for (const host of hosts) {
+      if (this.linkStates.get(host.name) === host.link_state) continue;
+      this.linkStates.set(host.name, host.link_state);
+      this.options.hub.publish('host', { name: host.name, reachable: host.reachable, link_state: host.link_state, last_seen_at: host.last_seen_at });
+    }
+    const now = new Map(panes.map((pane) => [pane.pane_key, `${pane.state} ${pane.stale ? 'stale' : 'live'}`]));
+    const sameSet = now.size === this.announced.size && [...now.keys()].every((key) => this.announced.has(key));
+    if (!sameSet) this.options.hub.publish('topology', {});
+    else {
+      for (const pane of panes) {
+        if (this.announced.get(pane.pane_key) !== now.get(pane.pane_key)) this.options.hub.publish('agent', { pane_id: pane.pane_id, pane_key: pane.pane_key, state: pane.state, agent: pane.agent });
+      }
+    }
+    this.announced = now;
+  }
+}

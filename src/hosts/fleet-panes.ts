@@ -1,0 +1,116 @@
+/**
+ * Fleet members' panes on other hosts, reached over each host's long-lived link (callOnHost): the host's own
+ * drover types (`pane.deliver`, under the delivery id the fleet gives, so a resend is answered
+ * from the host's record and never typed twice), splits (`member.split`) and closes
+ * (`pane.kill`). A host's link is opened on first use and closed with the command.
+ */
+import { PLACEMENT_BACKENDS, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
+import { DroverError } from '../process/index.js';
+import { callOnHost, HostCallError } from './host-call.js';
+import type { HostLink } from './link.js';
+import type { RpcParams } from './protocol.js';
+import { Hosts } from './registry.js';
+
+/** A host's answer that is not a receipt: the host, and what it said. */
+export class RemotePaneError extends DroverError {
+  constructor(
+    readonly host: string,
+    message: string,
+    delivery: 'not_sent' | 'possibly_sent',
+    /** The host's error code, when the host answered one. */
+    readonly code?: string,
+  ) {
+    super(`host ${host}: ${message}`, { phase: 'link', delivery });
+  }
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
+}
+
+/** The receipt in a host's `pane deliver` document, or undefined when it holds none. */
+export function receiptOf(document: unknown): RemoteReceipt | undefined {
+  if (!isRecord(document)) return undefined;
+  const { status, reason, typed, replayed } = document;
+  if (status !== 'submitted' && status !== 'staged_unconfirmed' && status !== 'failed') return undefined;
+  return { status, reason: typeof reason === 'string' ? reason : '', typed: typed !== false, replayed: replayed === true };
+}
+
+export class LinkedRemotePanes implements RemotePanes {
+  private readonly opened = new Map<string, Hosts>();
+
+  constructor(
+    private readonly options: {
+      readonly env: NodeJS.ProcessEnv;
+      /** How the user runs drover here, for the commands problems tell them to run. */
+      readonly droverCommand?: string;
+      readonly signal?: AbortSignal;
+    },
+  ) {}
+
+  private link(host: string): HostLink {
+    let hosts = this.opened.get(host);
+    if (hosts === undefined) {
+      hosts = Hosts.open({ names: [host], env: this.options.env, droverCommand: this.options.droverCommand, timings: { downAfterFailures: 1 } });
+      this.opened.set(host, hosts);
+    }
+    return hosts.link(host);
+  }
+
+  /**
+   * One method on the host within `budgetMs` (the link's coming up, then the host's answer);
+   * its result document, or RemotePaneError with what the host or the link said.
+   */
+  private async call(host: string, method: string, params: RpcParams, budgetMs: number, deliveryId?: string): Promise<unknown> {
+    let answer;
+    try {
+      const delivery = deliveryId === undefined ? undefined : { id: deliveryId, resend: 'the next message send to the member or message wait asks again under this id' };
+      answer = await callOnHost(this.link(host), { method, params, hostBudgetMs: budgetMs, delivery }, { linkDeadlineMs: budgetMs, signal: this.options.signal });
+    } catch (error) {
+      if (error instanceof HostCallError) throw new RemotePaneError(host, error.message, error.delivery === 'not_sent' ? 'not_sent' : 'possibly_sent', error.code);
+      throw error;
+    }
+    const { reply } = answer;
+    if ('error' in reply) {
+      throw new RemotePaneError(host, `${method}: ${reply.error.message}`, reply.error.code === 'possibly_sent' ? 'possibly_sent' : 'not_sent', reply.error.code);
+    }
+    return reply.result;
+  }
+
+  async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {
+    const document = await this.call(request.host, 'pane.deliver', { pane: request.pane, text: request.line, delivery_id: request.deliveryId }, request.budgetMs, request.deliveryId);
+    const receipt = receiptOf(document);
+    if (receipt === undefined) throw new RemotePaneError(request.host, `pane.deliver answered no receipt: ${JSON.stringify(document)}`, 'possibly_sent');
+    return receipt;
+  }
+
+  async spawn(request: RemoteSpawn): Promise<RemoteSpawned> {
+    const params: RpcParams = {
+      beside: request.beside,
+      command: [...request.command],
+      env: Object.entries(request.env).map(([name, value]) => `${name}=${value}`),
+      ...(request.cwd === undefined ? {} : { cwd: request.cwd }),
+    };
+    const document = await this.call(request.host, 'member.split', params, request.budgetMs);
+    if (!isRecord(document) || !(PLACEMENT_BACKENDS as readonly unknown[]).includes(document.backend) || typeof document.pane_id !== 'string' || typeof document.session !== 'string' || typeof document.window !== 'string' || typeof document.server !== 'string') {
+      throw new RemotePaneError(request.host, `member.split answered no pane: ${JSON.stringify(document)}`, 'possibly_sent');
+    }
+    const warnings = Array.isArray(document.warnings) ? document.warnings.filter((warning): warning is string => typeof warning === 'string') : [];
+    return { backend: document.backend as PlacementBackend, pane: document.pane_id, session: document.session, window: document.window, server: document.server, warnings };
+  }
+
+  async close(host: string, pane: string, budgetMs: number): Promise<void> {
+    try {
+      await this.call(host, 'pane.kill', { pane }, budgetMs);
+    } catch (error) {
+      // Already gone there: nothing is left to close.
+      if (!(error instanceof RemotePaneError && error.code === 'not_found')) throw error;
+    }
+  }
+
+  async closeLinks(): Promise<void> {
+    const opened = [...this.opened.values()];
+    this.opened.clear();
+    await Promise.all(opened.map((hosts) => hosts.close()));
+  }
+}

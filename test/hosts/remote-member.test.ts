@@ -1,0 +1,138 @@
+import assert from 'node:assert/strict';
+import { chmodSync, existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { after, before, describe, it } from 'node:test';
+import { SqlBroker, SqliteStore } from '../../src/fleet/index.js';
+import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { eventually } from '../support/wait.js';
+import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+
+const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
+const PROXY = join(FIXTURES, 'ssh', 'flaky-proxy.js');
+const LINE_SINK = join(FIXTURES, 'line-sink.js');
+
+// Without sshd the test is skipped, except in CI, which installs it: there it must run.
+const unavailable = sshdUnavailable();
+const skip = unavailable !== undefined && process.env.CI !== 'true' ? `skipped: ${unavailable}` : false;
+
+interface SendJson {
+  message: { message_id: number; notified_at: string | null };
+  notification_sent: boolean;
+}
+
+describe('a fleet member on another host, through a real OpenSSH server behind a flaky proxy', { skip }, () => {
+  const sandbox = cliSandbox();
+  let sshd: TestSshd;
+  let control: string;
+  let trigger: string;
+  let received: string;
+  let remoteTmux: string;
+  let env: NodeJS.ProcessEnv;
+  let fleetId: number;
+  let directorId: number;
+
+  const network = (mode: Record<string, unknown>): void => writeFileSync(control, JSON.stringify(mode));
+  /** Where the member's program writes at each Enter: nowhere that matters, or the network's control (to hold the answer back). */
+  const onEnter = (target: string): void => {
+    rmSync(trigger, { force: true });
+    symlinkSync(target, trigger);
+  };
+  const lines = (): string[] => (existsSync(received) ? readFileSync(received, 'utf8').split('\n').filter((line) => line !== '') : []);
+  const drover = (args: readonly string[]) => sandbox.drover(args, { env, timeoutMs: 120_000 });
+
+  before(async () => {
+    sshd = await startSshd();
+    control = join(sshd.dir, 'network.json');
+    network({ mode: 'pass' });
+    chmodSync(control, 0o666);
+    const ignored = join(sshd.dir, 'ignored');
+    writeFileSync(ignored, '', { mode: 0o666 });
+    chmodSync(ignored, 0o666);
+    trigger = join(sshd.dir, 'on-enter');
+    onEnter(ignored);
+    sshd.addAlias('flaky', [`ProxyCommand '${process.execPath}' '${PROXY}' ${sshd.port} '${control}'`]);
+    const remoteDrover = sshd.installDrover(CLI_PATH);
+    received = join(sshd.home, 'received.txt');
+    // The member's program on the other machine: a sink that writes down each line it gets.
+    const sink = join(sshd.dir, 'member-sink');
+    writeFileSync(sink, `#!/bin/sh\nexec '${sshd.node}' '${LINE_SINK}' '${received}' '${trigger}' '${JSON.stringify({ mode: 'stall', direction: 'to_client' })}'\n`, { mode: 0o755 });
+    chmodSync(sink, 0o755);
+    // That host's drover reaches its own default tmux server (its TMUX_TMPDIR is the login's home).
+    remoteTmux = `TMUX_TMPDIR='${sshd.home}' tmux`;
+    await sshd.exec(`${remoteTmux} new-session -d -s remote -x 160 -y 50`);
+    const hosts = join(sandbox.dir, 'config.yaml');
+    writeFileSync(hosts, `hosts:\n  box:\n    ssh: flaky\n    drover: '${remoteDrover}'\n`);
+    // SHELL names the member's program (a shell member runs $SHELL); ssh runs its ProxyCommand with a real one.
+    const ssh = join(sshd.dir, 'ssh-with-sh');
+    writeFileSync(ssh, `#!/bin/sh\nSHELL=/bin/sh exec '${sshd.sshWrapper}' "$@"\n`, { mode: 0o755 });
+    env = { ...sandbox.env, DROVER_SSH_BIN: ssh, DROVER_CONFIG: hosts, SHELL: sink };
+    // The hub's fleet: its Director's pane is on this machine and is never touched here.
+    const store = SqliteStore.open({ path: sandbox.env.DROVER_DB! });
+    const broker = new SqlBroker(store);
+    const created = await broker.createFleet({ name: 'hub', codingAgent: 'shell', directorPlacement: { backend: 'tmux', session: '$0', window: '@0', pane: '%0' } });
+    await broker.close();
+    fleetId = created.fleet.fleetId;
+    directorId = created.director.memberId;
+  });
+  after(async () => {
+    await sshd?.exec(`${remoteTmux} kill-server`).catch(() => undefined);
+    await sshd?.stop();
+  });
+
+  it('places the member beside a pane there, delivers and stamps; a cut link leaves messages pending, and the retry types each line once', async () => {
+    const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
+    const create = await drover(['member', 'create', '--fleet', String(fleetId), '--name', 'far', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json']);
+    assert.equal(create.exitCode, 0, create.stderrText());
+    const member = (JSON.parse(create.text()) as { member: { member_id: number; placement: { host: string; pane_id: string; server: string } } }).member;
+    assert.equal(member.placement.host, 'box');
+    const panes = (await sshd.exec(`${remoteTmux} list-panes -t remote -F '#{pane_id}'`)).trim().split('\n');
+    assert.deepEqual(panes, [beside, member.placement.pane_id], "the member's pane was split off the one named, on that host's tmux");
+    await eventually('the sink to show its prompt', async () => (await sshd.exec(`${remoteTmux} capture-pane -p -t '${member.placement.pane_id}'`)).includes('>'));
+    const send = async (text: string): Promise<{ sent: SendJson; stderr: string }> => {
+      const result = await drover(['message', 'send', '--from', String(directorId), '--to', String(member.member_id), text, '--json']);
+      assert.equal(result.exitCode, 0, result.stderrText());
+      return { sent: JSON.parse(result.text()) as SendJson, stderr: result.stderrText() };
+    };
+    const notifiedAt = async (id: number): Promise<string | null> => (JSON.parse((await drover(['message', 'show', String(id), '--json'])).text()) as { notified_at: string | null }).notified_at;
+    const tagged = (id: number): string[] => lines().filter((line) => line.startsWith(`[drover msg ${id} `));
+
+    // Up: typed there once, stamped here.
+    const first = await send('first over the link');
+    assert.equal(first.sent.notification_sent, true, first.stderr);
+    assert.equal(tagged(first.sent.message.message_id).length, 1);
+    assert.ok(await notifiedAt(first.sent.message.message_id));
+
+    // Down: stored, pending, never stamped, and the diagnostic names the host.
+    network({ mode: 'cut' });
+    const down = await send('second while down');
+    assert.equal(down.sent.notification_sent, false);
+    assert.match(down.stderr, new RegExp(`message ${down.sent.message.message_id} was not notified to member ${member.member_id}: host box: `));
+    assert.equal(await notifiedAt(down.sent.message.message_id), null);
+    assert.deepEqual(tagged(down.sent.message.message_id), []);
+
+    // Back up, and cut again the moment the pending line's Enter lands there, before the hub hears.
+    network({ mode: 'pass' });
+    onEnter(control);
+    const cutting = send('third, cut mid-delivery');
+    await eventually('the pending line to reach the pane', () => tagged(down.sent.message.message_id).length > 0, 60_000);
+    network({ mode: 'cut' });
+    const cut = await cutting;
+    assert.match(cut.stderr, new RegExp(`message ${down.sent.message.message_id} was not notified to member ${member.member_id}: host box: `));
+    assert.equal(await notifiedAt(down.sent.message.message_id), null, 'no receipt came back: not stamped');
+
+    // The retry asks again under the same delivery id: answered from the host's record, not typed again.
+    onEnter(join(sshd.dir, 'ignored'));
+    network({ mode: 'pass' });
+    let retries = 0;
+    while ((await notifiedAt(cut.sent.message.message_id)) === null && retries < 5) {
+      retries += 1;
+      const waited = await drover(['message', 'send', '--from', String(directorId), '--to', String(member.member_id), `retry ${retries}`, '--json']);
+      assert.equal(waited.exitCode, 0, waited.stderrText());
+    }
+    assert.ok(await notifiedAt(down.sent.message.message_id), 'the line typed before the cut is stamped on the replayed receipt');
+    assert.ok(await notifiedAt(cut.sent.message.message_id));
+    assert.equal(tagged(down.sent.message.message_id).length, 1, 'typed before the cut, never again');
+    assert.equal(tagged(cut.sent.message.message_id).length, 1);
+  });
+});
