@@ -75,7 +75,7 @@ describe('choosing the store', () => {
     writeFileSync(config, 'broker: 42\n');
     assert.throws(() => chooseStore({ DROVER_BROKER: 'mysql://u:hunter2@h/db' }), (error: Error) => {
       assert.ok(error instanceof ArgumentError);
-      assert.equal(error.message, 'DROVER_BROKER must be sqlite or a postgresql:// URL (got mysql://u:***@h/db)');
+      assert.equal(error.message, 'DROVER_BROKER must be sqlite, a postgresql:// URL or a drover+unix:// socket URL (got mysql://u:***@h/db)');
       return true;
     });
     assert.throws(() => chooseStore({ DROVER_CONFIG: config }), { message: `the broker key in drover's config file ${config} must be a URL string, such as postgresql://host/db` });
