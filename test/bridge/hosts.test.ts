@@ -6,10 +6,9 @@
  * browser shows a banner while the host is down and drops it when it is back.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { remotePaneView, type HostView, type PaneView, type SnapshotView } from '../../src/bridge/index.js';
@@ -17,14 +16,13 @@ import { Hosts, RememberedRowsStore } from '../../src/hosts/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds, type MuxPort } from '../../src/mux/index.js';
 import { run } from '../../src/process/index.js';
 import { Server, type Pane } from '../../src/tmux/index.js';
-import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { startSshd, sshdUnavailable, type FlakyAlias, type TestSshd } from '../fixtures/ssh/sshd.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 import { CHROMIUM, DESKTOP, launchChromium, seriousViolations } from './chromium.js';
 import { PAGE_ASSETS, startWebWorld, suiteTeardown, type WebWorld } from './support.js';
 
-const PROXY = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'ssh', 'flaky-proxy.js');
 
 describe('a host pane-map row as the page shows it', () => {
   const row = { session: 'build', window_index: 1, window_id: '@4', pane_id: '%7', pane_key: 'gpu::tmux::inc-1::%7', tab: 'agent', worktree: '/srv/app', repo: 'app', agent: 'claude', agent_state: 'waiting', agent_state_source: 'hook' };
@@ -61,13 +59,12 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
   after(() => teardown.run());
   const sandbox = cliSandbox();
   let sshd: TestSshd;
-  let control: string;
+  let flaky: FlakyAlias;
   let remoteTmux: string;
   let world: WebWorld;
   let localPane: Pane;
   let remoteKey: string;
 
-  const network = (mode: 'pass' | 'stall'): void => writeFileSync(control, JSON.stringify({ mode }));
 
   /** What the remote pane shows now, read on the host through ssh (not through drover). */
   const remoteScreen = (): Promise<string> => sshd.exec(`${remoteTmux} capture-pane -p -t remote`);
@@ -93,9 +90,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
       if (login !== userInfo().username) await eventually('the login to have no processes left', async () => (await run(['pgrep', '-u', login], { timeoutMs: 5000 })).exitCode === 1, 20_000);
       await sshd.stop();
     });
-    control = join(sshd.dir, 'network.json');
-    network('pass');
-    sshd.addAlias('flaky', [`ProxyCommand '${process.execPath}' '${PROXY}' ${sshd.port} '${control}'`]);
+    flaky = sshd.flakyAlias('flaky');
     const remoteDrover = sshd.installDrover(CLI_PATH);
     // The host's own tmux, at the default socket its drover finds (TMUX_TMPDIR is the login's home there).
     remoteTmux = `TMUX_TMPDIR='${sshd.home}' tmux`;
@@ -179,7 +174,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
   });
 
   it('marks a host that went away stale, refuses writes to it before sending, and is live again when it is back', async () => {
-    network('stall');
+    flaky.network({ mode: 'stall' });
     const down = await eventually('the host to be unreachable', async () => {
       const seen = await hostBox();
       return !seen.host.reachable && seen;
@@ -199,7 +194,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
     const keys = await world.post(`/api/panes/${encodeURIComponent(remoteKey)}/keys`, { keys: ['q'] });
     assert.equal(keys.json.error?.code, 'host_unreachable');
 
-    network('pass');
+    flaky.network({ mode: 'pass' });
     const back = await eventually('the host to be live again', async () => {
       const seen = await hostBox();
       return seen.host.reachable && seen.panes.length > 0 && seen.panes.every((pane) => !pane.stale) && seen;
@@ -222,7 +217,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
 
     const banner = page.getByRole('region', { name: 'Host box unreachable' });
     assert.equal(await banner.count(), 0, 'no banner while the host is up');
-    network('stall');
+    flaky.network({ mode: 'stall' });
     await banner.waitFor({ timeout: 40_000 });
     assert.match((await banner.textContent()) ?? '', /Host box cannot be reached .*last seen/);
     await eventually('the host’s cards to say stale', async () => (await page.getByRole('main').getByRole('link').allTextContents()).some((text) => text.includes('box ·') && text.includes('stale')));
@@ -232,7 +227,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
     assert.ok((await page.getByRole('main').getByRole('link').allTextContents()).every((text) => !text.includes('box ·')), 'the filter shows this machine only');
     await page.getByRole('combobox', { name: 'Host' }).selectOption('');
 
-    network('pass');
+    flaky.network({ mode: 'pass' });
     await banner.waitFor({ state: 'detached', timeout: 60_000 });
     await context.close();
   });

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -8,10 +8,9 @@ import { HostLink, type LinkState } from '../../src/hosts/index.js';
 import { LongLivedChild } from '../../src/process/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
-import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { startSshd, sshdUnavailable, type FlakyAlias, type TestSshd } from '../fixtures/ssh/sshd.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
-const PROXY = join(FIXTURES, 'ssh', 'flaky-proxy.js');
 const LINE_SINK = join(FIXTURES, 'line-sink.js');
 
 // Without sshd the test is skipped, except in CI, which installs it: there it must run.
@@ -21,20 +20,15 @@ const skip = unavailable !== undefined && process.env.CI !== 'true' ? `skipped: 
 describe('a host link through a flaky proxy in front of a real OpenSSH server on loopback', { skip }, () => {
   const sandbox = cliSandbox();
   let sshd: TestSshd;
-  let control: string;
+  let flaky: FlakyAlias;
   let remoteDrover: string;
   let env: NodeJS.ProcessEnv;
   let socket: string;
 
-  const network = (mode: Record<string, unknown>): void => writeFileSync(control, JSON.stringify(mode));
 
   before(async () => {
     sshd = await startSshd();
-    control = join(sshd.dir, 'network.json');
-    network({ mode: 'pass' });
-    // The pane on the other side rewrites it the moment a delivery's Enter arrives.
-    chmodSync(control, 0o666);
-    sshd.addAlias('flaky', [`ProxyCommand '${process.execPath}' '${PROXY}' ${sshd.port} '${control}'`]);
+    flaky = sshd.flakyAlias('flaky');
     remoteDrover = sshd.installDrover(CLI_PATH);
     socket = join(sshd.home, 'tmux.sock');
     env = { ...sandbox.env, DROVER_SSH_BIN: sshd.sshWrapper };
@@ -51,7 +45,7 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
     );
     try {
       await link.whenUp({ timeoutMs: 30_000 });
-      network({ mode: 'delay', delay_ms: 400 });
+      flaky.network({ mode: 'delay', delay_ms: 400 });
       const started = performance.now();
       await link.request('ping', {}, { timeoutMs: 10_000 });
       assert.ok(performance.now() - started >= 800, 'a ping waits out the delay both ways');
@@ -60,7 +54,7 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
       link.onHealth((health) => {
         if (states.at(-1) !== health.linkState) states.push(health.linkState);
       });
-      network({ mode: 'stall' });
+      flaky.network({ mode: 'stall' });
       await eventually('the link to be down', () => link.health.linkState === 'down', 40_000);
       const reconnecting = states.indexOf('reconnecting');
       assert.ok(reconnecting >= 0 && reconnecting < states.indexOf('down'), `a silent link is found stalled and retried before it is down: ${states.join(' → ')}`);
@@ -68,7 +62,7 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
       assert.match(link.health.problem ?? '', /stalled|banner|timed out/i);
 
       // A host that is down is still tried, at its backoff's pace.
-      network({ mode: 'pass' });
+      flaky.network({ mode: 'pass' });
       await eventually('the link to be up again', () => link.health.linkState === 'up', 40_000);
       assert.equal(link.health.reachable, true);
       assert.equal((await link.request('ping', {}, { timeoutMs: 10_000 })).exit_status, 0);
@@ -86,15 +80,15 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
     // the cut below comes after the prompt was typed and before the hub heard of it.
     const holdAnswers = JSON.stringify({ mode: 'stall', direction: 'to_client' });
     const pane = (
-      await sshd.exec(`tmux -S '${socket}' new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${LINE_SINK}' '${received}' '${control}' '${holdAnswers}'`)
+      await sshd.exec(`tmux -S '${socket}' new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${LINE_SINK}' '${received}' '${flaky.control}' '${holdAnswers}'`)
     ).trim();
     await eventually('the sink to show its prompt', async () => (await sshd.exec(`tmux -S '${socket}' capture-pane -p -t '${pane}'`)).includes('>'));
     const lines = (): string[] => (existsSync(received) ? readFileSync(received, 'utf8').split('\n').filter((line) => line !== '') : []);
 
-    network({ mode: 'pass' });
+    flaky.network({ mode: 'pass' });
     const delivering = drover(['pane', 'deliver', `box::${pane}`, '--text', 'typed exactly once', '--json']);
     await eventually('the prompt to reach the pane', () => lines().length > 0, 60_000);
-    network({ mode: 'cut' });
+    flaky.network({ mode: 'cut' });
     const cut = await delivering;
     assert.equal(cut.exitCode, 4, cut.stderrText());
     const error = (JSON.parse(cut.text()) as { error: { code: string; delivery: string; delivery_id: string; resend: string; host: string } }).error;
@@ -103,7 +97,7 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
     assert.match(error.resend, new RegExp(` -S ${socket.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} pane deliver box::%\\d+ --delivery-id ${error.delivery_id} --text 'typed exactly once' --json$`));
     assert.match(cut.stderrText(), /resend it with its delivery id/);
 
-    network({ mode: 'pass' });
+    flaky.network({ mode: 'pass' });
     const resent = await drover(['pane', 'deliver', `box::${pane}`, '--delivery-id', error.delivery_id, '--text', 'typed exactly once', '--json']);
     assert.equal(resent.exitCode, 0, resent.stderrText());
     const receipt = JSON.parse(resent.text()) as { status: string; delivery_id: string; replayed: boolean; host: string };
@@ -124,7 +118,7 @@ describe('a host link through a flaky proxy in front of a real OpenSSH server on
     const stopped = (JSON.parse(Buffer.concat(output).toString('utf8')) as { error: { code: string; delivery: string; delivery_id: string; resend: string } }).error;
     assert.deepEqual([stopped.code, stopped.delivery], ['interrupted', 'possibly_sent']);
     assert.ok(stopped.resend.endsWith(`--delivery-id ${stopped.delivery_id} --text 'interrupted once' --json`), stopped.resend);
-    network({ mode: 'pass' });
+    flaky.network({ mode: 'pass' });
     const again = await drover(['pane', 'deliver', `box::${pane}`, '--delivery-id', stopped.delivery_id, '--text', 'interrupted once', '--json']);
     assert.equal(again.exitCode, 0, again.stderrText());
     assert.equal((JSON.parse(again.text()) as { replayed: boolean }).replayed, true);

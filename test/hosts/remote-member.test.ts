@@ -6,10 +6,9 @@ import { after, before, describe, it } from 'node:test';
 import { SqlBroker, SqliteStore } from '../../src/fleet/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
-import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { startSshd, sshdUnavailable, type FlakyAlias, type TestSshd } from '../fixtures/ssh/sshd.js';
 
 const FIXTURES = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures');
-const PROXY = join(FIXTURES, 'ssh', 'flaky-proxy.js');
 const LINE_SINK = join(FIXTURES, 'line-sink.js');
 
 // Without sshd the test is skipped, except in CI, which installs it: there it must run.
@@ -24,7 +23,7 @@ interface SendJson {
 describe('a fleet member on another host, through a real OpenSSH server behind a flaky proxy', { skip }, () => {
   const sandbox = cliSandbox();
   let sshd: TestSshd;
-  let control: string;
+  let flaky: FlakyAlias;
   let trigger: string;
   let received: string;
   let remoteTmux: string;
@@ -32,7 +31,6 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
   let fleetId: number;
   let directorId: number;
 
-  const network = (mode: Record<string, unknown>): void => writeFileSync(control, JSON.stringify(mode));
   /** Where the member's program writes at each Enter: nowhere that matters, or the network's control (to hold the answer back). */
   const onEnter = (target: string): void => {
     rmSync(trigger, { force: true });
@@ -43,15 +41,12 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
 
   before(async () => {
     sshd = await startSshd();
-    control = join(sshd.dir, 'network.json');
-    network({ mode: 'pass' });
-    chmodSync(control, 0o666);
+    flaky = sshd.flakyAlias('flaky');
     const ignored = join(sshd.dir, 'ignored');
     writeFileSync(ignored, '', { mode: 0o666 });
     chmodSync(ignored, 0o666);
     trigger = join(sshd.dir, 'on-enter');
     onEnter(ignored);
-    sshd.addAlias('flaky', [`ProxyCommand '${process.execPath}' '${PROXY}' ${sshd.port} '${control}'`]);
     const remoteDrover = sshd.installDrover(CLI_PATH);
     received = join(sshd.home, 'received.txt');
     // The member's program on the other machine: a sink that writes down each line it gets.
@@ -104,7 +99,7 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     assert.ok(await notifiedAt(first.sent.message.message_id));
 
     // Down: stored, pending, never stamped, and the diagnostic names the host.
-    network({ mode: 'cut' });
+    flaky.network({ mode: 'cut' });
     const down = await send('second while down');
     assert.equal(down.sent.notification_sent, false);
     assert.match(down.stderr, new RegExp(`message ${down.sent.message.message_id} was not notified to member ${member.member_id}: host box: `));
@@ -112,18 +107,18 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     assert.deepEqual(tagged(down.sent.message.message_id), []);
 
     // Back up, and cut again the moment the pending line's Enter lands there, before the hub hears.
-    network({ mode: 'pass' });
-    onEnter(control);
+    flaky.network({ mode: 'pass' });
+    onEnter(flaky.control);
     const cutting = send('third, cut mid-delivery');
     await eventually('the pending line to reach the pane', () => tagged(down.sent.message.message_id).length > 0, 60_000);
-    network({ mode: 'cut' });
+    flaky.network({ mode: 'cut' });
     const cut = await cutting;
     assert.match(cut.stderr, new RegExp(`message ${down.sent.message.message_id} was not notified to member ${member.member_id}: host box: `));
     assert.equal(await notifiedAt(down.sent.message.message_id), null, 'no receipt came back: not stamped');
 
     // The retry asks again under the same delivery id: answered from the host's record, not typed again.
     onEnter(join(sshd.dir, 'ignored'));
-    network({ mode: 'pass' });
+    flaky.network({ mode: 'pass' });
     let retries = 0;
     while ((await notifiedAt(cut.sent.message.message_id)) === null && retries < 5) {
       retries += 1;

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
@@ -7,7 +7,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { run } from '../../src/process/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import { createFakeSsh, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
-import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { startSshd, sshdUnavailable, type FlakyAlias, type TestSshd } from '../fixtures/ssh/sshd.js';
 import { eventually } from '../panes/live.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
@@ -154,18 +154,13 @@ const skip = unavailable !== undefined && process.env.CI !== 'true' ? `skipped: 
 describe('drover mcp delivering to a host through a flaky proxy in front of a real OpenSSH server', { skip }, () => {
   const sandbox = cliSandbox();
   let sshd: TestSshd;
-  let control: string;
+  let flaky: FlakyAlias;
   let local: Server;
   let session: McpSession;
-  const network = (mode: Record<string, unknown>): void => writeFileSync(control, JSON.stringify(mode));
 
   before(async () => {
     sshd = await startSshd();
-    control = join(sshd.dir, 'network.json');
-    network({ mode: 'pass' });
-    // The pane on the other side rewrites it the moment a delivery's Enter arrives.
-    chmodSync(control, 0o666);
-    sshd.addAlias('flaky', [`ProxyCommand '${process.execPath}' '${join(FIXTURES, 'ssh', 'flaky-proxy.js')}' ${sshd.port} '${control}'`]);
+    flaky = sshd.flakyAlias('flaky');
     const config = join(sandbox.dir, 'config.yaml');
     writeFileSync(config, `hosts:\n  box:\n    ssh: flaky\n    drover: '${sshd.installDrover(CLI_PATH)}'\n`);
     local = await startTestServer();
@@ -186,7 +181,7 @@ describe('drover mcp delivering to a host through a flaky proxy in front of a re
     const holdAnswers = JSON.stringify({ mode: 'stall', direction: 'to_client' });
     const pane = (
       await sshd.exec(
-        `TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${join(FIXTURES, 'line-sink.js')}' '${received}' '${control}' '${holdAnswers}'`,
+        `TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${join(FIXTURES, 'line-sink.js')}' '${received}' '${flaky.control}' '${holdAnswers}'`,
       )
     ).trim();
     await eventually('the sink to show its prompt', async () => ((await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux capture-pane -p -t '${pane}'`)).includes('>') ? true : undefined));
@@ -194,13 +189,13 @@ describe('drover mcp delivering to a host through a flaky proxy in front of a re
 
     const delivering = session.client.callTool({ name: 'deliver', arguments: { pane_id: `box::${pane}`, text: 'typed exactly once' } }, undefined, { timeout: 180_000 });
     await eventually('the prompt to reach the pane', async () => (lines().length > 0 ? true : undefined), 60_000);
-    network({ mode: 'cut' });
+    flaky.network({ mode: 'cut' });
     const error = refusal(await delivering);
     assert.deepEqual([error.code, error.delivery, error.host], ['possibly_sent', 'possibly_sent', 'box']);
     assert.match(String(error.delivery_id), /^dlv-/);
     assert.match(String(error.message), /call deliver again with the same pane, text and delivery_id/);
 
-    network({ mode: 'pass' });
+    flaky.network({ mode: 'pass' });
     const receipt = ok(
       await session.client.callTool({ name: 'deliver', arguments: { pane_id: `box::${pane}`, text: 'typed exactly once', delivery_id: error.delivery_id } }, undefined, { timeout: 180_000 }),
     );
