@@ -6,6 +6,7 @@
  * signal other processes; a read is cheap).
  */
 import {
+  PANE_INPUT_WAIT_MS,
   PaneLockError,
   placementPaneKey,
   type ChangeWatch,
@@ -25,8 +26,6 @@ import type { EventHub } from './events.js';
 import type { FleetListView, FleetMessageView, FleetView, InboxView } from './protocol.js';
 
 const INBOX_LIMIT = 50;
-/** How long a write from the page waits for a fleet delivery typing into the same pane: the fleet's own input budget. */
-const PANE_INPUT_WAIT_MS = 5000;
 /** The longest the page's watch waits on a store that signals before it reads again anyway. */
 const FLEET_IDLE_MS = 60_000;
 

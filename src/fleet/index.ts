@@ -26,6 +26,7 @@ export * from './remote-store.js';
 export * from './runtime.js';
 export type { SqlDialect, SqlParams, SqlStore, SqlTransaction, TransactionMode } from './sql.js';
 export * from './sql-broker.js';
+export * from './pane-input.js';
 export * from './sqlite-store.js';
 export * from './stores.js';
 // Termination spans live with the process runner; fleets are their main user.

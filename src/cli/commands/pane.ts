@@ -486,8 +486,12 @@ async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: st
   const source = options.promptFile !== undefined ? { source: 'prompt', path: options.promptFile } : { source: options.stdin ? 'stdin' : 'text' };
   const json = options.json === true;
   const typeIt = async (): Promise<DeliveryAnswer & { readonly receipt: DeliveryReceipt & PaneRef }> => {
+    // The pane's input lock, shared with the fleet's dispatchers here: a fleet message is never typed into the middle of this prompt.
+    const { holdingPaneInput } = await import('../../fleet/index.js');
     const receipt = await onPane(options, io, target, (port, pane) =>
-      paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
+      holdingPaneInput(port, pane, { env: io.env, signal: io.signal }, () =>
+        paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
+      ),
     );
     const exitStatus = receipt.status === 'failed' ? EXIT.failure : receipt.status === 'staged_unconfirmed' ? EXIT.unconfirmed : EXIT.ok;
     return { receipt, exitStatus, document: { ...deliveryReceiptJson(receipt), ...source, ...(options.deliveryId === undefined ? {} : { delivery_id: options.deliveryId }) } };

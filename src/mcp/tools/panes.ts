@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { holdingPaneInput } from '../../fleet/index.js';
 import { deliveryIdProblem, newDeliveryId } from '../../hosts/index.js';
 import { isHostName, isValidMuxId, looksLikePaneKey, MUX_NAMES, MuxError, muxSnapshotJson, muxSnapshotJsonSchema, parsePaneKey } from '../../mux/index.js';
 import {
@@ -373,7 +374,10 @@ export const paneTools: readonly ToolDefinition[] = [
       if (input.delivery_id !== undefined) throw new ArgumentError('delivery_id is for a pane on a host, where the link may be lost mid-delivery');
       const pane = await guardedPane(context, input, 'deliver to');
       const warnings: string[] = [];
-      const receipt = await paneDeliver(context.port, pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) });
+      // The pane's input lock, shared with the fleet's dispatchers here: a fleet message is never typed into the middle of this prompt.
+      const receipt = await holdingPaneInput(context.port, pane, { env: context.env, signal: context.signal }, () =>
+        paneDeliver(context.port, pane, input.text, { signal: context.signal, onWarning: (w) => warnings.push(w) }),
+      );
       return { ...deliveryReceiptJson(receipt), warnings };
     },
   }),
