@@ -19,7 +19,7 @@ import {
 } from './dispatch.js';
 import { isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError, StoreUnavailableError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
-import { noRemotePanes, REMOTE_DELIVERY_BUDGET_MS, remoteDeliveryId, remoteReceiptReason, type RemotePanes } from './remote.js';
+import { hostPaneTarget, noRemotePanes, REMOTE_DELIVERY_BUDGET_MS, remoteDeliveryId, remoteReceiptReason, remoteRefusal, type RemotePanes } from './remote.js';
 import { isRemote, samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
 import { formatNotificationLine } from './notification.js';
 
@@ -203,6 +203,8 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
     // A pane on another host is typed into by that host's drover; here only its receipt is read.
     const remote = isRemote(placement) ? { host: placement.host, panes: options.remote } : null;
     if (remote !== null && remote.panes === undefined) return fail(revalidated.value.next, noRemotePanes(recipientId, remote.host).message);
+    // The host found its multiplexer restarted once: that placement's pane id names nothing of the member's now.
+    if (remote !== null && placement.staleAt !== null) return fail(revalidated.value.next, new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
     let input: PaneInput | null = null;
     if (remote === null) {
       try {
@@ -246,13 +248,13 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         try {
           receipt = await remote.panes!.deliver({
             host: remote.host,
-            pane: placement.pane,
+            pane: hostPaneTarget(placement),
             line: formatNotificationLine(message, { escapeLead: false }),
             deliveryId: remoteDeliveryId(broker.store.location, message.messageId),
             budgetMs: REMOTE_DELIVERY_BUDGET_MS,
           });
         } catch (error) {
-          return failClaimed(messageOf(error));
+          return failClaimed(messageOf(await remoteRefusal(broker, recipientId, placement, error)));
         }
         if (receipt.status !== 'submitted') return failClaimed(remoteReceiptReason(remote.host, receipt));
       } else {

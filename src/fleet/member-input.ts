@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
@@ -5,8 +6,9 @@ import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, submitAgentLine, submitLine 
 import { codingAgentRules, paneGoneReason, type PortOpener } from './delivery.js';
 import { isPaneGone, isServerReplaced, PaneGoneError, PaneInputBusyError, PaneInputError, PlacementError, PlacementStaleError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
-import { isConcrete, samePlacement, type ConcretePlacement } from './model.js';
+import { isConcrete, isRemote, samePlacement, type ConcretePlacement } from './model.js';
 import { validateLiteralLine } from './notification.js';
+import { hostPaneTarget, noRemotePanes, REMOTE_DELIVERY_BUDGET_MS, remoteReceiptReason, remoteRefusal, type RemotePanes } from './remote.js';
 
 export interface MemberInputOptions {
   broker: Broker;
@@ -17,6 +19,8 @@ export interface MemberInputOptions {
   spans?: TerminationSpans;
   /** An interrupt before the first keystroke stops the dispatch (AbortedError): nothing is typed. Once typing began, the span defers it. */
   signal?: AbortSignal;
+  /** Reaches a member placed on another host; without it such a member is refused. */
+  remote?: RemotePanes;
 }
 
 export interface MemberDispatch {
@@ -41,6 +45,11 @@ export async function promptMember(options: MemberInputOptions & { text: string 
  */
 export async function execInMember(options: MemberInputOptions & { command: string }): Promise<MemberDispatch> {
   validateLiteralLine(options.command, 'command');
+  const { placement } = await options.broker.getMember(options.memberId);
+  // Shell mode is entered by typing `!` at an empty composer; a host's delivery pastes a whole line instead.
+  if (placement !== null && isRemote(placement)) {
+    throw new PlacementError(`member ${options.memberId}'s pane is on host ${placement.host}: exec types \`! COMMAND\` as keys at an empty composer, which only works on this machine; send it as a prompt (\`member prompt\`) or run the command on that host`);
+  }
   return dispatchLine(options, `! ${options.command}`, 'native command');
 }
 
@@ -68,6 +77,10 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
       throw new PlacementError(`member ${memberId}'s placement changed while waiting for its pane input; ${what} was not dispatched.`);
     }
     if (placement.goneAt !== null) throw new PaneGoneError(placement.pane, { cause: new Error(paneGoneReason(placement.pane)) });
+    if (isRemote(placement)) {
+      await promptOnHost(options, placement, line, what);
+      return { memberId, placement, line };
+    }
     // openPort refuses a stale placement, or one whose server turns out replaced now.
     const input = await options.openPort(placement, deadline);
     try {
@@ -99,5 +112,25 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
   } finally {
     guard.release();
     spans.exit();
+  }
+}
+
+/**
+ * A prompt to a member on another host, typed by that host's drover on its own evidence and
+ * under its own pane lock (the caller holds this machine's lock for the member). Anything but a
+ * `submitted` receipt is a failure that says what the host saw.
+ */
+async function promptOnHost(options: MemberInputOptions, placement: ConcretePlacement & { host: string }, line: string, what: 'prompt' | 'native command'): Promise<void> {
+  const { broker, memberId } = options;
+  if (options.remote === undefined) throw noRemotePanes(memberId, placement.host);
+  if (placement.staleAt !== null) throw new PlacementStaleError(memberId, placement.pane, placement.backend);
+  let receipt;
+  try {
+    receipt = await options.remote.deliver({ host: placement.host, pane: hostPaneTarget(placement), line, deliveryId: `prompt-${randomUUID()}`, budgetMs: REMOTE_DELIVERY_BUDGET_MS });
+  } catch (error) {
+    throw await remoteRefusal(broker, memberId, placement, error);
+  }
+  if (receipt.status !== 'submitted') {
+    throw new PaneInputError(`the ${what} to member ${memberId} was not submitted: ${remoteReceiptReason(placement.host, receipt)}`, 'enter', { delivery: receipt.typed ? 'possibly_sent' : 'not_sent' });
   }
 }

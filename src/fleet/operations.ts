@@ -6,11 +6,13 @@ import { PlacementError, PlacementStaleError } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
 import { CODING_AGENTS, isConcrete, isRemote, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
 import { INVOKING_PANE_VARIABLE, invokingPane, type FleetRuntime } from './runtime.js';
-import { noRemotePanes } from './remote.js';
+import { hostPaneTarget, noRemotePanes, remoteRefusal } from './remote.js';
 
 /** Default `--lines` of a capture. */
 export const DEFAULT_MEMBER_CAPTURE_LINES = 20;
 const CAPTURE_TIMEOUT_MS = 5000;
+/** A host's own read of a member's pane, the link's round trips and a login when the link was down. */
+const REMOTE_CAPTURE_BUDGET_MS = 30_000;
 
 /**
  * `fleet create`: a fleet whose root Director is the pane this process runs in ($TMUX_PANE
@@ -114,11 +116,21 @@ export interface MemberDeletion extends MemberDeleted {
   paneLeft: string | null;
 }
 
-/** Closes a member's pane on another host through that host's drover (no layout to tidy here). */
-async function closeRemotePane(runtime: FleetRuntime, placement: ConcretePlacement & { host: string }, deadline: number): Promise<undefined> {
+/**
+ * Closes a member's pane on another host through that host's drover (no layout to tidy here).
+ * A pane of another run of the host's multiplexer is left alone: the reason why, else null.
+ */
+async function closeRemotePane(runtime: FleetRuntime, placement: ConcretePlacement & { host: string }, deadline: number): Promise<string | null> {
   if (runtime.remote === undefined) throw noRemotePanes(placement.memberId, placement.host);
-  await runtime.remote.close(placement.host, placement.pane, Math.max(1, deadline - runtime.clock.now()));
-  return undefined;
+  if (placement.staleAt !== null) return leftAlone(new PlacementStaleError(placement.memberId, placement.pane, placement.backend));
+  try {
+    await runtime.remote.close(placement.host, hostPaneTarget(placement), Math.max(1, deadline - runtime.clock.now()));
+  } catch (error) {
+    const refusal = await remoteRefusal(runtime.broker, placement.memberId, placement, error);
+    if (refusal instanceof PlacementStaleError) return leftAlone(refusal);
+    throw refusal;
+  }
+  return null;
 }
 
 /**
@@ -134,7 +146,10 @@ export async function deleteMember(runtime: FleetRuntime, memberId: number): Pro
     spans: runtime.spans,
     memberId,
     closePane: async (placement, deadline) => {
-      if (isRemote(placement)) return closeRemotePane(runtime, placement, deadline);
+      if (isRemote(placement)) {
+        paneLeft = await closeRemotePane(runtime, placement, deadline);
+        return;
+      }
       const directorPane = await directorPaneOn(runtime, (await runtime.broker.getMember(placement.memberId)).fleetId, placement.backend);
       let backend: FleetBackend;
       try {
@@ -170,7 +185,8 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
       for (const { memberId, placement } of placements) {
         if (memberId === fleet.directorMemberId) continue;
         if (isRemote(placement)) {
-          await closeRemotePane(runtime, placement, deadline);
+          const left = await closeRemotePane(runtime, placement, deadline);
+          if (left !== null) panesLeft.push(left);
           continue;
         }
         let backend: FleetBackend;
@@ -231,9 +247,7 @@ function captureLines(options: CaptureOptions): number {
 }
 
 async function capturePlacement(runtime: FleetRuntime, memberId: number, placement: ConcretePlacement, lines: number, ansi: boolean): Promise<MemberCapture> {
-  const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
-  const backend = await runtime.backendFor(placement, deadline);
-  const raw = await backend.capture(placement.pane, { lines, deadline });
+  const raw = isRemote(placement) ? await captureOnHost(runtime, placement, lines, ansi) : await captureHere(runtime, placement, lines);
   const content = ansi ? raw : plainCapture(raw);
   return {
     memberId,
@@ -244,6 +258,24 @@ async function capturePlacement(runtime: FleetRuntime, memberId: number, placeme
     capturedAt: runtime.broker.timestamp(),
     contentSha256: createHash('sha256').update(content, 'utf8').digest('hex'),
   };
+}
+
+async function captureHere(runtime: FleetRuntime, placement: ConcretePlacement, lines: number): Promise<string> {
+  const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
+  const backend = await runtime.backendFor(placement, deadline);
+  return backend.capture(placement.pane, { lines, deadline });
+}
+
+/** A member's pane on another host, read by that host's drover (which sends text without escape sequences). */
+async function captureOnHost(runtime: FleetRuntime, placement: ConcretePlacement & { host: string }, lines: number, ansi: boolean): Promise<string> {
+  if (ansi) throw new ArgumentError(`--ansi reads a pane on this machine; member ${placement.memberId}'s pane is on host ${placement.host}, whose drover sends the text without escape sequences`);
+  if (runtime.remote === undefined) throw noRemotePanes(placement.memberId, placement.host);
+  if (placement.staleAt !== null) throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
+  try {
+    return await runtime.remote.capture(placement.host, hostPaneTarget(placement), lines, REMOTE_CAPTURE_BUDGET_MS);
+  } catch (error) {
+    throw await remoteRefusal(runtime.broker, placement.memberId, placement, error);
+  }
 }
 
 function requirePane(member: Member, verb: string): ConcretePlacement {

@@ -5,8 +5,11 @@
  * answered, and stamps a message notified only on a receipt that says `submitted`.
  */
 import { createHash } from 'node:crypto';
-import { PlacementError } from './errors.js';
-import type { PlacementBackend } from './model.js';
+import { formatPaneKey, LOCAL_HOST } from '../mux/index.js';
+import { DroverError } from '../process/index.js';
+import type { Broker } from './broker.js';
+import { PaneGoneError, PlacementError, PlacementStaleError } from './errors.js';
+import type { ConcretePlacement, PlacementBackend } from './model.js';
 
 /** What a host answered for one delivery (its `pane deliver` receipt, passed on). */
 export interface RemoteReceipt {
@@ -20,6 +23,7 @@ export interface RemoteReceipt {
 
 export interface RemoteDelivery {
   readonly host: string;
+  /** The pane as its host names it (hostPaneTarget). */
   readonly pane: string;
   readonly line: string;
   /** The same id on every attempt of one message: the host types a line at most once per id. */
@@ -51,14 +55,59 @@ export interface RemoteSpawned {
   readonly warnings: readonly string[];
 }
 
+/** What a host answered when it could not be reached or refused: the host, and its error code when it said one. */
+export class RemotePaneError extends DroverError {
+  constructor(
+    readonly host: string,
+    message: string,
+    delivery: 'not_sent' | 'possibly_sent',
+    /** The host's error code (`server_replaced`, `pane_not_found`, …), when the host answered one. */
+    readonly code?: string,
+  ) {
+    super(`host ${host}: ${message}`, { phase: 'link', delivery });
+  }
+}
+
 /**
- * Reaching panes on other hosts. Every method throws when the host cannot be reached or
- * refuses; the error's message names the host.
+ * Reaching panes on other hosts; a pane is named as its host names it (hostPaneTarget). Every
+ * method throws RemotePaneError when the host cannot be reached or refuses.
  */
 export interface RemotePanes {
   deliver(request: RemoteDelivery): Promise<RemoteReceipt>;
   spawn(request: RemoteSpawn): Promise<RemoteSpawned>;
   close(host: string, pane: string, budgetMs: number): Promise<void>;
+  /** The pane's last `lines` lines as its host reads them (text, no escape sequences). */
+  capture(host: string, pane: string, lines: number, budgetMs: number): Promise<string>;
+}
+
+/**
+ * A remote placement's pane as its host names it: the host's own pane key when the placement
+ * knows which run of the host's multiplexer holds it, so the host refuses a pane of another
+ * run (its server restarted, the id now someone else's) instead of typing into it.
+ */
+export function hostPaneTarget(placement: Pick<ConcretePlacement, 'backend' | 'server' | 'pane'>): string {
+  if (placement.server === null) return placement.pane;
+  return formatPaneKey({ host: LOCAL_HOST, mux: placement.backend, incarnation: placement.server, paneId: placement.pane });
+}
+
+/**
+ * What a host's refusal means here, with the member's placement marked as the host found it:
+ * another run of the host's multiplexer makes it stale, a pane the host no longer has makes
+ * it gone. Any other failure is returned as it was.
+ */
+export async function remoteRefusal(broker: Broker, memberId: number, placement: ConcretePlacement, error: unknown): Promise<unknown> {
+  if (!(error instanceof RemotePaneError)) return error;
+  // A command that only reads (member capture) leaves the marking to the next one that writes.
+  const marks = !broker.store.readOnly;
+  if (error.code === 'server_replaced') {
+    if (marks) await broker.markServerReplaced(memberId, placement.pane);
+    return new PlacementStaleError(memberId, placement.pane, placement.backend);
+  }
+  if (error.code === 'pane_not_found') {
+    if (marks) await broker.markPaneGone(memberId, placement.pane);
+    return new PaneGoneError(placement.pane, { cause: error });
+  }
+  return error;
 }
 
 /** How long one remote delivery may take: the host's own delivery budget, the link's round trips and a login when the link was down. */

@@ -1,28 +1,15 @@
 /**
  * Fleet members' panes on other hosts, reached over each host's long-lived link (callOnHost): the host's own
  * drover types (`pane.deliver`, under the delivery id the fleet gives, so a resend is answered
- * from the host's record and never typed twice), splits (`member.split`) and closes
- * (`pane.kill`). A host's link is opened on first use and closed with the command.
+ * from the host's record and never typed twice), splits (`member.split`), reads
+ * (`pane.capture`) and closes (`pane.kill`). A host's link is opened on first use and closed
+ * with the command.
  */
-import { PLACEMENT_BACKENDS, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
-import { DroverError } from '../process/index.js';
+import { PLACEMENT_BACKENDS, RemotePaneError, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
 import { callOnHost, HostCallError } from './host-call.js';
 import type { HostLink } from './link.js';
 import type { RpcParams } from './protocol.js';
 import { Hosts } from './registry.js';
-
-/** A host's answer that is not a receipt: the host, and what it said. */
-export class RemotePaneError extends DroverError {
-  constructor(
-    readonly host: string,
-    message: string,
-    delivery: 'not_sent' | 'possibly_sent',
-    /** The host's error code, when the host answered one. */
-    readonly code?: string,
-  ) {
-    super(`host ${host}: ${message}`, { phase: 'link', delivery });
-  }
-}
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
@@ -104,8 +91,14 @@ export class LinkedRemotePanes implements RemotePanes {
       await this.call(host, 'pane.kill', { pane }, budgetMs);
     } catch (error) {
       // Already gone there: nothing is left to close.
-      if (!(error instanceof RemotePaneError && error.code === 'not_found')) throw error;
+      if (!(error instanceof RemotePaneError && error.code === 'pane_not_found')) throw error;
     }
+  }
+
+  async capture(host: string, pane: string, lines: number, budgetMs: number): Promise<string> {
+    const document = await this.call(host, 'pane.capture', { pane, lines }, budgetMs);
+    if (!isRecord(document) || typeof document.content !== 'string') throw new RemotePaneError(host, `pane.capture answered no content: ${JSON.stringify(document)}`, 'not_sent');
+    return document.content;
   }
 
   async closeLinks(): Promise<void> {

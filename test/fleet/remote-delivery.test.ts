@@ -18,14 +18,25 @@ import {
   type RemoteReceipt,
   type RemoteSpawn,
   type RemoteSpawned,
+  RemotePaneError,
+  PaneInputError,
+  PlacementStaleError,
+  captureMember,
+  deleteMember,
+  execInMember,
+  promptMember,
 } from '../../src/fleet/index.js';
 import { deliveryIdProblem } from '../../src/hosts/index.js';
 import { FakeClock, openFixture, seedFleet, tmuxFleet } from './support.js';
 
+/** The pane key a host of this run gives its pane `%N`, as the fleet names a remote member's pane to it. */
+const hostKey = (pane: string, run = 'remote-run'): string => `local::tmux::${run}::${pane}`;
+
 /**
  * A host as the fleet sees it through RemotePanes: it remembers each delivery id's receipt (a
- * resend is answered from that record, never typed again), and can be down, or lose its answer
- * after typing (a link cut mid-delivery).
+ * resend is answered from that record, never typed again), checks a pane key against the run
+ * of its multiplexer (a key of an earlier run is refused with server_replaced, as a host's
+ * drover refuses it), and can be down, or lose its answer after typing (a link cut mid-delivery).
  */
 class FakeHost implements RemotePanes {
   readonly typed: { pane: string; line: string }[] = [];
@@ -34,30 +45,48 @@ class FakeHost implements RemotePanes {
   down = false;
   cutAfterTyping = false;
   answer: RemoteReceipt['status'] = 'submitted';
+  /** The run of the host's multiplexer; another one stands for a restart there. */
+  run = 'remote-run';
+  readonly panes = new Set(['%40', '%41']);
   readonly spawns: RemoteSpawn[] = [];
   readonly closed: string[] = [];
   spawnFailure: Error | undefined;
 
+  /** The host's own pane for a target, or the refusal its drover would answer. */
+  private paneOf(host: string, target: string): string {
+    if (this.down) throw new RemotePaneError(host, 'the link is down', 'not_sent');
+    const [, , run, pane] = target.split('::');
+    if (run !== this.run) throw new RemotePaneError(host, `${target} is a pane of another run of tmux`, 'not_sent', 'server_replaced');
+    if (!this.panes.has(pane!)) throw new RemotePaneError(host, `no pane ${pane}`, 'not_sent', 'pane_not_found');
+    return pane!;
+  }
+
   async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {
     this.deliveries.push(request);
-    if (this.down) throw new Error(`host ${request.host}: the link is down`);
+    const pane = this.paneOf(request.host, request.pane);
     const known = this.records.get(request.deliveryId);
     if (known !== undefined) return { ...known, replayed: true };
-    this.typed.push({ pane: request.pane, line: request.line });
+    this.typed.push({ pane, line: request.line });
     const receipt: RemoteReceipt = { status: this.answer, reason: this.answer === 'submitted' ? 'the line left the input line' : 'the pane did not react to Enter', typed: true, replayed: false };
     this.records.set(request.deliveryId, receipt);
-    if (this.cutAfterTyping) throw new Error(`host ${request.host}: pane.deliver: the link was lost`);
+    if (this.cutAfterTyping) throw new RemotePaneError(request.host, 'pane.deliver: the link was lost', 'possibly_sent');
     return receipt;
   }
 
   async spawn(request: RemoteSpawn): Promise<RemoteSpawned> {
     this.spawns.push(request);
     if (this.spawnFailure !== undefined) throw this.spawnFailure;
-    return { backend: 'tmux', pane: '%41', session: '$4', window: '@4', server: 'remote-run', warnings: [] };
+    return { backend: 'tmux', pane: '%41', session: '$4', window: '@4', server: this.run, warnings: [] };
   }
 
-  async close(_host: string, pane: string): Promise<void> {
+  async close(host: string, target: string): Promise<void> {
+    const pane = this.paneOf(host, target);
+    this.panes.delete(pane);
     this.closed.push(pane);
+  }
+
+  async capture(host: string, target: string, lines: number): Promise<string> {
+    return `${this.paneOf(host, target)} shows ${lines} lines\n`;
   }
 }
 
@@ -168,13 +197,14 @@ describe('delivery to a member on another host', () => {
   });
 });
 
+async function runtimeFor(t: { after(fn: () => unknown): void }) {
+  const s = await setup(t);
+  const runtime = await FleetRuntime.open({ broker: s.broker, remote: s.host, env: { ...process.env, SHELL: '/bin/sh' } });
+  t.after(() => runtime.close());
+  return { ...s, runtime };
+}
+
 describe('creating a member on another host', () => {
-  async function runtimeFor(t: { after(fn: () => unknown): void }) {
-    const s = await setup(t);
-    const runtime = await FleetRuntime.open({ broker: s.broker, remote: s.host, env: { ...process.env, SHELL: '/bin/sh' } });
-    t.after(() => runtime.close());
-    return { ...s, runtime };
-  }
 
   it('records the pane the host split, on that host, its multiplexer run and location', async (t) => {
     const s = await runtimeFor(t);
@@ -203,6 +233,75 @@ describe('creating a member on another host', () => {
     });
     assert.deepEqual(s.host.closed, []);
     await assert.rejects(s.broker.getMember(s.far.memberId + 1), RegistryNotFoundError);
+  });
+});
+
+/** What a prompt or exec to the member on the host is given. */
+const input = (s: Awaited<ReturnType<typeof setup>>) => ({ broker: s.broker, locks: s.locks, memberId: s.far.memberId, openPort: s.options(s.far).openPort, remote: s.host, clock: s.clock });
+
+describe('prompting, reading and deleting a member on another host', () => {
+  it("types a prompt through the host's delivery, naming the pane by the host's key, and fails on any receipt but submitted", async (t) => {
+    const s = await setup(t);
+    const dispatched = await promptMember({ ...input(s), text: 'run the tests' });
+    assert.equal(dispatched.line, 'run the tests');
+    assert.deepEqual(s.host.typed, [{ pane: '%40', line: 'run the tests' }]);
+    assert.equal(s.host.deliveries[0]!.pane, hostKey('%40'));
+    assert.match(s.host.deliveries[0]!.deliveryId, /^prompt-/);
+
+    s.host.answer = 'staged_unconfirmed';
+    await assert.rejects(promptMember({ ...input(s), text: 'again' }), (error: unknown) => {
+      assert.ok(error instanceof PaneInputError);
+      assert.equal(error.delivery, 'possibly_sent');
+      assert.match(error.message, /was not submitted: host box answered staged unconfirmed/);
+      return true;
+    });
+  });
+
+  it('refuses exec there before anything is typed', async (t) => {
+    const s = await setup(t);
+    await assert.rejects(execInMember({ ...input(s), command: 'ls' }), /on host box: exec types `! COMMAND` as keys/);
+    assert.deepEqual(s.host.deliveries, []);
+  });
+
+  it("reads the pane through the host, and refuses --ansi, which the host's text does not carry", async (t) => {
+    const s = await runtimeFor(t);
+    const captured = await captureMember(s.runtime, s.far.memberId, { lines: 5 });
+    assert.deepEqual([captured.content, captured.paneKey], ['%40 shows 5 lines\n', 'box::tmux::remote-run::%40']);
+    await assert.rejects(captureMember(s.runtime, s.far.memberId, { ansi: true }), /--ansi reads a pane on this machine; member \d+'s pane is on host box/);
+  });
+
+  it('closes the pane there on delete', async (t) => {
+    const s = await runtimeFor(t);
+    const deleted = await deleteMember(s.runtime, s.far.memberId);
+    assert.equal(deleted.paneLeft, null);
+    assert.deepEqual(s.host.closed, ['%40']);
+  });
+});
+
+describe("a member on another host whose multiplexer there was restarted", () => {
+  it('keeps its message pending, marks the member stale, and asks the host nothing more', async (t) => {
+    const s = await setup(t);
+    s.host.run = 'later-run';
+    const sent = await sendAndNotify({ ...s.options(s.far), from: s.alice.memberId, to: s.far.memberId, text: 'not for the new pane' });
+    assert.equal(sent.notificationSent, false);
+    assert.match(sent.diagnostic!.reason, /lived on a tmux server that is gone/);
+    assert.deepEqual(s.host.typed, [], 'the new run\'s %40 got nothing');
+    assert.ok((await s.broker.getMember(s.far.memberId)).placement!.staleAt, 'marked stale');
+
+    assert.deepEqual((await deliverPending(s.options(s.far))).notified, []);
+    assert.equal(s.host.deliveries.length, 1, 'a stale member is not asked for again');
+    assert.equal((await s.broker.showMessage(sent.message.messageId)).notifiedAt, null);
+  });
+
+  it('refuses a prompt and a capture, and leaves the pane alone on delete', async (t) => {
+    const s = await runtimeFor(t);
+    s.host.run = 'later-run';
+    await assert.rejects(promptMember({ ...input(s), text: 'hello' }), PlacementStaleError);
+    await assert.rejects(captureMember(s.runtime, s.far.memberId), PlacementStaleError);
+    const deleted = await deleteMember(s.runtime, s.far.memberId);
+    assert.match(deleted.paneLeft ?? '', /lived on a tmux server that is gone.*the pane was not closed/);
+    assert.deepEqual([s.host.typed, s.host.closed], [[], []]);
+    await assert.rejects(s.broker.getMember(s.far.memberId), RegistryNotFoundError);
   });
 });
 

@@ -130,4 +130,42 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     assert.equal(tagged(down.sent.message.message_id).length, 1, 'typed before the cut, never again');
     assert.equal(tagged(cut.sent.message.message_id).length, 1);
   });
+
+  it("prompts and reads the member through the host, and refuses both once the host's tmux is another run", async () => {
+    const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
+    const create = await drover(['member', 'create', '--fleet', String(fleetId), '--name', 'prompted', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json']);
+    assert.equal(create.exitCode, 0, create.stderrText());
+    const member = (JSON.parse(create.text()) as { member: { member_id: number; placement: { pane_id: string } } }).member;
+    const id = String(member.member_id);
+    await eventually('the sink to show its prompt', async () => (await sshd.exec(`${remoteTmux} capture-pane -p -t '${member.placement.pane_id}'`)).includes('>'));
+
+    const prompt = await drover(['member', 'prompt', id, 'a prompt over the link', '--json']);
+    assert.equal(prompt.exitCode, 0, prompt.stderrText());
+    assert.ok(lines().includes('a prompt over the link'), 'the member received it');
+    const capture = await drover(['member', 'capture', id, '--lines', '5', '--json']);
+    assert.equal(capture.exitCode, 0, capture.stderrText());
+    assert.match((JSON.parse(capture.text()) as { content: string }).content, /a prompt over the link/);
+
+    // The host's tmux goes and another starts, with a pane of the member's id running something else.
+    await sshd.exec(`pid=$(${remoteTmux} display-message -p '#{pid}'); ${remoteTmux} kill-server; while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done`);
+    await sshd.exec(`${remoteTmux} new-session -d -s remote -x 80 -y 24 cat`);
+    const paneNumber = Number(member.placement.pane_id.slice(1));
+    for (let split = 0; split < paneNumber; split += 1) await sshd.exec(`${remoteTmux} split-window -d -t remote cat`);
+    assert.match(await sshd.exec(`${remoteTmux} list-panes -a -F '#{pane_id}'`), new RegExp(`^${member.placement.pane_id}$`, 'm'));
+
+    const received = lines().length;
+    const stale = await drover(['member', 'prompt', id, 'never typed into the new run', '--json']);
+    assert.notEqual(stale.exitCode, 0);
+    assert.match(stale.stderrText(), /lived on a tmux server that is gone/);
+    const staleCapture = await drover(['member', 'capture', id, '--json']);
+    assert.notEqual(staleCapture.exitCode, 0);
+    assert.equal(lines().length, received);
+    for (const pane of (await sshd.exec(`${remoteTmux} list-panes -a -F '#{pane_id}'`)).trim().split('\n')) {
+      assert.doesNotMatch(await sshd.exec(`${remoteTmux} capture-pane -p -t '${pane}'`), /never typed/, `nothing typed into ${pane} of the new run`);
+    }
+    const deleted = await drover(['member', 'delete', id, '--json']);
+    assert.equal(deleted.exitCode, 0, deleted.stderrText());
+    assert.equal((JSON.parse(deleted.text()) as { status: string }).status, 'stale');
+    assert.match(await sshd.exec(`${remoteTmux} list-panes -a -F '#{pane_id}'`), new RegExp(`^${member.placement.pane_id}$`, 'm'), "the new run's pane is left alone");
+  });
 });

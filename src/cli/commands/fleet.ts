@@ -475,7 +475,7 @@ function registerMember(program: Command, context: CommandContext): void {
           // Checked before the store is opened: a refused line changes nothing, not even the file.
           validateLiteralLine(body!, verb === 'prompt' ? 'text' : 'command');
           await withRuntime(options, io, async (runtime) => {
-            const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, clock: runtime.clock, spans: runtime.spans, signal: io.signal };
+            const input = { broker: runtime.broker, locks: runtime.locks, memberId, openPort: runtime.openPort, remote: runtime.remote, clock: runtime.clock, spans: runtime.spans, signal: io.signal };
             const dispatched = verb === 'prompt' ? await promptMember({ ...input, text: body! }) : await execInMember({ ...input, command: body! });
             if (options.json) writeJson(io, { member_id: memberId, pane_id: dispatched.placement.pane, pane_key: placementPaneKey(dispatched.placement), line: dispatched.line });
             else writeLine(io.stdout, `${verb === 'prompt' ? 'Prompted' : 'Dispatched to'} member ${memberId} (pane ${dispatched.placement.pane}).`);
