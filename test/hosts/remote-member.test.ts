@@ -168,4 +168,16 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     assert.equal((JSON.parse(deleted.text()) as { status: string }).status, 'stale');
     assert.match(await sshd.exec(`${remoteTmux} list-panes -a -F '#{pane_id}'`), new RegExp(`^${member.placement.pane_id}$`, 'm'), "the new run's pane is left alone");
   });
+
+  it('deregisters a member whose pane there is already gone', async () => {
+    const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
+    const create = await drover(['member', 'create', '--fleet', String(fleetId), '--name', 'short-lived', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json']);
+    assert.equal(create.exitCode, 0, create.stderrText());
+    const member = (JSON.parse(create.text()) as { member: { member_id: number; placement: { pane_id: string } } }).member;
+    await sshd.exec(`${remoteTmux} kill-pane -t '${member.placement.pane_id}'`);
+    const deleted = await drover(['member', 'delete', String(member.member_id), '--json']);
+    assert.equal(deleted.exitCode, 0, deleted.stderrText());
+    const listed = await drover(['member', 'list', '--fleet', String(fleetId), '--json']);
+    assert.doesNotMatch(listed.text(), /short-lived/);
+  });
 });
