@@ -1,13 +1,14 @@
 /**
  * Other machines' panes in drover web. The hub (the machine serving the page) reads every host
- * of `drover host list` over that host's long-lived link: their pane maps at a modest interval
- * (HostViewPoller), their health as it changes. A write to a remote pane goes over the same link
+ * of `drover host list` over that host's long-lived link: their pane maps and the questions their
+ * panes ask (`pane questions`) at a modest interval (HostViewPoller), their health as it changes. A write to a remote pane goes over the same link
  * to that host's own drover (`pane deliver`, `pane keys`), which types it under its own lock
  * and answers with its own receipt; the browser never reaches a host itself.
  *
  * A host that cannot be reached keeps its last panes, marked stale with their age, and a write
  * to one of them is refused before anything is sent.
  */
+import { createHash } from 'node:crypto';
 import {
   callOnHost,
   deliveryIdProblem,
@@ -29,7 +30,8 @@ import { LOCAL_HOST, parsePaneKey } from '../mux/index.js';
 import { BridgeError } from './errors.js';
 import { ago } from './present.js';
 import type { EventHub } from './events.js';
-import type { HostView, PaneView, StateSource } from './protocol.js';
+import type { HostView, PaneView, QuestionView, StateSource } from './protocol.js';
+import { questionLineOptions } from './questions.js';
 import { statusOfAgentState, triageGroup } from './triage.js';
 
 /** How long a host may take over its pane map (every session there). */
@@ -40,6 +42,8 @@ const DELIVER_BUDGET_MS = 60_000;
 const VERB_BUDGET_MS = 30_000;
 
 const PANE_MAP: HostViewRequest = { method: 'pane.map', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['rows'] };
+/** Every pane's screen there, read by the host's own question scan: about as long as its map. */
+const PANE_QUESTIONS: HostViewRequest = { method: 'pane.questions', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['matches'] };
 
 export interface HostPanesOptions {
   readonly hosts: Hosts;
@@ -66,9 +70,30 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
-/** A host's pane-map row as the page's pane: what a pane map says, and nothing it does not. */
-export function remotePaneView(merged: MergedRow): PaneView {
+/**
+ * A question a host's scan found in one of its panes. Its answers are the ones written on its
+ * line (`[y/n]`, `1) … 2) …`, press any key), sent as keys by the host's `pane keys`; the hub
+ * never sees the menu rows under it, so a menu's answers are keys the user sends.
+ */
+function remoteQuestion(merged: MergedRow, asking: MergedRow): QuestionView {
+  const snippet = text(asking.row.snippet) ?? '';
+  const indicator = text(asking.row.indicator) ?? 'question';
+  return {
+    id: createHash('sha256').update([merged.host, text(asking.row.pane_key) ?? '', indicator, snippet].join('\u0000')).digest('hex').slice(0, 16),
+    snippet,
+    indicator,
+    rule: text(asking.row.rule),
+    options: questionLineOptions(snippet, indicator),
+  };
+}
+
+/**
+ * A host's pane-map row as the page's pane: what a pane map says, and the question its host's
+ * scan found there (`asking`), and nothing they do not.
+ */
+export function remotePaneView(merged: MergedRow, asking?: MergedRow): PaneView {
   const { row } = merged;
+  const question = asking === undefined ? null : remoteQuestion(merged, asking);
   const agentState = text(row.agent_state);
   const state = agentState !== null && isAgentState(agentState) ? statusOfAgentState(agentState) : 'unknown';
   const source: StateSource = agentState === null ? 'none' : row.agent_state_source === 'screen' ? 'screen' : 'hook';
@@ -99,10 +124,10 @@ export function remotePaneView(merged: MergedRow): PaneView {
     verifiable: false,
     state,
     state_source: source,
-    question: null,
+    question,
     finished_unseen: false,
     revision: null,
-    group: triageGroup({ state, asking: false, finishedUnseen: false }),
+    group: triageGroup({ state, asking: question !== null, finishedUnseen: false }),
   };
 }
 
@@ -132,27 +157,35 @@ function lastSeenText(lastSeenAt: string | undefined): string {
 
 export class HostPanes {
   private readonly poller: HostViewPoller;
+  private readonly questions: HostViewPoller;
   /** Each remote pane's state and staleness as last announced, by key. */
   private announced = new Map<string, string>();
   private linkStates = new Map<string, string>();
 
   constructor(private readonly options: HostPanesOptions) {
-    this.poller = new HostViewPoller(options.hosts, PANE_MAP, options.store, { intervalMs: options.pollMs, onChange: () => this.announce(), log: options.log });
+    const polling = { intervalMs: options.pollMs, onChange: () => this.announce(), log: options.log };
+    this.poller = new HostViewPoller(options.hosts, PANE_MAP, options.store, polling);
+    this.questions = new HostViewPoller(options.hosts, PANE_QUESTIONS, options.store, polling);
   }
 
   /** Reads every host once (a host not up yet answers with its last rows, stale). */
-  start(): Promise<void> {
-    return this.poller.start();
+  async start(): Promise<void> {
+    await Promise.all([this.poller.start(), this.questions.start()]);
   }
 
   close(): void {
     this.poller.close();
+    this.questions.close();
   }
 
-  /** Every host's panes and health, as of now. */
+  /** Every host's panes and health, as of now. A host that cannot be reached asks nothing: its last questions may be answered already. */
   view(): { panes: PaneView[]; hosts: HostView[] } {
     const merged = this.poller.view();
-    return { panes: (merged.lists.rows ?? []).map(remotePaneView), hosts: merged.hosts.map(hostView) };
+    const asking = new Map((this.questions.view().lists.matches ?? []).filter((match) => !match.stale).map((match) => [text(match.row.pane_key), match]));
+    return {
+      panes: (merged.lists.rows ?? []).map((row) => remotePaneView(row, row.stale ? undefined : asking.get(text(row.row.pane_key)))),
+      hosts: merged.hosts.map(hostView),
+    };
   }
 
   /**
@@ -182,6 +215,28 @@ export class HostPanes {
     const reply = await this.call(pane, { method: 'pane.keys', params: { keys: [...keys] }, hostBudgetMs: VERB_BUDGET_MS });
     if ('error' in reply) throw this.hostRefusal(pane, reply);
     return { sent: keys, host: pane.host, pane_key: pane.paneKey };
+  }
+
+  /**
+   * Answers a remote pane's question with one of its options, sent as keys by the host. The
+   * question must be the one the host's last scan found there (at most one poll old): an answer
+   * meant for another question is refused with nothing sent.
+   */
+  async answer(pane: RemotePane, questionId: string, option: number): Promise<Record<string, unknown>> {
+    const current = this.view().panes.find((candidate) => candidate.pane_key === pane.paneKey)?.question ?? null;
+    if (current === null || current.id !== questionId) {
+      throw new BridgeError(
+        'question_changed',
+        current === null ? `the pane on ${pane.host} no longer asks that question; nothing was sent` : `the pane on ${pane.host} now asks something else (${current.snippet}); nothing was sent`,
+        { details: { current, host: pane.host } },
+      );
+    }
+    const chosen = current.options[option];
+    if (chosen === undefined) throw new BridgeError('bad_request', `the question offers ${current.options.length} answers; there is no answer ${option}`);
+    await this.keys(pane, chosen.keys);
+    // Looked at again now, so the page does not keep showing a question just answered.
+    this.questions.poll();
+    return { answered: questionId, keys: chosen.keys, host: pane.host, pane_key: pane.paneKey };
   }
 
   /** A remote pane's screen (its host's `pane capture`), its last `lines` lines. */
@@ -234,12 +289,14 @@ export class HostPanes {
       this.linkStates.set(host.name, host.link_state);
       this.options.hub.publish('host', { name: host.name, reachable: host.reachable, link_state: host.link_state, last_seen_at: host.last_seen_at });
     }
-    const now = new Map(panes.map((pane) => [pane.pane_key, `${pane.state} ${pane.stale ? 'stale' : 'live'}`]));
+    const now = new Map(panes.map((pane) => [pane.pane_key, `${pane.state} ${pane.stale ? 'stale' : 'live'} ${pane.question?.id ?? 'asks nothing'}`]));
     const sameSet = now.size === this.announced.size && [...now.keys()].every((key) => this.announced.has(key));
     if (!sameSet) this.options.hub.publish('topology', {});
     else {
       for (const pane of panes) {
-        if (this.announced.get(pane.pane_key) !== now.get(pane.pane_key)) this.options.hub.publish('agent', { pane_id: pane.pane_id, pane_key: pane.pane_key, state: pane.state, agent: pane.agent });
+        if (this.announced.get(pane.pane_key) === now.get(pane.pane_key)) continue;
+        this.options.hub.publish('agent', { pane_id: pane.pane_id, pane_key: pane.pane_key, state: pane.state, agent: pane.agent });
+        this.options.hub.publish('question', { pane_id: pane.pane_id, pane_key: pane.pane_key, question: pane.question });
       }
     }
     this.announced = now;

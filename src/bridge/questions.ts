@@ -63,6 +63,11 @@ function inlineOptions(snippet: string): QuestionOption[] {
   return [];
 }
 
+/** The answers a question offers on its own line (no menu under it): Enter for "press any key", else what it writes inline. */
+export function questionLineOptions(snippet: string, indicator: string): QuestionOption[] {
+  return indicator === 'press_key' ? [{ label: 'Continue', keys: ['Enter'] }] : inlineOptions(snippet);
+}
+
 function fingerprint(parts: readonly string[]): string {
   return createHash('sha256').update(parts.join('\u0000')).digest('hex').slice(0, 16);
 }
@@ -102,7 +107,6 @@ export function scanProgramScreen(paneId: string, screen: AgentScreen, state: Ag
   const judged = judgePane(paneId, { pane: paneId, agentState: state }, screen);
   if ('reason' in judged) return { phase: null, rule: null, question: null };
   const below = menuOptions(screen.lines, rowOf(screen.lines, judged.snippet) + 1);
-  const options =
-    below.length > 0 ? below : judged.indicator === 'press_key' ? [{ label: 'Continue', keys: ['Enter'] }] : inlineOptions(judged.snippet);
+  const options = below.length > 0 ? below : questionLineOptions(judged.snippet, judged.indicator);
   return { phase: null, rule: null, question: question(judged.snippet, judged.indicator, null, options, screen.lines) };
 }

@@ -6,9 +6,10 @@
  * browser shows a banner while the host is down and drops it when it is back.
  */
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { remotePaneView, type HostView, type PaneView, type SnapshotView } from '../../src/bridge/index.js';
@@ -39,6 +40,15 @@ describe('a host pane-map row as the page shows it', () => {
     assert.equal(view.stale_age_ms, null);
   });
 
+  it('carries the question its host found there, with the answers written on its line', () => {
+    const merged = { host: 'gpu', stale: false, staleAgeMs: undefined, seenAt: '2026-01-01T00:00:00.000000Z', row: { ...row, agent_state: 'idle' } };
+    assert.equal(remotePaneView(merged).group, 'idle');
+    const asking = { ...merged, row: { pane_id: '%7', pane_key: row.pane_key, agent_state: 'idle', indicator: 'yes_no', snippet: 'Deploy? [y/n]', agent: null, rule: null } };
+    const view = remotePaneView(merged, asking);
+    assert.deepEqual([view.question?.snippet, view.question?.indicator, view.question?.options.map((option) => option.keys), view.group], ['Deploy? [y/n]', 'yes_no', [['y'], ['n']], 'needs_you']);
+    assert.notEqual(view.question?.id, remotePaneView(merged, { ...asking, row: { ...asking.row, snippet: 'Really? [y/n]' } }).question?.id, 'another question, another id');
+  });
+
   it('says a stale row is stale, with its age, and a row without agent state is unknown', () => {
     const view = remotePaneView({ host: 'gpu', stale: true, staleAgeMs: 42_000, seenAt: '2026-01-01T00:00:00.000000Z', row: { ...row, agent_state: null, agent: null } });
     assert.equal(view.stale, true);
@@ -47,6 +57,8 @@ describe('a host pane-map row as the page shows it', () => {
     assert.equal(view.state_source, 'none');
   });
 });
+
+const FAKE_AGENT = join(dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'fake-agent.js');
 
 // Without sshd the test is skipped, except in CI, which installs it: there it must run.
 const unavailable = sshdUnavailable();
@@ -61,6 +73,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
   let sshd: TestSshd;
   let flaky: FlakyAlias;
   let remoteTmux: string;
+  let remoteDrover: string;
   let world: WebWorld;
   let localPane: Pane;
   let remoteKey: string;
@@ -91,7 +104,7 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
       await sshd.stop();
     });
     flaky = sshd.flakyAlias('flaky');
-    const remoteDrover = sshd.installDrover(CLI_PATH);
+    remoteDrover = sshd.installDrover(CLI_PATH);
     // The host's own tmux, at the default socket its drover finds (TMUX_TMPDIR is the login's home there).
     remoteTmux = `TMUX_TMPDIR='${sshd.home}' tmux`;
     await sshd.exec(`${remoteTmux} new-session -d -s remote -x 80 -y 24 'cat'`);
@@ -155,6 +168,34 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
     assert.deepEqual(answer.json.sent, ['x', 'y', 'z', 'Enter']);
     assert.equal(answer.json.host, 'box');
     await eventually('the keys on the remote pane', async () => (await remoteScreen()).includes('xyz'));
+  });
+
+  it('shows the question an agent on the host asks, from the host’s scan, and answers it with the host’s keys', async () => {
+    // An agent there whose hooks report to the host's own drover, as a real one's do.
+    const asker = join(sshd.dir, 'asker');
+    writeFileSync(asker, `#!/bin/sh\nexport DROVER_FAKE_AGENT_HOOK='${JSON.stringify([remoteDrover, 'agent', 'hook'])}'\nexec '${sshd.node}' '${FAKE_AGENT}'\n`, { mode: 0o755 });
+    const askerPane = (await sshd.exec(`${remoteTmux} new-window -d -t remote -n asker -P -F '#{pane_id}' '${asker}'`)).trim();
+    const askerKey = (
+      await eventually('the agent’s pane on the page', async () => (await hostBox()).panes.find((pane) => pane.pane_id === askerPane && pane.state !== 'unknown'), 30_000)
+    ).pane_key;
+    const typed = await world.post(`/api/panes/${encodeURIComponent(askerKey)}/reply`, { text: 'ask:yes_no' });
+    assert.equal(typed.status, 200, typed.text);
+    const asking = await eventually('the host’s scan to find the question', async () => {
+      const pane = (await hostBox()).panes.find((candidate) => candidate.pane_key === askerKey);
+      return pane?.question != null && pane;
+    }, 30_000);
+    const question = asking.question!;
+    assert.equal(question.snippet, 'Apply the edit to src/app.ts? [y/n]');
+    assert.deepEqual(question.options.map((option) => option.keys), [['y'], ['n']]);
+    assert.equal(asking.group, 'needs_you');
+
+    const wrong = await world.post(`/api/panes/${encodeURIComponent(askerKey)}/answer`, { question: 'not-this-one', option: 0 });
+    assert.equal(wrong.json.error?.code, 'question_changed', wrong.text);
+    const answered = await world.post(`/api/panes/${encodeURIComponent(askerKey)}/answer`, { question: question.id, option: 0 });
+    assert.equal(answered.status, 200, answered.text);
+    assert.deepEqual([answered.json.host, answered.json.keys], ['box', ['y']]);
+    await eventually('the question to be gone', async () => (await hostBox()).panes.find((candidate) => candidate.pane_key === askerKey)?.question === null, 30_000);
+    assert.doesNotMatch(await sshd.exec(`${remoteTmux} capture-pane -p -t '${askerPane}'`), /\[y\/n\]\s*$/, 'the agent took the answer');
   });
 
   it('refuses what it offers only for this machine’s panes, sending nothing to the host', async () => {

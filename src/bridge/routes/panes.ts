@@ -127,13 +127,21 @@ export function paneRoutes({ mux, queue, remote }: PaneRoutesContext): Route[] {
       return json(receipt);
     });
 
+  const answerOf = async (call: RouteCall): Promise<{ questionId: string; option: number }> => {
+    const body = await call.request.body();
+    const questionId = stringField(body, 'question')!;
+    const option = integerField(body, 'option');
+    call.audit.detail = { question: questionId, option };
+    return { questionId, option };
+  };
+
   const answer = (call: RouteCall): Promise<ApiResponse> =>
-    onRemote(call, 'answering a question') ??
+    onRemote(call, 'answering a question', async (hosts, pane) => {
+      const { questionId, option } = await answerOf(call);
+      return json(await hosts.answer(pane, questionId, option));
+    }) ??
     onPane(call, async (pane) => {
-      const body = await call.request.body();
-      const questionId = stringField(body, 'question')!;
-      const option = integerField(body, 'option');
-      call.audit.detail = { question: questionId, option };
+      const { questionId, option } = await answerOf(call);
       const keys = await queue.run(pane, async () => {
         const question = await requireQuestion(pane, questionId);
         const chosen = question.options[option];
