@@ -10,6 +10,7 @@ import type { Pane, Server } from '../../src/tmux/index.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { git } from '../support/git.js';
 import { RestartableServer, startTestServer, useTestServer } from '../support/tmux.js';
+import { FakeHerdrServer } from '../fixtures/herdr/server.js';
 import { openHerdrWorld } from '../fixtures/herdr/world.js';
 import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { FAKE_AGENT, eventually, keyOf, portOn, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
@@ -523,6 +524,79 @@ describe('drover pane with pane keys, across a restart of the server at the same
     assertFailure(malformed, 2, /"local::tmux::%1" is neither HOST::PANE \(gpu::%3\) nor a pane key HOST::MUX::INCARNATION::PANE/);
     assertFailure(elsewhere, 6, /names a herdr pane, but drover is driving tmux; nothing was done \(choose herdr with --mux herdr\)/);
     assert.equal(await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}'), '%0\n%1\n');
+  });
+});
+
+describe('drover pane with pane keys, across a restart off tmux', () => {
+  const sandbox = cliSandbox();
+
+  it('zellij: refuses the old session run’s keys with exit 6, typing into and closing none of the new run’s panes that reuse their ids', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    const env = { ...zellij.fake.env, DROVER_MUX: 'zellij' };
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json'], { env }))) as { pane_id: string; pane_key: string }[];
+    const keys = new Map(rows.map((row) => [row.pane_id, row.pane_key]));
+    assert.deepEqual([...keys.keys()].sort(), ['terminal_0', 'terminal_1', 'terminal_2']);
+    // The session is started again without its first pane: the new run numbers the rest from 0,
+    // so terminal_0 and terminal_1 now name the panes that were terminal_1 and terminal_2.
+    await zellij.endPane('terminal_0');
+    await zellij.restartMux();
+    const screens = ['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane));
+    const inputs = zellij.fake.read().inputs.length;
+
+    const deliver = await sandbox.drover(['pane', 'deliver', keys.get('terminal_1')!, '--text', 'hello-drover-42', '--json'], { env });
+    assert.equal(deliver.exitCode, 6, deliver.stderrText());
+    const error = (JSON.parse(deliver.text()) as { error: { code: string; delivery: string } }).error;
+    assert.deepEqual([error.code, error.delivery], ['server_replaced', 'not_sent']);
+    const replaced = (pane: string) => new RegExp(`^drover: error: pane key local::zellij::\\S+::${pane} names a pane of another zellij server run \\(.+\\); the server answering now is .+, whose pane ${pane} is not that pane, so nothing was done\\n$`);
+    assertFailure(await sandbox.drover(['pane', 'deliver', keys.get('terminal_1')!, '--text', 'hello-drover-42'], { env }), 6, replaced('terminal_1'));
+    assertFailure(await sandbox.drover(['pane', 'capture', keys.get('terminal_1')!, '-l', '1'], { env }), 6, replaced('terminal_1'));
+    assertFailure(await sandbox.drover(['pane', 'kill', keys.get('terminal_0')!], { env }), 6, replaced('terminal_0'));
+
+    // The fake's own record: nothing typed, both panes still there and showing what they showed.
+    assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
+    assert.deepEqual(['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane)), screens);
+    // A bare id names the pane of the run answering now, under the new run's key.
+    const now = JSON.parse(ok(await sandbox.drover(['pane', 'capture', 'terminal_1', '-l', '1', '--json'], { env }))) as { pane_id: string; pane_key: string };
+    assert.equal(now.pane_id, 'terminal_1');
+    assert.notEqual(now.pane_key, keys.get('terminal_1'), 'its key names the new run');
+  });
+
+  it('herdr: a restart keeps the session’s run, so its keys still reach their own panes; a key of another herdr session is refused with exit 6', async (t) => {
+    const herdr = await openHerdrWorld();
+    t.after(() => herdr.close());
+    const env = { DROVER_MUX: 'herdr', DROVER_MUX_ENDPOINT_HERDR: herdr.socketPath };
+    const rows = JSON.parse(ok(await sandbox.drover(['pane', 'map', '--all-sessions', '--json'], { env }))) as { pane_id: string; pane_key: string }[];
+    const keys = new Map(rows.map((row) => [row.pane_id, row.pane_key]));
+    // The scratch space's pane runs a shell that takes a line; the logs pane is the one to kill.
+    const shell = (await herdr.port.snapshot()).panes.find((pane) => pane.spaceLabel === 'scratch')!.paneId;
+    const spare = herdr.server.paneIds()[2]!;
+
+    // herdr keeps its id counters across a restart and never hands an id out twice: the same
+    // pane comes back under the same id, in the same session, so its key still names it.
+    await herdr.server.restart();
+    // The shell echoes the line but reports no cursor: typed, unconfirmed (exit 4), not refused.
+    const delivery = await sandbox.drover(['pane', 'deliver', keys.get(shell)!, '--text', 'after-the-restart', '--json'], { env });
+    assert.equal(delivery.exitCode, 4, delivery.stderrText());
+    const delivered = JSON.parse(delivery.text()) as { pane_key: string; status: string; typed: boolean };
+    assert.deepEqual([delivered.pane_key, delivered.status, delivered.typed], [keys.get(shell), 'staged_unconfirmed', true]);
+    assert.deepEqual(herdr.server.inputs().filter((input) => JSON.stringify(input).includes('after-the-restart')).map((input) => input.paneId), [shell]);
+
+    // Another herdr session (another socket) is another run: the first session's keys are refused there.
+    const other = new FakeHerdrServer();
+    const otherSocket = join(herdr.dir, 'other.sock');
+    await other.start(otherSocket);
+    t.after(() => other.stop());
+    const otherEnv = { DROVER_MUX: 'herdr', DROVER_MUX_ENDPOINT_HERDR: otherSocket };
+    assert.ok(other.paneIds().includes(shell) && other.paneIds().includes(spare), 'the other session hands out the same ids');
+    const deliver = await sandbox.drover(['pane', 'deliver', keys.get(shell)!, '--text', 'hello-drover-42', '--json'], { env: otherEnv });
+    assert.equal(deliver.exitCode, 6, deliver.stderrText());
+    assert.deepEqual((JSON.parse(deliver.text()) as { error: { code: string } }).error.code, 'server_replaced');
+    const replaced = (pane: string) => new RegExp(`^drover: error: pane key local::herdr::\\S+::${pane} names a pane of another herdr server run \\(.+\\); the server answering now is .+, whose pane ${pane} is not that pane, so nothing was done\\n$`);
+    assertFailure(await sandbox.drover(['pane', 'capture', keys.get(shell)!, '-l', '1'], { env: otherEnv }), 6, replaced(shell));
+    assertFailure(await sandbox.drover(['pane', 'kill', keys.get(spare)!], { env: otherEnv }), 6, replaced(spare));
+    assert.deepEqual(other.inputs(), [], 'nothing was typed into the other session');
+    assert.ok(other.paneIds().includes(spare), 'nor its pane closed');
   });
 });
 
