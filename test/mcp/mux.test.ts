@@ -256,6 +256,50 @@ describe('drover mcp finds its tmux server as drover pane does', () => {
   });
 });
 
+describe('drover mcp across a restart of its multiplexer off tmux', () => {
+  const sandbox = cliSandbox();
+
+  it('zellij: the keys of the run it bound are refused once the session is started again, typing into and closing none of the new run’s panes', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    const env: NodeJS.ProcessEnv = { ...zellij.fake.env, ...sandbox.env, PATH: zellij.fake.env.PATH, DROVER_MUX: 'zellij' };
+    const session = await connectMcp(['--tier', 'destructive', '--timeout-ms', '60000'], env);
+    t.after(() => session.close());
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; pane_key: string }[] };
+    const keys = new Map(map.panes.map((row) => [row.pane_id, row.pane_key]));
+    // Started again without its first pane, the session numbers the rest from 0: the old
+    // terminal_0 and terminal_1 keys carry ids that now name the old terminal_1 and terminal_2.
+    await zellij.endPane('terminal_0');
+    await zellij.restartMux();
+    const screens = ['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane));
+    const inputs = zellij.fake.read().inputs.length;
+    for (const [name, args] of [
+      ['deliver', { pane_key: keys.get('terminal_1')!, text: 'must not be typed' }],
+      ['send_text', { pane_key: keys.get('terminal_1')!, text: 'must not be typed', enter: true }],
+      ['kill_pane', { pane_key: keys.get('terminal_0')! }],
+    ] as const) {
+      const error = errorOf(await session.client.callTool({ name, arguments: args }));
+      assert.deepEqual([error.code, error.delivery], ['server_replaced', 'not_sent'], `${name}: ${error.message}`);
+    }
+    assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
+    assert.deepEqual(['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane)), screens, 'both panes are there, as they were');
+  });
+
+  it('herdr: a restart keeps the session’s run, so the keys it mapped still reach their own panes', async (t) => {
+    const herdr = await openHerdrWorld();
+    t.after(() => herdr.close());
+    const session = await connectMcp(['--mux', 'herdr', '--tier', 'destructive'], { ...sandbox.env, DROVER_MUX_ENDPOINT_HERDR: herdr.socketPath });
+    t.after(() => session.close());
+    const map = ok(await session.client.callTool({ name: 'pane_map', arguments: {} })) as { panes: { pane_id: string; pane_key: string }[] };
+    const shell = (await herdr.port.snapshot()).panes.find((pane) => pane.spaceLabel === 'scratch')!.paneId;
+    const pane_key = map.panes.find((row) => row.pane_id === shell)!.pane_key;
+    await herdr.server.restart();
+    const typed = ok(await session.client.callTool({ name: 'send_text', arguments: { pane_key, text: 'after-the-restart', enter: true } }));
+    assert.deepEqual([typed.pane_id, typed.pane_key], [shell, pane_key]);
+    assert.deepEqual(herdr.server.inputs().filter((input) => JSON.stringify(input).includes('after-the-restart')).map((input) => input.paneId), [shell]);
+  });
+});
+
 describeMcpOn('tmux', tmuxWorld);
 describeMcpOn('herdr', herdrWorld);
 describeMcpOn('zellij', zellijWorld);
