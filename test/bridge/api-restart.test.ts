@@ -1,11 +1,16 @@
 /**
- * drover web across a real tmux restart: the server is killed and another started at the same
- * socket path, whose %0 is another pane. drover web opens its ports as `drover web` does (one
- * control-mode binding per run, the port over it), so it must open a new one by itself.
+ * drover web across a restart of its multiplexer. On tmux the server is killed and another
+ * started at the same socket path, whose %0 is another pane; on the zellij fake the session is
+ * started again under its name, numbering its panes from terminal_0 again. drover web opens its
+ * ports as `drover web` does (on tmux one control-mode binding per run, the port over it), so it
+ * must open a new one by itself. A herdr restart keeps its run, so the page keeps its panes.
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ReplyReceipt, SnapshotView } from '../../src/bridge/index.js';
+import type { MuxOpener, ReplyReceipt, SnapshotView } from '../../src/bridge/index.js';
+import type { MuxPort } from '../../src/mux/index.js';
+import { openHerdrWorld } from '../fixtures/herdr/world.js';
+import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { RestartableServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 import { startWebWorld, tmuxOpener, type WebWorld } from './support.js';
@@ -66,5 +71,81 @@ describe('drover web across a real tmux restart', () => {
     assert.equal(receipt.status, 200, receipt.text);
     assert.equal((receipt.json as unknown as ReplyReceipt).pane_key, fresh.pane_key);
     await eventually('the reply in the new server’s %0', async () => (await tmux.history('%0')).includes('after-the-restart'));
+  });
+});
+
+/** As drover web opens its ports off tmux: a new one onto whichever run answers now. */
+function opener(openPort: () => MuxPort): MuxOpener {
+  return async () => {
+    const port = openPort();
+    return { port, close: () => port.close() };
+  };
+}
+
+describe('drover web across a restart off tmux', () => {
+  it('zellij: follows the session started again, shows its panes, and refuses the old keys with nothing typed into the panes that now carry their ids', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    const world = await startWebWorld(t, { openMux: opener(zellij.openPort), reopenMs: 200 });
+
+    const before = await snapshot(world);
+    assert.deepEqual(before.panes.map((pane) => pane.pane_id).sort(), ['terminal_0', 'terminal_1', 'terminal_2']);
+    const old = before.panes.find((pane) => pane.pane_id === 'terminal_1')!;
+    assert.equal(old.pane_key, `local::zellij::${before.server.incarnation}::terminal_1`);
+
+    const stream = await world.stream();
+    t.after(() => stream.close());
+    // Started again without its first pane: terminal_0 and terminal_1 now name the old terminal_1 and terminal_2.
+    await zellij.endPane('terminal_0');
+    await zellij.restartMux();
+    const screens = ['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane));
+    const inputs = zellij.fake.read().inputs.length;
+    const announced = await stream.next('the restart on the stream', (event) => event.kind === 'restart');
+    assert.equal(announced.data.previous_incarnation, before.server.incarnation);
+    assert.notEqual(announced.data.incarnation, before.server.incarnation);
+
+    const after = await snapshot(world);
+    assert.deepEqual(after.server.restarted, announced.data, 'the snapshot keeps the restart for the banner');
+    assert.deepEqual(after.panes.map((pane) => pane.pane_id).sort(), ['terminal_0', 'terminal_1'], 'the new run’s panes');
+    const fresh = after.panes.find((pane) => pane.pane_id === 'terminal_1')!;
+    assert.equal(fresh.pane_key, `local::zellij::${after.server.incarnation}::terminal_1`);
+
+    for (const [verb, body] of [
+      ['reply', { text: 'meant-for-the-old-run' }],
+      ['keys', { keys: ['m', 'Enter'] }],
+    ] as const) {
+      const refused = await world.post(path(old.pane_key, verb), body);
+      assert.equal(refused.status, 409, `${verb}: ${refused.text}`);
+      assert.equal(refused.json.error?.code, 'server_replaced');
+      assert.match(String(refused.json.error?.message), /belonged to an earlier run of the zellij server, which was replaced \(restarted at .+\); nothing was sent/);
+    }
+    assert.equal((await world.call(path(old.pane_key, 'grid'))).json.error?.code, 'server_replaced', 'nor is the old pane read');
+    // The fake's own record: nothing typed, and both panes show what they showed.
+    assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
+    assert.deepEqual(['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane)), screens);
+
+    const receipt = await world.post(path(fresh.pane_key, 'keys'), { keys: ['x'] });
+    assert.equal(receipt.status, 200, receipt.text);
+    assert.deepEqual(zellij.fake.read().inputs.slice(inputs).map((input) => input.paneId), ['terminal_1'], 'the new run’s key reaches its pane');
+  });
+
+  it('herdr: a restart keeps the session’s run, so the page keeps its panes and their keys still reach them', async (t) => {
+    const herdr = await openHerdrWorld();
+    t.after(() => herdr.close());
+    const world = await startWebWorld(t, { openMux: opener(herdr.openPort), reopenMs: 200 });
+    const before = await snapshot(world);
+    const shell = before.panes.find((pane) => pane.pane_id === herdr.server.paneIds().at(-1))!;
+    const stream = await world.stream();
+    t.after(() => stream.close());
+    await herdr.server.restart();
+    // The restart cut herdr's event stream; the page still hears of the pane's changes.
+    await herdr.changePane(shell.pane_id);
+    await stream.next('a pane event after the restart', (event) => event.kind === 'pane' && event.data.pane_id === shell.pane_id);
+    const receipt = await world.post(path(shell.pane_key, 'keys'), { keys: ['x'] });
+    assert.equal(receipt.status, 200, receipt.text);
+    assert.deepEqual(herdr.server.inputs().map((input) => input.paneId), [shell.pane_id]);
+    const after = await snapshot(world);
+    assert.deepEqual([after.server.incarnation, after.server.restarted], [before.server.incarnation, null]);
+    assert.deepEqual(after.panes.map((pane) => pane.pane_key), before.panes.map((pane) => pane.pane_key));
   });
 });
