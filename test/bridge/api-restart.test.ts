@@ -8,7 +8,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { MuxOpener, ReplyReceipt, SnapshotView } from '../../src/bridge/index.js';
-import type { MuxPort } from '../../src/mux/index.js';
+import { createMuxPort, ZellijAdapter, type MuxPort } from '../../src/mux/index.js';
 import { openHerdrWorld } from '../fixtures/herdr/world.js';
 import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { RestartableServer } from '../support/tmux.js';
@@ -127,6 +127,41 @@ describe('drover web across a restart off tmux', () => {
     const receipt = await world.post(path(fresh.pane_key, 'keys'), { keys: ['x'] });
     assert.equal(receipt.status, 200, receipt.text);
     assert.deepEqual(zellij.fake.read().inputs.slice(inputs).map((input) => input.paneId), ['terminal_1'], 'the new run’s key reaches its pane');
+  });
+
+  it('zellij: a reply sent before the page noticed the restart is refused by the old run’s port, typing nothing, and the page follows the new run', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    // A census slower than the test, so that the reply, not the watch, is what meets the new run.
+    const slow = { idleFloorMs: 60_000, idleCeilingMs: 60_000, watchedFloorMs: 60_000, watchedCeilingMs: 60_000 };
+    const openPort = () => createMuxPort(new ZellijAdapter({ env: zellij.fake.env, census: slow, timeoutMs: 20_000 }));
+    const world = await startWebWorld(t, { openMux: opener(openPort), reopenMs: 200 });
+    const before = await snapshot(world);
+    const old = before.panes.find((pane) => pane.pane_id === 'terminal_1')!;
+
+    await zellij.endPane('terminal_0');
+    await zellij.restartMux();
+    const screens = ['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane));
+    const inputs = zellij.fake.read().inputs.length;
+    for (const [verb, body] of [
+      ['reply', { text: 'meant-for-the-old-run' }],
+      ['keys', { keys: ['m', 'Enter'] }],
+    ] as const) {
+      const refused = await world.post(path(old.pane_key, verb), body);
+      assert.equal(refused.status, 409, `${verb}: ${refused.text}`);
+      assert.equal(refused.json.error?.code, 'server_replaced');
+    }
+    assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
+    assert.deepEqual(['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane)), screens);
+
+    // While the new run is being opened the snapshot may answer 503; it must come back by itself.
+    const after = await eventually('the page to show the new run', async () => {
+      const answer = await world.call('/api/snapshot');
+      const view = answer.json as unknown as SnapshotView;
+      return answer.status === 200 && view.server.restarted !== null ? view : undefined;
+    });
+    assert.equal(after.server.restarted?.previous_incarnation, before.server.incarnation);
+    assert.deepEqual(after.panes.map((pane) => pane.pane_key).sort(), ['terminal_0', 'terminal_1'].map((pane) => `local::zellij::${after.server.incarnation}::${pane}`));
   });
 
   it('herdr: a restart keeps the session’s run, so the page keeps its panes and their keys still reach them', async (t) => {
