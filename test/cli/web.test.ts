@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { LongLivedChild, type RunResult } from '../../src/process/index.js';
 import { request } from '../bridge/support.js';
+import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { RestartableServer, startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
@@ -120,6 +121,47 @@ describe('drover web (the bundled CLI)', () => {
     assert.equal(refused.status, 409, refused.text);
     assert.equal(refused.json.error?.code, 'server_replaced');
     assert.doesNotMatch(await tmux.history('%0'), /meant-for-the-old-server/);
+    assert.equal((await child.stop(10_000, 'SIGINT')).exitCode, 130);
+  });
+
+  it('keeps serving across a zellij session started again under its name: the old keys refused with nothing typed, then the new run’s panes', async (t) => {
+    const zellij = await openZellijWorld();
+    t.after(() => zellij.close());
+    const env: NodeJS.ProcessEnv = { ...zellij.fake.env, ...sandbox.env, PATH: zellij.fake.env.PATH, DROVER_MUX: 'zellij', DROVER_STATE_DIR: join(sandbox.dir, 'zellij-state') };
+    const child = await LongLivedChild.start([process.execPath, CLI_PATH, 'web', '--port', '0', '--json'], { env, cwd: sandbox.dir });
+    t.after(() => child.stop(2000, 'SIGKILL').then(() => undefined));
+    let out = '';
+    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+    const { url } = await eventually('drover web to print its address', () => {
+      try {
+        return JSON.parse(out) as { url: string };
+      } catch {
+        return undefined;
+      }
+    });
+    const origin = url.replace(/\/$/, '');
+    const { code } = json<{ code: string }>(await sandbox.drover(['web', 'pair', '--json'], { env }));
+    const paired = await request(`${origin}/api/pair`, { method: 'POST', body: { code }, headers: { Origin: origin } });
+    const token = /drover_device=([^;]+)/.exec(String(paired.headers['set-cookie']))![1]!;
+    type Snapshot = { server: { incarnation: string; restarted: { previous_incarnation: string } | null }; panes: { pane_id: string; pane_key: string }[] };
+    const first = (await request(`${origin}/api/snapshot`, { token })).json as unknown as Snapshot;
+    const oldKey = first.panes.find((pane) => pane.pane_id === 'terminal_1')!.pane_key;
+
+    // Started again without its first pane: the new run's terminal_1 is the old terminal_2.
+    await zellij.endPane('terminal_0');
+    await zellij.restartMux();
+    const inputs = zellij.fake.read().inputs.length;
+    const refused = await request(`${origin}/api/panes/${encodeURIComponent(oldKey)}/reply`, { method: 'POST', token, body: { text: 'meant-for-the-old-run' }, headers: { Origin: origin } });
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json.error?.code, 'server_replaced');
+    assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
+    const after = await eventually('the snapshot of the new run', async () => {
+      const answer = await request(`${origin}/api/snapshot`, { token });
+      const view = answer.json as unknown as Snapshot;
+      return answer.status === 200 && view.server.restarted !== null ? view : undefined;
+    });
+    assert.equal(after.server.restarted?.previous_incarnation, first.server.incarnation);
+    assert.deepEqual(after.panes.map((pane) => pane.pane_key).sort(), ['terminal_0', 'terminal_1'].map((pane) => `local::zellij::${after.server.incarnation}::${pane}`));
     assert.equal((await child.stop(10_000, 'SIGINT')).exitCode, 130);
   });
 });
