@@ -63,9 +63,29 @@ describe("a member on another host reaches the hub's broker through its host lin
     const polled = JSON.parse(await sshd.exec(`${member} message poll --member ${bob.memberId} --json`)) as { message_id: number }[];
     assert.deepEqual(polled.map((m) => m.message_id), [sent.message.message_id]);
 
+    // The link is cut with the member host's end killed outright: its socket file stays behind
+    // until the link, back by itself, forwards a fresh one in its place.
+    assert.ok((await sshd.dropLogins()) > 0, 'the link was up');
+    const again = await eventually(
+      'a send through the socket of the reconnected link',
+      () =>
+        sshd
+          .exec(`${member} message send --from ${alice.memberId} --to ${bob.memberId} --json 'after the link came back'`)
+          .then((out) => JSON.parse(out) as { message: { message_id: number } }, () => undefined),
+      90_000,
+    );
+    const resent = await sshd.exec(`${member} message poll --member ${bob.memberId} --json`);
+    assert.deepEqual((JSON.parse(resent) as { message_id: number }[]).map((m) => m.message_id).sort(), [sent.message.message_id, again.message.message_id].sort());
+
     const reading = new SqlBroker(SqliteStore.open({ path: database }));
     t.after(() => reading.close());
-    assert.deepEqual((await reading.pollMessages(bob.memberId)).map((m) => [m.messageId, m.text]), [[sent.message.message_id, 'from the member host']]);
+    assert.deepEqual(
+      (await reading.pollMessages(bob.memberId)).map((m) => [m.messageId, m.text]).sort(),
+      [
+        [sent.message.message_id, 'from the member host'],
+        [again.message.message_id, 'after the link came back'],
+      ].sort(),
+    );
 
     // Stopped as a service manager stops it: it ends its links and removes its socket.
     const exit = await serve.stop(5000);
