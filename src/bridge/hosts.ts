@@ -1,9 +1,10 @@
 /**
  * Other machines' panes in drover web. The hub (the machine serving the page) reads every host
- * of `drover host list` over that host's long-lived link: their pane maps and the questions their
- * panes ask (`pane questions`) at a modest interval (HostViewPoller), their health as it changes. A write to a remote pane goes over the same link
- * to that host's own drover (`pane deliver`, `pane keys`), which types it under its own lock
- * and answers with its own receipt; the browser never reaches a host itself.
+ * of `drover host list` over that host's long-lived link: their pane maps and the questions
+ * their panes ask (`pane questions`) at a modest interval (HostViewPoller), their health as it
+ * changes. A write to a remote pane goes over the same link to that host's own drover (`pane
+ * deliver`, `pane keys`), which types it under its own lock and answers with its own receipt;
+ * the browser never reaches a host itself.
  *
  * A host that cannot be reached keeps its last panes, marked stale with their age, and a write
  * to one of them is refused before anything is sent.

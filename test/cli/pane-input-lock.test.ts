@@ -18,13 +18,16 @@ describe('drover pane deliver and the pane input lock the fleet types under', ()
   const socket = join(sandbox.dir, 'tmux.sock');
   const received = join(sandbox.dir, 'received.txt');
   let pane: string;
+  /** The pane's key, as a hub names the pane to the host it is on. */
+  let paneKey: string;
   /** What a fleet dispatcher on this machine holds while it types into the pane. */
   let lockKey: string;
   let locks: PaneLocks;
 
   const tmux = (...args: string[]) => run(['tmux', '-S', socket, ...args], { env: sandbox.env, timeoutMs: 20_000 });
   const lines = (): string[] => (existsSync(received) ? readFileSync(received, 'utf8').split('\n').filter((line) => line !== '') : []);
-  const deliver = (text: string, ...extra: string[]) => sandbox.drover(['-S', socket, 'pane', 'deliver', pane, '--text', text, '--json', ...extra], { timeoutMs: 60_000 });
+  const deliverTo = (target: string, text: string, ...extra: string[]) => sandbox.drover(['-S', socket, 'pane', 'deliver', target, '--text', text, '--json', ...extra], { timeoutMs: 60_000 });
+  const deliver = (text: string, ...extra: string[]) => deliverTo(pane, text, ...extra);
   const holdLock = async (): Promise<PaneLockGuard> => {
     const guard = await locks.tryAcquire(lockKey);
     assert.ok(guard, 'the test holds the lock');
@@ -39,6 +42,7 @@ describe('drover pane deliver and the pane input lock the fleet types under', ()
     lockKey = placementLockKey({ backend: 'tmux', session: tmuxIds.space(sessionId!), pane });
     locks = new PaneLocks(paneLockDirectory(sandbox.env.DROVER_DB!));
     await eventually('the sink to show its prompt', async () => (await tmux('capture-pane', '-p', '-t', pane)).text().includes('>'));
+    paneKey = (JSON.parse((await sandbox.drover(['-S', socket, 'pane', 'capture', pane, '--json'])).text()) as { pane_key: string }).pane_key;
   });
   after(async () => {
     await tmux('kill-server');
@@ -71,6 +75,17 @@ describe('drover pane deliver and the pane input lock the fleet types under', ()
     const error = (JSON.parse(refused.text()) as { error: { phase: string; delivery: string; delivery_id: string } }).error;
     assert.deepEqual([error.phase, error.delivery, error.delivery_id], ['lock', 'not_sent', 'held-1']);
     assert.match(refused.stderrText(), /input stayed busy .* nothing was typed/);
+    assert.deepEqual(lines(), ['after the fleet line'], 'nothing typed');
+
+    // Named by its key, as a hub names it to this host, the pane is held just the same.
+    const byKey = await holdLock();
+    let refusedByKey;
+    try {
+      refusedByKey = await deliverTo(paneKey, 'held out by key');
+    } finally {
+      byKey.release();
+    }
+    assert.equal(refusedByKey.exitCode, 1, refusedByKey.stderrText());
     assert.deepEqual(lines(), ['after the fleet line'], 'nothing typed');
 
     const resend = await deliver('held out', '--delivery-id', 'held-1');
