@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -27,7 +27,11 @@ export function cliSandbox(): CliSandbox {
   delete env.TMUX_PANE;
   // Certificates are loaded at every Node start when this is set; the CLI makes no network calls.
   delete env.NODE_EXTRA_CA_CERTS;
-  after(() => rmSync(dir, { recursive: true, force: true }));
+  after(async () => {
+    // This hook may run before a test file's own: a tmux server left with its socket gone could never be reached again.
+    await Promise.all(socketsUnder(dir).map((socket) => run(['tmux', '-S', socket, 'kill-server'], { env, timeoutMs: 5000 }).catch(() => undefined)));
+    rmSync(dir, { recursive: true, force: true });
+  });
   return {
     dir,
     env,
@@ -40,4 +44,11 @@ export function cliSandbox(): CliSandbox {
       });
     },
   };
+}
+
+/** Every unix socket below `dir`: tmux's own (under TMUX_TMPDIR) and any a test put there. */
+function socketsUnder(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((entry) => join(dir, entry))
+    .filter((path) => statSync(path, { throwIfNoEntry: false })?.isSocket() === true);
 }
