@@ -3,9 +3,9 @@ import { existsSync, readFileSync, writeFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { packageVersion } from '../../src/cli/version.js';
-import { isProcessAlive, run } from '../../src/process/index.js';
+import { run } from '../../src/process/index.js';
 import { cliSandbox } from '../support/cli.js';
-import { eventually } from '../support/wait.js';
+import { killTmuxServer } from '../support/tmux.js';
 import { createFakeSsh, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
 
 interface HealthJson {
@@ -217,10 +217,7 @@ describe('pane verbs on HOST::PANE (a fake ssh on PATH)', () => {
     assert.equal(captured.pane_key, paneKey.replace(/^gpu::/, 'local::'), 'the host’s own key for the pane');
 
     // Another run of the host's tmux server: the key's pane is gone, whatever its %id names there now.
-    // A client that reaches the old server while it is still exiting fails, so the new one starts only once it is gone.
-    const oldServer = Number((await remoteTmux('display-message', '-p', '#{pid}')).text().trim());
-    assert.equal((await remoteTmux('kill-server')).exitCode, 0);
-    await eventually('the old tmux server to exit', () => !isProcessAlive(oldServer));
+    await killTmuxServer(remoteTmux);
     const restarted = await remoteTmux('new-session', '-d', '-s', 'keyed', '-x', '80', '-y', '24', 'cat');
     assert.equal(restarted.exitCode, 0, restarted.stderrText());
     for (let split = 0; split < 3; split += 1) assert.equal((await remoteTmux('split-window', '-d', '-t', 'keyed', 'cat')).exitCode, 0);

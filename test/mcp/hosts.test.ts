@@ -11,7 +11,7 @@ import { startSshd, sshdUnavailable, type FlakyAlias, type TestSshd } from '../f
 import { eventually } from '../panes/live.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
-import { startTestServer } from '../support/tmux.js';
+import { killTmuxServer, startTestServer } from '../support/tmux.js';
 
 function ok(result: unknown): Record<string, unknown> {
   const call = result as CallToolResult;
@@ -120,7 +120,7 @@ describe('drover mcp on a pane of another host (a fake ssh on PATH)', () => {
     assert.equal(typed(await remoteScreens()), before, 'not typed again');
 
     // Another run of the host's tmux server: the key's pane is gone, whatever its id names there now.
-    await remoteTmux('kill-server');
+    await killTmuxServer(remoteTmux);
     assert.equal((await remoteTmux('new-session', '-d', '-s', 'remote', '-x', '80', '-y', '24', 'cat')).exitCode, 0);
     for (let split = 0; split < 2; split += 1) assert.equal((await remoteTmux('split-window', '-d', '-t', 'remote', 'cat')).exitCode, 0);
     for (const [name, args] of [

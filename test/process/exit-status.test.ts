@@ -5,9 +5,14 @@ import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { zombieExitStatus } from '../../src/process/index.js';
 
-/** Starts `sh -c "exit N"` under a parent that never reaps it (an exec'd sleep), and gives its pid. */
+/**
+ * Starts `sh -c SCRIPT` under a parent that never reaps it (an exec'd sleep), and gives its pid.
+ * The script runs only once its parent is that sleep: a shell may reap a child that ended
+ * before the shell exec'd.
+ */
 async function unreapedChild(script: string): Promise<{ pid: number; stop: () => void }> {
-  const parent = spawn('sh', ['-c', `sh -c '${script}' & echo $!; exec sleep 30`], { stdio: ['ignore', 'pipe', 'ignore'] });
+  const afterExec = `while [ "$(cat /proc/$PPID/comm)" != sleep ]; do :; done; ${script}`;
+  const parent = spawn('sh', ['-c', `sh -c '${afterExec}' & echo $!; exec sleep 30`], { stdio: ['ignore', 'pipe', 'ignore'] });
   const [line] = (await once(parent.stdout, 'data')) as [Buffer];
   return { pid: Number(line.toString().trim()), stop: () => parent.kill() };
 }

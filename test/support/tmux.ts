@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before } from 'node:test';
-import { run } from '../../src/process/index.js';
+import { isProcessAlive, run, type RunResult } from '../../src/process/index.js';
 import { Server, clientEnvironment, resolveExecutable, type StartOptions } from '../../src/tmux/index.js';
 import { eventually } from './wait.js';
 
@@ -48,6 +48,18 @@ export function useTestServer(options: StartOptions = {}): { readonly server: Se
 }
 
 /**
+ * Stops the tmux server that `tmux` (a client run with the test's socket or environment)
+ * reaches, and returns once its process has exited: kill-server returns before the server is
+ * gone, and a client that reaches a dying server fails ("server exited unexpectedly"), so a
+ * next server at the same socket may only start then.
+ */
+export async function killTmuxServer(tmux: (...args: string[]) => Promise<RunResult>): Promise<void> {
+  const pid = Number((await tmux('display-message', '-p', '#{pid}')).text().trim());
+  await tmux('kill-server');
+  if (Number.isSafeInteger(pid) && pid > 0) await eventually(`tmux server ${pid} to exit`, () => !isProcessAlive(pid));
+}
+
+/**
  * A tmux server started and restarted by the test itself at one socket path, as a user
  * restarts theirs: the new server reuses the socket path (on ext4 even its inode) and hands
  * out pane ids %0, %1… again, to unrelated panes. The path is one of its own in a fresh
@@ -81,10 +93,9 @@ export class RestartableServer {
     await run([this.tmux, '-S', this.socketPath, 'kill-server'], { env: clientEnvironment(), timeoutMs: 5000 }).catch(() => undefined);
   }
 
-  /** Stops the server, waits until nothing answers at the socket, and starts a new one there. */
+  /** Stops the server, waits until its process is gone, and starts a new one there. */
   async restart(command?: readonly string[]): Promise<void> {
-    await this.stop();
-    await eventually('the first server to exit', async () => (await run([this.tmux, '-S', this.socketPath, 'list-sessions'], { env: clientEnvironment(), timeoutMs: 5000 })).exitCode !== 0);
+    await killTmuxServer((...args) => run([this.tmux, '-S', this.socketPath, ...args], { env: clientEnvironment(), timeoutMs: 5000 }));
     await this.start(command);
   }
 
