@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -142,13 +142,26 @@ async function paneProcesses(server: Server): Promise<number[]> {
   return pids.flatMap((pid) => flatten(readProcessTree(pid, () => undefined, procLookup())));
 }
 
+/** Every process working in a directory below `root`: an agent whose pane a test closed may outlive it (SIGHUP ignored). */
+function processesBelow(root: string): number[] {
+  return readdirSync('/proc').flatMap((entry) => {
+    if (!/^\d+$/.test(entry)) return [];
+    try {
+      const cwd = readlinkSync(`/proc/${entry}/cwd`);
+      return cwd === root || cwd.startsWith(`${root}/`) ? [Number(entry)] : [];
+    } catch {
+      return [];
+    }
+  });
+}
+
 /**
  * Stops the tmux server and waits for the agents it ran to exit (they get SIGHUP with their
- * terminal, and some keep writing their files for a moment); a straggler is killed after 3 s.
- * Only then is the bed's directory removed.
+ * terminal, and some keep writing their files for a moment); a straggler is killed after 3 s,
+ * and so is any process still working in the bed's directory. Only then is it removed.
  */
 async function retire(server: Server, mock: ModelMock, root: string): Promise<void> {
-  const pids = await paneProcesses(server).catch(() => []);
+  const pids = [...new Set([...(await paneProcesses(server).catch(() => [])), ...processesBelow(root)])];
   await server.close().catch(() => undefined);
   const deadline = Date.now() + 3000;
   while (pids.some(isProcessAlive) && Date.now() < deadline) await delay(50);
