@@ -23,6 +23,21 @@ async function snapshot(world: WebWorld): Promise<SnapshotView> {
 
 const path = (key: string, verb: string): string => `/api/panes/${encodeURIComponent(key)}/${verb}`;
 
+/** A reply and keys to a pane key of an earlier run, each refused with 409 `server_replaced`: the refusals. */
+async function refusedOldRunWrites(world: WebWorld, key: string): Promise<Awaited<ReturnType<WebWorld['post']>>[]> {
+  const refusals = [];
+  for (const [verb, body] of [
+    ['reply', { text: 'meant-for-the-old-run' }],
+    ['keys', { keys: ['m', 'Enter'] }],
+  ] as const) {
+    const refused = await world.post(path(key, verb), body);
+    assert.equal(refused.status, 409, `${verb}: ${refused.text}`);
+    assert.equal(refused.json.error?.code, 'server_replaced');
+    refusals.push(refused);
+  }
+  return refusals;
+}
+
 describe('drover web across a real tmux restart', () => {
   it('announces the restart, shows the new server’s panes as restarted, and refuses the old %0’s key with nothing typed into the new %0', async (t) => {
     const tmux = new RestartableServer();
@@ -110,13 +125,7 @@ describe('drover web across a restart off tmux', () => {
     const fresh = after.panes.find((pane) => pane.pane_id === 'terminal_1')!;
     assert.equal(fresh.pane_key, `local::zellij::${after.server.incarnation}::terminal_1`);
 
-    for (const [verb, body] of [
-      ['reply', { text: 'meant-for-the-old-run' }],
-      ['keys', { keys: ['m', 'Enter'] }],
-    ] as const) {
-      const refused = await world.post(path(old.pane_key, verb), body);
-      assert.equal(refused.status, 409, `${verb}: ${refused.text}`);
-      assert.equal(refused.json.error?.code, 'server_replaced');
+    for (const refused of await refusedOldRunWrites(world, old.pane_key)) {
       assert.match(String(refused.json.error?.message), /belonged to an earlier run of the zellij server, which was replaced \(restarted at .+\); nothing was sent/);
     }
     assert.equal((await world.call(path(old.pane_key, 'grid'))).json.error?.code, 'server_replaced', 'nor is the old pane read');
@@ -143,14 +152,7 @@ describe('drover web across a restart off tmux', () => {
     await zellij.restartMux();
     const screens = ['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane));
     const inputs = zellij.fake.read().inputs.length;
-    for (const [verb, body] of [
-      ['reply', { text: 'meant-for-the-old-run' }],
-      ['keys', { keys: ['m', 'Enter'] }],
-    ] as const) {
-      const refused = await world.post(path(old.pane_key, verb), body);
-      assert.equal(refused.status, 409, `${verb}: ${refused.text}`);
-      assert.equal(refused.json.error?.code, 'server_replaced');
-    }
+    await refusedOldRunWrites(world, old.pane_key);
     assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
     assert.deepEqual(['terminal_0', 'terminal_1'].map((pane) => zellij.screenOf(pane)), screens);
 

@@ -1,17 +1,38 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { describe, it } from 'node:test';
+import { describe, it, type TestContext } from 'node:test';
 import { LongLivedChild, type RunResult } from '../../src/process/index.js';
 import { request } from '../bridge/support.js';
 import { openZellijWorld } from '../fixtures/zellij/world.js';
-import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { CLI_PATH, cliSandbox, type CliSandbox } from '../support/cli.js';
 import { RestartableServer, startTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 function json<T>(result: RunResult, code = 0): T {
   assert.equal(result.exitCode, code, `exit ${result.exitCode}: ${result.stderrText()}${result.text()}`);
   return JSON.parse(result.text()) as T;
+}
+
+type RestartSnapshot = { server: { incarnation: string; restarted: { previous_incarnation: string } | null }; panes: { pane_id: string; pane_key: string }[] };
+
+/** `drover web --json` started with `args` and `env`, once it printed its address, and a device paired with it through `drover web pair`. */
+async function pairedWeb(t: TestContext, sandbox: CliSandbox, args: readonly string[], env: NodeJS.ProcessEnv): Promise<{ child: LongLivedChild; origin: string; token: string }> {
+  const child = await LongLivedChild.start([process.execPath, CLI_PATH, ...args, 'web', '--port', '0', '--json'], { env, cwd: sandbox.dir });
+  t.after(() => child.stop(2000, 'SIGKILL').then(() => undefined));
+  let out = '';
+  child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
+  const { url } = await eventually('drover web to print its address', () => {
+    try {
+      return JSON.parse(out) as { url: string };
+    } catch {
+      return undefined;
+    }
+  });
+  const origin = url.replace(/\/$/, '');
+  const { code } = json<{ code: string }>(await sandbox.drover(['web', 'pair', '--json'], { env }));
+  const paired = await request(`${origin}/api/pair`, { method: 'POST', body: { code }, headers: { Origin: origin } });
+  return { child, origin, token: /drover_device=([^;]+)/.exec(String(paired.headers['set-cookie']))![1]! };
 }
 
 describe('drover web (the bundled CLI)', () => {
@@ -91,28 +112,13 @@ describe('drover web (the bundled CLI)', () => {
     t.after(() => tmux.dispose());
     await tmux.start(['cat']);
     const state = { DROVER_STATE_DIR: join(sandbox.dir, 'restart-state') };
-    const child = await LongLivedChild.start([process.execPath, CLI_PATH, '-S', tmux.socketPath, 'web', '--port', '0', '--json'], { env: { ...sandbox.env, ...state }, cwd: sandbox.dir });
-    t.after(() => child.stop(2000, 'SIGKILL').then(() => undefined));
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    const { url } = await eventually('drover web to print its address', () => {
-      try {
-        return JSON.parse(out) as { url: string };
-      } catch {
-        return undefined;
-      }
-    });
-    const origin = url.replace(/\/$/, '');
-    const { code } = json<{ code: string }>(await sandbox.drover(['web', 'pair', '--json'], { env: state }));
-    const paired = await request(`${origin}/api/pair`, { method: 'POST', body: { code }, headers: { Origin: origin } });
-    const token = /drover_device=([^;]+)/.exec(String(paired.headers['set-cookie']))![1]!;
-    type Snapshot = { server: { incarnation: string; restarted: { previous_incarnation: string } | null }; panes: { pane_id: string; pane_key: string }[] };
-    const first = (await request(`${origin}/api/snapshot`, { token })).json as unknown as Snapshot;
+    const { child, origin, token } = await pairedWeb(t, sandbox, ['-S', tmux.socketPath], { ...sandbox.env, ...state });
+    const first = (await request(`${origin}/api/snapshot`, { token })).json as unknown as RestartSnapshot;
     const oldKey = first.panes.find((pane) => pane.pane_id === '%0')!.pane_key;
 
     await tmux.restart(['cat']);
     const after = await eventually('the snapshot of the new server', async () => {
-      const view = (await request(`${origin}/api/snapshot`, { token })).json as unknown as Snapshot;
+      const view = (await request(`${origin}/api/snapshot`, { token })).json as unknown as RestartSnapshot;
       return view.server?.restarted === null || view.server === undefined ? undefined : view;
     });
     assert.equal(after.server.restarted?.previous_incarnation, first.server.incarnation);
@@ -128,23 +134,8 @@ describe('drover web (the bundled CLI)', () => {
     const zellij = await openZellijWorld();
     t.after(() => zellij.close());
     const env: NodeJS.ProcessEnv = { ...zellij.fake.env, ...sandbox.env, PATH: zellij.fake.env.PATH, DROVER_MUX: 'zellij', DROVER_STATE_DIR: join(sandbox.dir, 'zellij-state') };
-    const child = await LongLivedChild.start([process.execPath, CLI_PATH, 'web', '--port', '0', '--json'], { env, cwd: sandbox.dir });
-    t.after(() => child.stop(2000, 'SIGKILL').then(() => undefined));
-    let out = '';
-    child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString('utf8')));
-    const { url } = await eventually('drover web to print its address', () => {
-      try {
-        return JSON.parse(out) as { url: string };
-      } catch {
-        return undefined;
-      }
-    });
-    const origin = url.replace(/\/$/, '');
-    const { code } = json<{ code: string }>(await sandbox.drover(['web', 'pair', '--json'], { env }));
-    const paired = await request(`${origin}/api/pair`, { method: 'POST', body: { code }, headers: { Origin: origin } });
-    const token = /drover_device=([^;]+)/.exec(String(paired.headers['set-cookie']))![1]!;
-    type Snapshot = { server: { incarnation: string; restarted: { previous_incarnation: string } | null }; panes: { pane_id: string; pane_key: string }[] };
-    const first = (await request(`${origin}/api/snapshot`, { token })).json as unknown as Snapshot;
+    const { child, origin, token } = await pairedWeb(t, sandbox, [], env);
+    const first = (await request(`${origin}/api/snapshot`, { token })).json as unknown as RestartSnapshot;
     const oldKey = first.panes.find((pane) => pane.pane_id === 'terminal_1')!.pane_key;
 
     // Started again without its first pane: the new run's terminal_1 is the old terminal_2.
@@ -157,7 +148,7 @@ describe('drover web (the bundled CLI)', () => {
     assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed');
     const after = await eventually('the snapshot of the new run', async () => {
       const answer = await request(`${origin}/api/snapshot`, { token });
-      const view = answer.json as unknown as Snapshot;
+      const view = answer.json as unknown as RestartSnapshot;
       return answer.status === 200 && view.server.restarted !== null ? view : undefined;
     });
     assert.equal(after.server.restarted?.previous_incarnation, first.server.incarnation);
