@@ -349,7 +349,8 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     const binding = await Server.open(t.server.endpoint, { env });
     try {
       if (transport === 'control') await binding.connect();
-      const report = (name: string): string[] => ['sh', '-c', `printf %s "$PATH" > ${name}; exec sleep 30`];
+      // Renamed into place once written: `>` creates the file before printf fills it.
+      const report = (name: string): string[] => ['sh', '-c', `printf %s "$PATH" > ${name}.part && mv ${name}.part ${name}; exec sleep 30`];
       const session = await binding.newSession({ cwd: dir, command: report('session') });
       await session.newWindow({ cwd: dir, command: report('window') });
       for (const name of ['session', 'window']) {
