@@ -17,9 +17,9 @@ export const PANE_INPUT_WAIT_MS = TRANSPORT_BUDGET_MS + 1000;
 /**
  * Runs `body` holding the input lock the fleet takes to type into `pane` (an id or a pane key)
  * on this machine, so a line typed from outside the fleet (`pane deliver`, or a host typing a
- * hub's fleet message) never interleaves with one a dispatcher here is typing. A pane the multiplexer does not list
- * has nothing to share: `body` runs and reports it missing. When the lock stays busy for
- * PANE_INPUT_WAIT_MS, PaneInputBusyError and nothing is typed.
+ * hub's fleet message) never interleaves with one a dispatcher here is typing. A pane the
+ * multiplexer does not list has nothing to share: `body` runs and reports it missing. When the
+ * lock stays busy for PANE_INPUT_WAIT_MS, PaneInputBusyError and nothing is typed.
  */
 export async function holdingPaneInput<T>(port: MuxPort, pane: string, hold: PaneInputHold, body: () => Promise<T>): Promise<T> {
   // A pane key (what a hub hands a host) locks the pane it names; `body` checks its run.

@@ -5,11 +5,10 @@
  * answered, and stamps a message notified only on a receipt that says `submitted`.
  */
 import { createHash } from 'node:crypto';
-import { formatPaneKey, LOCAL_HOST } from '../mux/index.js';
 import { DroverError } from '../process/index.js';
 import type { Broker } from './broker.js';
 import { PaneGoneError, PlacementError, PlacementStaleError } from './errors.js';
-import type { ConcretePlacement, PlacementBackend } from './model.js';
+import { placementPaneKey, type ConcretePlacement, type PlacementBackend } from './model.js';
 
 /** What a host answered for one delivery (its `pane deliver` receipt, passed on). */
 export interface RemoteReceipt {
@@ -85,9 +84,9 @@ export interface RemotePanes {
  * knows which run of the host's multiplexer holds it, so the host refuses a pane of another
  * run (its server restarted, the id now someone else's) instead of typing into it.
  */
-export function hostPaneTarget(placement: Pick<ConcretePlacement, 'backend' | 'server' | 'pane'>): string {
-  if (placement.server === null) return placement.pane;
-  return formatPaneKey({ host: LOCAL_HOST, mux: placement.backend, incarnation: placement.server, paneId: placement.pane });
+export function hostPaneTarget(placement: ConcretePlacement): string {
+  // The key that host prints for its own pane: this placement's key, with the host's `local`.
+  return placementPaneKey({ ...placement, host: null }) ?? placement.pane;
 }
 
 /**
