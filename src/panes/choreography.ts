@@ -27,8 +27,10 @@ export type Sleep = (ms: number, signal?: AbortSignal) => Promise<void>;
 
 /** The waits between a keystroke and the read that checks it. */
 export interface Pacing {
-  /** For a send to reach the screen before the verifying read. */
+  /** The longest a send may take to show on the screen; the verifying reads stop as soon as it does. */
   settleMs: number;
+  /** Between two screen reads while watching for a send to show. */
+  watchMs: number;
   /** Between the two reads whose difference separates booting from parked. */
   stabilityMs: number;
   /** Between two screen reads while waiting for the pane to show something. */
@@ -55,4 +57,4 @@ const sleepFor: Sleep = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({ settleMs: 300, stabilityMs: 500, pollMs: 100, sleep: sleepFor, now: () => performance.now() });
+export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({ settleMs: 300, stabilityMs: 500, pollMs: 100, watchMs: 15, sleep: sleepFor, now: () => performance.now() });

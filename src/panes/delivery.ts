@@ -3,7 +3,7 @@ import { ArgumentError } from '../process/index.js';
 import { newlyEchoed, squeeze } from './echo.js';
 import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, type DrivenPane, type Pacing } from './choreography.js';
 import { keyedSubmitVerdict, type KeyedSubmitVerdict } from './input-line.js';
-import { captureScreen, probeReadiness, type ChoreographyOptions } from './readiness.js';
+import { captureScreen, probeReadiness, watchScreen, type ChoreographyOptions } from './readiness.js';
 import { snippet } from './tail.js';
 
 /** One try plus exactly one retry, and only when the first try provably submitted nothing. */
@@ -150,15 +150,15 @@ async function deliverByKeys(pane: DrivenPane, text: string, pacing: Pacing, opt
       return { ...base, status: 'failed', reason: `the pane is ${readiness.state}, not ready (${readiness.detail})`, evidence: null, attempts: attempt, typed: typedAny, snippet: readiness.snippet };
     }
     await channel.keys([KEY_CLEAR_LINE]);
-    // The baseline follows this attempt's own C-u: on a retry the previous attempt's text may
-    // still sit in the input line, and counting it as "before" would fail a perfect retype.
-    await pacing.sleep(pacing.settleMs, options.signal);
+    // On a retry the baseline follows this attempt's own C-u: the previous attempt's text may
+    // still sit in the input line, and counting it as "before" would fail a perfect retype. On
+    // the first the probe's clear has just emptied the line, and nothing of the text was typed.
+    if (attempt > 1) await pacing.sleep(pacing.settleMs, options.signal);
     const cleared = await captureScreen(channel);
     await channel.type(text);
     typedAny = true;
-    await pacing.sleep(pacing.settleMs, options.signal);
-    const echoed = await captureScreen(channel);
-    if (!newlyEchoed(cleared, echoed, text)) {
+    const { screen: echoed, seen } = await watchScreen(channel, (screen) => newlyEchoed(cleared, screen, text), pacing.settleMs, pacing, options.signal);
+    if (!seen) {
       await channel.keys([KEY_CLEAR_LINE]);
       if (attempt < DELIVERY_ATTEMPTS) {
         options.onWarning?.(`delivery attempt ${attempt} failed (the text did not echo in the pane); retrying`);
@@ -172,7 +172,7 @@ async function deliverByKeys(pane: DrivenPane, text: string, pacing: Pacing, opt
     // the typed text once Enter took the line (keyedSubmitVerdict).
     const by = pacing.now() + SUBMIT_TIMEOUT_MS;
     for (;;) {
-      await pacing.sleep(pacing.pollMs, options.signal);
+      await pacing.sleep(pacing.watchMs, options.signal);
       const last = await channel.read();
       const verdict = keyedSubmitVerdict(typedScreen, last, text);
       if (verdict === 'submitted') {

@@ -117,6 +117,27 @@ const PROBE_DETAIL: Readonly<Record<string, string>> = {
   input_held: 'the screen is stable and did not echo the probe',
 };
 
+/**
+ * Captures the screen until `seen` holds of it or `withinMs` has passed, and returns the last
+ * capture. A send shows within milliseconds on a live program, so its check does not wait out
+ * the whole bound; the bound is for programs that are slow or never show it.
+ */
+export async function watchScreen(
+  channel: Pick<ChoreographyChannel, 'grid'>,
+  seen: (screen: string) => boolean,
+  withinMs: number,
+  pacing: Pick<Pacing, 'watchMs' | 'sleep' | 'now'>,
+  signal: AbortSignal | undefined,
+): Promise<{ screen: string; seen: boolean }> {
+  const until = pacing.now() + withinMs;
+  for (;;) {
+    await pacing.sleep(Math.max(0, Math.min(pacing.watchMs, until - pacing.now())), signal);
+    const screen = await captureScreen(channel);
+    if (seen(screen)) return { screen, seen: true };
+    if (pacing.now() >= until) return { screen, seen: false };
+  }
+}
+
 /** Reads a known agent's screen: nothing is typed. */
 export async function readAgentReadiness(channel: Pick<ChoreographyChannel, 'read'>, facts: PaneFacts): Promise<ReadinessReport & { reading: ScreenReading } | undefined> {
   const rules = facts.agent.kind === null ? undefined : rulesFor(facts.agent.kind);
@@ -166,10 +187,9 @@ export async function probeReadiness(pane: DrivenPane, options: ChoreographyOpti
   await channel.type(READY_PROBE);
   let evidence: ProbeEvidence;
   try {
-    await pacing.sleep(pacing.settleMs, options.signal);
-    const after = await captureScreen(channel);
+    const { screen: after, seen: echoed } = await watchScreen(channel, (screen) => newlyEchoed(before, screen, READY_PROBE), pacing.settleMs, pacing, options.signal);
     let settled = after;
-    if (!newlyEchoed(before, after, READY_PROBE)) {
+    if (!echoed) {
       await pacing.sleep(pacing.stabilityMs, options.signal);
       settled = await captureScreen(channel);
     }
@@ -188,7 +208,6 @@ export async function probeReadiness(pane: DrivenPane, options: ChoreographyOpti
 /** ctrl+u, and when the probe still shows (a program without that binding), one Backspace per character. */
 async function clearProbe(channel: ChoreographyChannel, before: string, pacing: Pacing, signal: AbortSignal | undefined): Promise<void> {
   await channel.keys([KEY_CLEAR_LINE]);
-  await pacing.sleep(pacing.settleMs, signal);
-  if (!newlyEchoed(before, await captureScreen(channel), READY_PROBE)) return;
+  if ((await watchScreen(channel, (screen) => !newlyEchoed(before, screen, READY_PROBE), pacing.settleMs, pacing, signal)).seen) return;
   await channel.keys(Array<string>(READY_PROBE.length).fill(KEY_ERASE));
 }
