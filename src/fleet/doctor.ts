@@ -1,6 +1,6 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import { MUX_DECLARATIONS, selectMux } from '../mux/index.js';
-import { messageOf, run } from '../process/index.js';
+import { messageOf } from '../process/index.js';
 import { fleetUnsupported } from './backend.js';
 import type { StoreKind } from './broker.js';
 import { inspectPostgres, LATEST_POSTGRES_SCHEMA_VERSION } from './postgres-store.js';
@@ -25,7 +25,6 @@ export interface FleetDoctorSection {
   };
   lockDirectory: { path: string | null; exists: boolean; writable: boolean };
   backend: { resolved: string | null; summary: string | null };
-  flock: { available: boolean; version: string | null };
   /** Everything that would stop the fleet from working, one sentence each; empty when all is well. */
   problems: string[];
 }
@@ -80,7 +79,7 @@ async function inspectStore(env: NodeJS.ProcessEnv, section: FleetDoctorSection,
  * The fleet's part of `drover doctor`: which store the fleet uses and what chose it, whether
  * it answers and which schema it has (read only: nothing is created or migrated), whether a
  * PostgreSQL store's notifications arrive, where the pane input locks live, which backend
- * this environment resolves to, and whether util-linux flock (the pane input lock) works.
+ * this environment resolves to.
  */
 export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): Promise<FleetDoctorSection> {
   const problems: string[] = [];
@@ -88,7 +87,6 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
     store: { kind: null, location: null, chosenBy: null, reachable: false, schemaVersion: null, latestSchemaVersion: null, listens: null },
     lockDirectory: { path: null, exists: false, writable: false },
     backend: { resolved: null, summary: null },
-    flock: { available: false, version: null },
     problems,
   };
 
@@ -116,12 +114,5 @@ export async function fleetDoctorSection(env: NodeJS.ProcessEnv = process.env): 
     problems.push(messageOf(error));
   }
 
-  try {
-    const result = await run(['flock', '--version'], { timeoutMs: 2000, env });
-    section.flock = { available: result.ok, version: result.ok ? result.text().trim() : null };
-    if (!result.ok) problems.push(`flock --version failed: ${result.stderrText().trim()}`);
-  } catch (error) {
-    problems.push(`util-linux flock, which the pane input lock needs, cannot be run: ${messageOf(error)}`);
-  }
   return section;
 }

@@ -1,20 +1,13 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants as fs, mkdirSync, openSync } from 'node:fs';
+import { closeSync, constants as fs, existsSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
-import { AbortedError, run, SpawnError } from '../process/index.js';
+import Database from 'better-sqlite3';
+import { AbortedError, messageOf } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneLockError } from './errors.js';
 import type { Placement } from './model.js';
 
 export const LOCK_RETRY_MS = 50;
-/** flock(1) exits with this when the lock is held elsewhere (it has no other use for 75). */
-const CONFLICT_EXIT_CODE = 75;
-/**
- * flock --nonblock returns at once; this only bounds a wedged system. It is the whole
- * five-second input budget because starting a process can take over a second on a
- * loaded machine, and that is slowness, not a missing flock.
- */
-const TRY_TIMEOUT_MS = 5000;
 
 /** SHA-256 hex of UTF-8 `backend NUL session NUL pane`: duplicate placements of one pane share it. */
 export function paneLockKey(backend: string, session: string, pane: string): string {
@@ -28,29 +21,29 @@ export function placementLockKey(placement: Pick<Placement, 'backend' | 'session
 }
 
 /**
- * A held pane input lock. The lock belongs to this process's open file description, so it
- * is released by `release()` or by the process's death, whichever comes first.
+ * A held pane input lock. The lock belongs to this process, so it is released by `release()`
+ * or by the process's death, whichever comes first.
  */
 export class PaneLockGuard {
   readonly key: string;
   readonly path: string;
-  private fd: number | undefined;
+  private holder: Database.Database | undefined;
 
-  constructor(key: string, path: string, fd: number) {
+  constructor(key: string, path: string, holder: Database.Database) {
     this.key = key;
     this.path = path;
-    this.fd = fd;
+    this.holder = holder;
   }
 
   get held(): boolean {
-    return this.fd !== undefined;
+    return this.holder !== undefined;
   }
 
   release(): void {
-    if (this.fd === undefined) return;
-    const fd = this.fd;
-    this.fd = undefined;
-    closeSync(fd);
+    if (this.holder === undefined) return;
+    const holder = this.holder;
+    this.holder = undefined;
+    holder.close();
   }
 }
 
@@ -65,11 +58,14 @@ export interface LockWait {
 export type AcquireAllResult = { guards: PaneLockGuard[] } | { busyKey: string };
 
 /**
- * Process-shared pane input locks: one file per pane, `<key>.lock`, created 0600 without
- * truncation and never unlinked (unlinking a held file would let another process lock a
- * different inode for the same pane). Node has no flock(), so util-linux `flock` takes the
- * lock on a descriptor this process opened and hands down; the lock stays with the
- * descriptor after `flock` exits.
+ * Process-shared pane input locks: one file per pane, `<key>.lock`, created 0600 and never
+ * unlinked (unlinking a held file would let another process lock a different inode for the
+ * same pane). The lock is the operating system's exclusive advisory lock (fcntl) on that
+ * file, taken through SQLite's own file locking: an exclusive transaction on the file, which
+ * writes nothing and is never committed. Node has no flock(); SQLite takes and releases the
+ * lock in a tenth of a millisecond, where starting util-linux `flock` for each attempt took
+ * 10–20 ms. Like any fcntl lock it is owned by this process: another holder here or in any
+ * other process is refused at once, and the kernel drops it when the process dies.
  */
 export class PaneLocks {
   readonly directory: string;
@@ -95,29 +91,32 @@ export class PaneLocks {
       }
       this.directoryReady = true;
     }
-    let fd: number;
+    // Created here with owner-only permissions, never opened here otherwise: closing any
+    // descriptor of a file drops every fcntl lock this process holds on it. A file that
+    // exists may be locked by this process, so it is left to SQLite, which keeps such
+    // descriptors open until its locks are gone.
+    if (!existsSync(path)) {
+      try {
+        closeSync(openSync(path, fs.O_RDWR | fs.O_CREAT | fs.O_EXCL, 0o600));
+      } catch (cause) {
+        if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new PaneLockError(`cannot create pane lock file ${path}: ${(cause as Error).message}`, path, { cause });
+      }
+    }
+    let holder: Database.Database;
     try {
-      fd = openSync(path, fs.O_RDWR | fs.O_CREAT, 0o600);
+      holder = new Database(path, { fileMustExist: true, timeout: 0 });
     } catch (cause) {
-      throw new PaneLockError(`cannot open pane lock file ${path}: ${(cause as Error).message}`, path, { cause });
+      throw new PaneLockError(`cannot open pane lock file ${path}: ${messageOf(cause)}`, path, { cause });
     }
     try {
-      const result = await run(['flock', '--nonblock', '--exclusive', '--conflict-exit-code', String(CONFLICT_EXIT_CODE), '3'], {
-        passFds: [fd],
-        timeoutMs: TRY_TIMEOUT_MS,
-      });
-      if (result.exitCode === 0) return new PaneLockGuard(key, path, fd);
-      closeSync(fd);
-      if (result.exitCode === CONFLICT_EXIT_CODE) return null;
-      throw new PaneLockError(
-        `cannot lock pane lock file ${path}: flock exited with ${result.exitCode ?? result.signal}: ${result.stderrText().trim()}`,
-        path,
-      );
+      // No journal: the transaction only holds the lock and never writes.
+      holder.pragma('journal_mode = OFF');
+      holder.exec('BEGIN EXCLUSIVE');
+      return new PaneLockGuard(key, path, holder);
     } catch (cause) {
-      if (cause instanceof PaneLockError) throw cause;
-      closeSync(fd);
-      const hint = cause instanceof SpawnError ? ' (util-linux flock is required)' : '';
-      throw new PaneLockError(`cannot lock pane lock file ${path}${hint}: ${(cause as Error).message}`, path, { cause });
+      holder.close();
+      if ((cause as { code?: unknown }).code === 'SQLITE_BUSY') return null;
+      throw new PaneLockError(`cannot lock pane lock file ${path}: ${messageOf(cause)}`, path, { cause });
     }
   }
 

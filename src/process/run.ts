@@ -47,8 +47,6 @@ export interface RunOptions {
   env?: NodeJS.ProcessEnv;
   cwd?: string;
   limits?: Partial<RunLimits>;
-  /** Open descriptors of this process handed to the child as its fds 3, 4, … (e.g. a lock file). */
-  passFds?: readonly number[];
 }
 
 /** The evidence of one finished child: argv, pid, final status, elapsed time and raw bytes. */
@@ -195,7 +193,7 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     let child: ChildProcess;
     try {
       child = spawn(argvCopy[0]!, argvCopy.slice(1), {
-        stdio: ['pipe', 'pipe', 'pipe', ...(options.passFds ?? [])],
+        stdio: ['pipe', 'pipe', 'pipe'],
         env: options.env ?? process.env,
         cwd: options.cwd,
         detached: true,

@@ -43,7 +43,7 @@ describe('drover doctor inside a tmux session', () => {
       `  ✓ tmux version: ${(await owned.server.run(['display-message', '-p', 'tmux #{version}'])).text().trim()}`,
       '  ✓ reachable: 2 spaces, 4 panes',
     ]);
-    assert.match(text.text(), /\ntools\n {2}✓ tmux: \/\S+\/tmux\n {2}✓ git: \/\S+\/git\n {2}✓ flock: \/\S+\/flock\nfleet\n/);
+    assert.match(text.text(), /\ntools\n {2}✓ tmux: \/\S+\/tmux\n {2}✓ git: \/\S+\/git\nfleet\n/);
     assert.match(text.text(), new RegExp(`\n {2}✓ store: sqlite ${join(sandbox.dir, 'drover.db')} \\(not created yet; chosen by DROVER_DB\\)\n`));
     assert.match(text.text(), /\n {2}✓ fleet backend: tmux\n/);
     assert.match(text.text(), /\nno issues found\n$/);
@@ -123,21 +123,18 @@ describe('drover doctor with nothing set up', () => {
     const emptyPath = join(sandbox.dir, 'empty-bin');
     mkdirSync(emptyPath);
     const document = doctorJson(await sandbox.drover(['doctor', '--json'], { env: { PATH: emptyPath, DROVER_DB: database, DROVER_MUX: 'herdr', HERDR_SOCKET_PATH: join(sandbox.dir, 'none.sock') } }), 1);
-    assert.deepEqual(document.tools, { tmux: null, git: null, flock: null });
+    assert.deepEqual(document.tools, { tmux: null, git: null });
     assert.deepEqual(
       document.checks.filter((check) => !check.ok).map((check) => [check.section, check.check]),
       [
         ['multiplexer', 'reachable'],
         ['tools', 'tmux'],
         ['tools', 'git'],
-        ['tools', 'flock'],
-        ['fleet', 'problem'],
         ['fleet', 'problem'],
       ],
     );
-    assert.equal(document.issues.length, 6);
+    assert.equal(document.issues.length, 4);
     assert.ok(document.issues.includes(`the database ${database} has no schema_migrations ledger; drover will not use it`));
-    assert.ok(document.issues.some((issue) => /^util-linux flock, which the pane input lock needs, cannot be run/.test(issue)));
     assert.match(document.issues[0]!, /^herdr is not reachable at herdr socket \S+none\.sock \(from HERDR_SOCKET_PATH\): cannot connect to herdr/);
   });
 });

@@ -25,7 +25,6 @@ describe('fleetDoctorSection', () => {
     assert.deepEqual(section.lockDirectory, { path: join(path, '..', '.pane-locks'), exists: false, writable: false });
     assert.equal(section.backend.resolved, 'tmux');
     assert.match(section.backend.summary!, /^tmux \(chosen by TMUX\)/);
-    assert.equal(section.flock.available, true);
     assert.deepEqual(section.problems, []);
     assert.equal(existsSync(path), false, 'doctor creates nothing');
   });

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Readable } from 'node:stream';
@@ -66,7 +66,7 @@ describe('pane lock keys', () => {
 });
 
 describe('PaneLocks in one process', () => {
-  it('creates <key>.lock 0600 in a 0700 directory, never truncates it and never unlinks it', async (t) => {
+  it('creates <key>.lock 0600 in a 0700 directory, never writes, truncates or unlinks it', async (t) => {
     const directory = join(tempDirectory(t), '.pane-locks');
     const locks = new PaneLocks(directory);
     const path = locks.pathFor(KEY);
@@ -78,8 +78,11 @@ describe('PaneLocks in one process', () => {
     guard.release();
     assert.equal(guard.held, false);
     assert.ok(existsSync(path), 'the lock file stays after release');
+    assert.equal(statSync(path).size, 0, 'taking the lock wrote nothing');
+    assert.deepEqual(readdirSync(directory), [`${KEY}.lock`], 'and left no other file');
+    // A file drover did not write there is not taken for a lock, and is left as it was.
     writeFileSync(path, 'left by someone');
-    (await locks.tryAcquire(KEY))!.release();
+    await assert.rejects(locks.tryAcquire(KEY), (error: unknown) => error instanceof PaneLockError && error.message.includes(path));
     assert.equal(readFileSync(path, 'utf8'), 'left by someone');
   });
 

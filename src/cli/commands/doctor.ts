@@ -17,7 +17,7 @@ interface DoctorCheck {
   readonly detail: string;
 }
 
-const TOOLS = ['tmux', 'git', 'flock'] as const;
+const TOOLS = ['tmux', 'git'] as const;
 const VERSION_TIMEOUT_MS = 5_000;
 
 interface MultiplexerReport {
@@ -111,7 +111,6 @@ function fleetChecks(section: FleetDoctorSection): DoctorCheck[] {
   const locks = section.lockDirectory;
   if (locks.path !== null && (!locks.exists || locks.writable)) checks.push(check('pane locks', true, `${locks.path}${locks.exists ? '' : ' (created on first use)'}`));
   if (section.backend.resolved !== null && section.backend.resolved !== 'zellij') checks.push(check('fleet backend', true, section.backend.resolved));
-  if (section.flock.available) checks.push(check('flock', true, section.flock.version ?? 'available'));
   for (const problem of section.problems) checks.push(check('problem', false, problem));
   return checks;
 }
@@ -129,7 +128,6 @@ function fleetJson(section: FleetDoctorSection): Record<string, unknown> {
     },
     lock_directory: { ...section.lockDirectory },
     backend: { ...section.backend },
-    flock: { ...section.flock },
     problems: [...section.problems],
   };
 }
