@@ -17,7 +17,9 @@ import { planCommandLine, planCommands } from './quote.js';
  * any client: a command without an explicit target would act on the control client's own
  * session rather than the one tmux picks for a spawned client; a new pane without -c would
  * start in the control client's session directory rather than the caller's working
- * directory; list-clients would list the control client. Those go to a spawned client.
+ * directory. Those go to a spawned client. list-clients is the same from either: the
+ * connection is itself an attached client, listed as a spawned client would list it while
+ * the connection is open (a spawned client, attached to nothing, never lists itself).
  * A new pane takes the PATH of the client that made it only when that client is not
  * attached (a spawned one, never a control client), so on a control connection the plan
  * hands it the PATH a spawned client would have (`-e PATH=…`), unless the command names one.
@@ -47,6 +49,7 @@ const ANYWHERE: Traits = { oneBlock: always, clientIndependent: always };
 
 const COMMANDS: ReadonlyMap<string, Traits> = new Map<string, Traits>([
   ['list-sessions', ANYWHERE],
+  ['list-clients', ANYWHERE],
   ['list-buffers', ANYWHERE],
   ['delete-buffer', ANYWHERE],
   ['list-windows', { oneBlock: always, clientIndependent: (f) => f.has('a') || f.has('t') }],

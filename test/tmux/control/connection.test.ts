@@ -375,6 +375,33 @@ describe('control connection ownership and loss', () => {
     });
   });
 
+  it('lists clients over the control transport as a spawned client does, its own connection among them', async () => {
+    await withServer(async (owner) => {
+      const session = await owner.newSession({ name: 'clients' });
+      const borrowed = await Server.open(owner.endpoint, { transport: 'control' });
+      // Another program's control client, which both answers must list.
+      const other = await owner.openControl({ session, output: false });
+      try {
+        const format = ['-F', '#{client_pid} #{client_control_mode} #{session_name}'];
+        await borrowed.listSessions();
+        const spawnedBefore = processDiagnostics().spawned;
+        const overControl = (await borrowed.run(['list-clients', ...format])).stdout.toString();
+        assert.equal(processDiagnostics().spawned, spawnedBefore, 'answered over the connection');
+        const spawned = (await owner.run(['list-clients', ...format])).stdout.toString();
+        assert.equal(overControl, spawned);
+        const own = borrowed.diagnostics();
+        assert.equal(own.controlConnections, 1);
+        assert.equal(overControl.split('\n').filter(Boolean).length, 2, "the other program's client and the connection");
+        assert.ok(overControl.includes(`${other.pid} 1 clients\n`));
+        assert.deepEqual((await borrowed.snapshot({ clients: true })).clients.toArray().map((client) => client.clientPid).sort(), overControl.split('\n').filter(Boolean).map((row) => Number(row.split(' ')[0])).sort());
+        assert.equal(processDiagnostics().spawned, spawnedBefore + 1, 'only the spawned listing started a process');
+      } finally {
+        await other.close();
+        await borrowed.close();
+      }
+    });
+  });
+
   it('holds at most four connections per binding and closes them with it', async () => {
     await withServer(async (server) => {
       await server.newSession();

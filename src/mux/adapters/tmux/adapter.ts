@@ -129,10 +129,6 @@ function withOwnPath(env: Readonly<Record<string, string>> | undefined, command:
   return { env: rest, command: ['/usr/bin/env', `PATH=${path}`, ...command] };
 }
 
-/** tmux's own filler in the title slot is the host name, which is neither a label nor a program's title. */
-function isHostTitle(title: string): boolean {
-  return title === hostname();
-}
 
 /** The hook state of a pane: the current option, else the older one; absent when neither is set. */
 function hookStateOf(values: readonly (string | undefined)[]): string | undefined {
@@ -301,6 +297,10 @@ export class TmuxAdapter implements MuxAdapter {
       [...sessions].sort((a, b) => b.sessionActivity - a.sessionActivity)[0]?.sessionId;
     const tabs: { tabId: string; spaceId: string; number: number; nativeIndex: number; label: string; focused: boolean; size: { width: number; height: number } }[] = [];
     const panes: MuxPane[] = [];
+    // tmux's own filler in the title slot is the host name, which is neither a label nor a
+    // program's title. Asked once per listing rather than once per pane.
+    const host = hostname();
+    const isHostTitle = (title: string): boolean => title === host;
     for (const [index, session] of sessions.entries()) {
       const spaceId = tmuxIds.space(session.sessionId);
       for (const [position, link] of session.links().entries()) {
