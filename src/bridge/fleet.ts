@@ -69,11 +69,13 @@ export class FleetApi {
   /**
    * Runs a write to a pane holding the input lock of every fleet member placed there, the
    * lock fleet deliveries take: a message is never typed into the middle of a reply, nor a
-   * reply into a message. Still held by another process after the wait, the write is refused
+   * reply into a message. The lock of the pane where it stands now (`spaceId`) is taken too,
+   * the one `drover pane deliver` takes, so a reply and a prompt typed from a terminal never
+   * interleave either. Still held by another process after the wait, the write is refused
    * with nothing sent. A member placed on another run of the multiplexer is not in this pane; one
    * placed before drover recorded the run is taken to be.
    */
-  async withPaneInput<T>(pane: { readonly port: MuxPort; readonly paneId: string; readonly incarnation: string }, write: () => Promise<T>): Promise<T> {
+  async withPaneInput<T>(pane: { readonly port: MuxPort; readonly paneId: string; readonly incarnation: string; readonly spaceId: string | undefined }, write: () => Promise<T>): Promise<T> {
     const { broker, locks, clock } = this.runtime;
     const placements = await Promise.all((await broker.listFleets()).map((fleet) => broker.activePlacements(fleet.fleetId)));
     const keys = placements
@@ -85,6 +87,7 @@ export class FleetApi {
           (placement.server === null || pane.port.sameIncarnation(placement.server, pane.incarnation)),
       )
       .map(({ placement }) => placementLockKey(placement));
+    if (pane.spaceId !== undefined) keys.push(placementLockKey({ backend: pane.port.mux, session: pane.spaceId, pane: pane.paneId }));
     if (keys.length === 0) return write();
     let taken;
     try {

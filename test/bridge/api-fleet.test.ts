@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FleetListView, InboxView } from '../../src/bridge/index.js';
 import { createMember, placementLockKey } from '../../src/fleet/index.js';
-import { createMuxPort, TmuxAdapter } from '../../src/mux/index.js';
+import { createMuxPort, TmuxAdapter, tmuxIds } from '../../src/mux/index.js';
 import { paneHistory, tmuxFleet } from '../fleet/support.js';
 import { eventually } from '../support/wait.js';
 import { startWebWorld } from './support.js';
@@ -84,6 +84,28 @@ describe('drover web: the fleet', () => {
     const answered = await waiting;
     assert.equal(answered.status, 200, answered.text);
     await eventually('the reply in bob’s pane', async () => (await paneHistory(fleet.server, bob.pane)).includes('typed-after-release'));
+  });
+
+  it('types into any pane under the input lock `drover pane deliver` takes there, member or not', async (t) => {
+    const fleet = await tmuxFleet(t);
+    const outside = await fleet.server.newSession({ name: 'outside', command: ['cat'] });
+    const pane = (await outside.listPanes())[0]!.id;
+    const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
+    t.after(() => port.close());
+    const world = await startWebWorld(t, { mux: port, fleet: fleet.runtime });
+    const reply = (text: string) => world.post(`/api/panes/${encodeURIComponent(pane)}/reply`, { text });
+
+    // A `drover pane deliver` into this pane, which no member is placed in, holds its lock.
+    const held = await fleet.runtime.locks.tryAcquire(placementLockKey({ backend: 'tmux', session: tmuxIds.space(outside.id), pane: tmuxIds.pane(pane) }));
+    assert.ok(held, 'the test holds the lock');
+    const refused = await reply('typed-while-delivering');
+    assert.equal(refused.status, 409, refused.text);
+    assert.equal(refused.json.error?.code, 'pane_busy');
+    held.release();
+    assert.equal((await paneHistory(fleet.server, pane)).includes('typed-while-delivering'), false, 'nothing typed');
+    const answered = await reply('typed-after-delivery');
+    assert.equal(answered.status, 200, answered.text);
+    await eventually('the reply in the pane', async () => (await paneHistory(fleet.server, pane)).includes('typed-after-delivery'));
   });
 
   it('explains a missing fleet database rather than failing', async (t) => {
