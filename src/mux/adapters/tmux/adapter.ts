@@ -129,7 +129,6 @@ function withOwnPath(env: Readonly<Record<string, string>> | undefined, command:
   return { env: rest, command: ['/usr/bin/env', `PATH=${path}`, ...command] };
 }
 
-
 /** The hook state of a pane: the current option, else the older one; absent when neither is set. */
 function hookStateOf(values: readonly (string | undefined)[]): string | undefined {
   return values.map((value) => value?.trim()).find((value) => value !== undefined && value !== '');
