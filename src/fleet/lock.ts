@@ -126,9 +126,20 @@ export class PaneLocks {
    */
   async acquire(key: string, wait: LockWait): Promise<PaneLockGuard | null> {
     const clock = wait.clock ?? systemClock;
+    const interrupted = (): AbortedError => new AbortedError('interrupted while waiting for the pane input lock; nothing was typed', { phase: 'lock', delivery: 'not_sent' });
     for (;;) {
-      if (wait.signal?.aborted) throw new AbortedError('interrupted while waiting for the pane input lock; nothing was typed', { phase: 'lock', delivery: 'not_sent' });
+      if (wait.signal?.aborted) throw interrupted();
       const guard = await this.tryAcquire(key);
+      if (guard && wait.signal !== undefined) {
+        // The lock is taken without a turn of the event loop, so an interrupt that came while
+        // it was busy would not have been heard yet: one turn lets its handler run first, and
+        // it wins over the lock coming free.
+        await new Promise((resolve) => setImmediate(resolve));
+        if (wait.signal.aborted) {
+          guard.release();
+          throw interrupted();
+        }
+      }
       if (guard) return guard;
       const remaining = wait.deadline - clock.now();
       if (remaining <= 0) return null;
