@@ -1,6 +1,6 @@
 import { SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import type { MuxScreen, PaneChannel } from '../mux/index.js';
-import { cursorFollows, lineEndingAt, textBeforeCursor } from '../panes/index.js';
+import { cursorFollows, lineEndingAt, textBeforeCursor, watchUntil, WATCH_INTERVAL_MS } from '../panes/index.js';
 import { DroverError, messageOf } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneInputError } from './errors.js';
@@ -13,8 +13,6 @@ export const ESCAPE_MAX_MS = 1000;
 export const ESCAPE_SETTLE_MS = 500;
 /** The longest wait for the typed line to show before Enter. */
 export const SUBMIT_SETTLE_MS = 1000;
-/** How often the pane is read while a settle waits for its evidence. */
-export const EVIDENCE_POLL_MS = 15;
 export const ENTER_MS = 1000;
 export const MIN_LITERAL_MS = 500;
 export const REVALIDATION_MARGIN_MS = 500;
@@ -100,25 +98,14 @@ export function lineLeftOnScreen(screen: MuxScreen, line: string): 'typed' | 'su
 }
 
 /**
- * Reads the pane every EVIDENCE_POLL_MS until `seen` holds for a screen, for at most `boundMs`:
- * the settle ends on the evidence, the bound only when it never shows. A read that fails ends
- * the looking and the bound is waited out, as before there was evidence to read.
+ * Waits until the pane shows `seen`, for at most `boundMs`: the settle ends on the evidence, the
+ * bound only when it never shows. A read that fails counts as not seen, so an unreadable pane
+ * waits out the whole bound, as a settle did before there was evidence to read.
  */
 async function settleOnEvidence(input: PaneInput, clock: Clock, boundMs: number, seen: (screen: MuxScreen) => boolean): Promise<void> {
   const until = clock.now() + boundMs;
-  for (;;) {
-    const left = until - clock.now();
-    if (left <= 0) return;
-    let screen: MuxScreen;
-    try {
-      screen = await input.channel(until).read();
-    } catch {
-      await clock.sleep(until - clock.now());
-      return;
-    }
-    if (seen(screen)) return;
-    await clock.sleep(Math.min(EVIDENCE_POLL_MS, until - clock.now()));
-  }
+  const read = (): Promise<MuxScreen | undefined> => input.channel(until).read().catch(() => undefined);
+  await watchUntil(read, (screen) => screen !== undefined && seen(screen), boundMs, { now: () => clock.now(), sleep: (ms) => clock.sleep(ms), watchMs: WATCH_INTERVAL_MS });
 }
 
 /** The screen before a key, when it can be read within the budget; undefined otherwise (the settle then runs its bound). */

@@ -57,4 +57,37 @@ const sleepFor: Sleep = (ms, signal) =>
     signal?.addEventListener('abort', onAbort, { once: true });
   });
 
-export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({ settleMs: 300, stabilityMs: 500, pollMs: 100, watchMs: 15, sleep: sleepFor, now: () => performance.now() });
+/** How often a pane is read while a check waits for a send to show: a live program shows it within milliseconds. */
+export const WATCH_INTERVAL_MS = 15;
+
+export const DEFAULT_PACING: Readonly<Pacing> = Object.freeze({
+  settleMs: 300,
+  stabilityMs: 500,
+  pollMs: 100,
+  watchMs: WATCH_INTERVAL_MS,
+  sleep: sleepFor,
+  now: () => performance.now(),
+});
+
+/**
+ * Reads every `watchMs` until `seen` holds of a reading or `withinMs` has passed, and returns the
+ * last reading. The bound is for programs that are slow or never show the send; a live one ends
+ * the watch at the first read or within an interval or two.
+ */
+export async function watchUntil<T>(
+  read: () => Promise<T>,
+  seen: (reading: T) => boolean,
+  withinMs: number,
+  pacing: Pick<Pacing, 'watchMs' | 'sleep' | 'now'>,
+  signal?: AbortSignal,
+): Promise<{ reading: T; seen: boolean }> {
+  const until = pacing.now() + withinMs;
+  for (;;) {
+    if (signal?.aborted) throw new AbortedError();
+    const reading = await read();
+    if (seen(reading)) return { reading, seen: true };
+    const left = until - pacing.now();
+    if (left <= 0) return { reading, seen: false };
+    await pacing.sleep(Math.min(pacing.watchMs, left), signal);
+  }
+}

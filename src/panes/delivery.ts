@@ -1,7 +1,7 @@
 import { SUBMIT_TIMEOUT_MS, rulesFor, submissionBudgetMs, submitToAgent, type AgentScreen, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from '../agents/index.js';
 import { ArgumentError } from '../process/index.js';
 import { newlyEchoed, squeeze } from './echo.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, type DrivenPane, type Pacing } from './choreography.js';
+import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, watchUntil, type DrivenPane, type Pacing } from './choreography.js';
 import { keyedSubmitVerdict, type KeyedSubmitVerdict } from './input-line.js';
 import { captureScreen, probeReadiness, watchScreen, type ChoreographyOptions } from './readiness.js';
 import { snippet } from './tail.js';
@@ -170,17 +170,14 @@ async function deliverByKeys(pane: DrivenPane, text: string, pacing: Pacing, opt
     await channel.keys([KEY_ENTER]);
     // The evidence a program of unknown shape gives: the cursor no longer stands right after
     // the typed text once Enter took the line (keyedSubmitVerdict).
-    const by = pacing.now() + SUBMIT_TIMEOUT_MS;
-    for (;;) {
-      await pacing.sleep(pacing.watchMs, options.signal);
-      const last = await channel.read();
-      const verdict = keyedSubmitVerdict(typedScreen, last, text);
-      if (verdict === 'submitted') {
-        return { ...base, status: 'submitted', reason: 'the text left the input line after Enter', evidence: 'composer_cleared', attempts: attempt, typed: true, snippet: '' };
-      }
-      if (pacing.now() >= by) {
-        return { ...base, status: verdict === 'unchanged' ? 'failed' : 'staged_unconfirmed', reason: UNSUBMITTED_REASONS[verdict], evidence: null, attempts: attempt, typed: true, snippet: screenText(last) };
-      }
+    const judged = async (): Promise<{ screen: AgentScreen; verdict: KeyedSubmitVerdict }> => {
+      const screen = await channel.read();
+      return { screen, verdict: keyedSubmitVerdict(typedScreen, screen, text) };
+    };
+    const { reading: last } = await watchUntil(judged, ({ verdict }) => verdict === 'submitted', SUBMIT_TIMEOUT_MS, pacing, options.signal);
+    if (last.verdict === 'submitted') {
+      return { ...base, status: 'submitted', reason: 'the text left the input line after Enter', evidence: 'composer_cleared', attempts: attempt, typed: true, snippet: '' };
     }
+    return { ...base, status: last.verdict === 'unchanged' ? 'failed' : 'staged_unconfirmed', reason: UNSUBMITTED_REASONS[last.verdict], evidence: null, attempts: attempt, typed: true, snippet: screenText(last.screen) };
   }
 }

@@ -1,6 +1,6 @@
 import { isShellCommand, rulesFor, type ScreenReading } from '../agents/index.js';
 import { newlyEchoed } from './echo.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ERASE, type ChoreographyChannel, type DrivenPane, type Pacing } from './choreography.js';
+import { DEFAULT_PACING, KEY_CLEAR_LINE, watchUntil, KEY_ERASE, type ChoreographyChannel, type DrivenPane, type Pacing } from './choreography.js';
 import type { PaneFacts } from './facts.js';
 import { snippet, tailLines } from './tail.js';
 
@@ -117,11 +117,7 @@ const PROBE_DETAIL: Readonly<Record<string, string>> = {
   input_held: 'the screen is stable and did not echo the probe',
 };
 
-/**
- * Captures the screen until `seen` holds of it or `withinMs` has passed, and returns the last
- * capture. A send shows within milliseconds on a live program, so its check does not wait out
- * the whole bound; the bound is for programs that are slow or never show it.
- */
+/** Captures the screen until `seen` holds of it or `withinMs` has passed, and returns the last capture. */
 export async function watchScreen(
   channel: Pick<ChoreographyChannel, 'grid'>,
   seen: (screen: string) => boolean,
@@ -129,13 +125,8 @@ export async function watchScreen(
   pacing: Pick<Pacing, 'watchMs' | 'sleep' | 'now'>,
   signal: AbortSignal | undefined,
 ): Promise<{ screen: string; seen: boolean }> {
-  const until = pacing.now() + withinMs;
-  for (;;) {
-    await pacing.sleep(Math.max(0, Math.min(pacing.watchMs, until - pacing.now())), signal);
-    const screen = await captureScreen(channel);
-    if (seen(screen)) return { screen, seen: true };
-    if (pacing.now() >= until) return { screen, seen: false };
-  }
+  const { reading, seen: shown } = await watchUntil(() => captureScreen(channel), seen, withinMs, pacing, signal);
+  return { screen: reading, seen: shown };
 }
 
 /** Reads a known agent's screen: nothing is typed. */

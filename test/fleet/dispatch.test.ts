@@ -4,7 +4,6 @@ import { ArgumentError, TimeoutError } from '../../src/process/index.js';
 import {
   INPUT_RESERVATION_MS,
   ESCAPE_SETTLE_MS,
-  EVIDENCE_POLL_MS,
   INSUFFICIENT_BUDGET_MESSAGE,
   LOCK_WAIT_MS,
   SUBMIT_SETTLE_MS,
@@ -14,6 +13,7 @@ import {
   resumeLine,
   submitLine,
 } from '../../src/fleet/index.js';
+import { WATCH_INTERVAL_MS } from '../../src/panes/index.js';
 import { FakeClock, FakePort, notSentError } from './support.js';
 
 function setup() {
@@ -68,9 +68,9 @@ describe('submitLine', () => {
     const [escape, literal, enter] = port.inputs;
     assert.deepEqual([escape!.op, literal!.op, enter!.op], ['escape', 'literal', 'enter']);
     // The bound, and less than one more read past it.
-    assert.ok(literal!.at - (escape!.at + 10) >= ESCAPE_SETTLE_MS && literal!.at - escape!.at < ESCAPE_SETTLE_MS + EVIDENCE_POLL_MS + 20, `literal ${literal!.at - escape!.at} ms after Escape`);
-    assert.ok(enter!.at - (literal!.at + 10) >= SUBMIT_SETTLE_MS && enter!.at - literal!.at < SUBMIT_SETTLE_MS + EVIDENCE_POLL_MS + 20, `Enter ${enter!.at - literal!.at} ms after the line`);
-    assert.ok(clock.sleeps.every((ms) => ms <= EVIDENCE_POLL_MS), 'the pane is read again while the settle waits');
+    assert.ok(literal!.at - (escape!.at + 10) >= ESCAPE_SETTLE_MS && literal!.at - escape!.at < ESCAPE_SETTLE_MS + WATCH_INTERVAL_MS + 20, `literal ${literal!.at - escape!.at} ms after Escape`);
+    assert.ok(enter!.at - (literal!.at + 10) >= SUBMIT_SETTLE_MS && enter!.at - literal!.at < SUBMIT_SETTLE_MS + WATCH_INTERVAL_MS + 20, `Enter ${enter!.at - literal!.at} ms after the line`);
+    assert.ok(clock.sleeps.every((ms) => ms <= WATCH_INTERVAL_MS), 'the pane is read again while the settle waits');
   });
 
   it('takes an unreadable pane as no evidence and waits out the bound', async () => {

@@ -62,7 +62,7 @@ describe('probeReadiness', () => {
     assert.deepEqual(report, { state: 'ready', reason: 'probe_echoed', agent: null, rule: null, detail: 'the probe text echoed', draft: null, snippet: '' });
     assert.deepEqual(pane.sends(), [`type ${READY_PROBE}`, 'keys ctrl+u']);
     assert.equal(pane.model.input, '', 'the probe is cleared');
-    assert.deepEqual(pacing.waits, [15, 15], 'the echo and the clear are each seen at the first look: no settle is waited out, no stability wait after an echo');
+    assert.deepEqual(pacing.waits, [], 'the echo and the clear are each seen at the first look: nothing is waited out, no stability wait after an echo');
     assert.ok(pane.calls.every((call) => !call.startsWith('grid') || call === `grid recent ${CAPTURE_LINES}`));
   });
 
@@ -104,12 +104,12 @@ describe('probeReadiness', () => {
     const report = await probeReadiness(pane.driven(), { pacing });
     assert.equal(report.state, 'parked');
     assert.equal(report.snippet, `${TRUST_DIALOG.join('\n')}\n`);
-    // No echo: the whole settle is watched (20 looks of 15 ms), then the stability wait; the
-    // probe never showed, so the first look after ctrl+u finds it gone.
-    assert.deepEqual(pacing.waits, [...Array<number>(20).fill(15), 500, 15]);
+    // No echo: the whole settle is watched (a look at once, then 20 more 15 ms apart), then the
+    // stability wait; the probe never showed, so the first look after ctrl+u finds it gone.
+    assert.deepEqual(pacing.waits, [...Array<number>(20).fill(15), 500]);
     const clear = pane.calls.indexOf('keys ctrl+u');
     assert.equal(pane.calls.slice(clear).filter((call) => call.startsWith('grid')).length, 1, 'after ctrl+u only the check that the probe is gone');
-    assert.equal(pane.calls.filter((call) => call.startsWith('grid')).length, 1 + 20 + 1 + 1);
+    assert.equal(pane.calls.filter((call) => call.startsWith('grid')).length, 1 + 21 + 1 + 1);
   });
 
   it('reports a screen that keeps changing as booting', async () => {
@@ -132,11 +132,12 @@ describe('probeReadiness', () => {
     const pane = new FakePane();
     const failure = new Error('pane went away');
     pane.calls.length = 0;
-    const pacing = recordingPacing();
-    pacing.sleep = async () => {
+    const type = pane.type.bind(pane);
+    pane.type = async (text) => {
+      await type(text);
       pane.gridFailure = failure;
     };
-    await assert.rejects(probeReadiness(pane.driven(), { pacing }), (error) => error === failure);
+    await assert.rejects(probeReadiness(pane.driven(), { pacing: recordingPacing() }), (error) => error === failure);
     assert.equal(pane.sends().at(-1), 'keys ctrl+u');
     assert.equal(pane.model.input, '');
   });
