@@ -12,6 +12,7 @@ import {
   type ChangeWatch,
   RegistryNotFoundError,
   RegistryStateError,
+  currentPaneLockKey,
   placementLockKey,
   releaseAll,
   sendAndNotify,
@@ -87,7 +88,7 @@ export class FleetApi {
           (placement.server === null || pane.port.sameIncarnation(placement.server, pane.incarnation)),
       )
       .map(({ placement }) => placementLockKey(placement));
-    if (pane.spaceId !== undefined) keys.push(placementLockKey({ backend: pane.port.mux, session: pane.spaceId, pane: pane.paneId }));
+    if (pane.spaceId !== undefined) keys.push(currentPaneLockKey(pane.port.mux, pane.spaceId, pane.paneId));
     if (keys.length === 0) return write();
     let taken;
     try {

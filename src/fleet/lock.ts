@@ -21,6 +21,15 @@ export function placementLockKey(placement: Pick<Placement, 'backend' | 'session
 }
 
 /**
+ * The lock of a pane keyed by where it stands now (its space and id on this machine's
+ * multiplexer), which `drover pane deliver` and a page's write take whether or not a member is
+ * placed there: a member placed in the pane holds the same key while its placement is current.
+ */
+export function currentPaneLockKey(mux: Placement['backend'], spaceId: string, paneId: string): string {
+  return placementLockKey({ backend: mux, session: spaceId, pane: paneId });
+}
+
+/**
  * A held pane input lock. The lock belongs to this process, so it is released by `release()`
  * or by the process's death, whichever comes first.
  */

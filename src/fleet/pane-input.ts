@@ -2,7 +2,7 @@ import { looksLikePaneKey, parsePaneKey, type MuxPort } from '../mux/index.js';
 import { systemClock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PaneInputBusyError } from './errors.js';
-import { PaneLocks, placementLockKey } from './lock.js';
+import { PaneLocks, currentPaneLockKey } from './lock.js';
 import { paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
 
 export interface PaneInputHold {
@@ -28,7 +28,7 @@ export async function holdingPaneInput<T>(port: MuxPort, pane: string, hold: Pan
   const found = (await port.snapshot({ signal: hold.signal })).panes.find((candidate) => candidate.paneId === paneId);
   if (found === undefined) return body();
   const locks = new PaneLocks(paneLockDirectory(resolveDatabasePath(hold.env)));
-  const key = placementLockKey({ backend: port.mux, session: found.spaceId, pane: paneId });
+  const key = currentPaneLockKey(port.mux, found.spaceId, paneId);
   const guard = await locks.acquire(key, { deadline: systemClock.now() + PANE_INPUT_WAIT_MS, signal: hold.signal });
   if (guard === null) throw new PaneInputBusyError(`pane ${paneId}'s input stayed busy for ${PANE_INPUT_WAIT_MS} ms (another drover process, a fleet dispatcher most likely, was typing into it); nothing was typed`);
   try {
