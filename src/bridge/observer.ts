@@ -183,9 +183,14 @@ export class PaneObserver {
 
   /** The pane as the last listing showed it; a pane not in it is gone. */
   pane(paneId: string): MuxPane {
-    const pane = this.panes.get(paneId);
+    const pane = this.listed(paneId);
     if (pane === undefined) throw new BridgeError('gone', `there is no pane ${paneId} (any more); re-read the snapshot`);
     return pane;
+  }
+
+  /** The pane as the last listing showed it, or undefined when that listing did not have it. */
+  listed(paneId: string): MuxPane | undefined {
+    return this.panes.get(paneId);
   }
 
   /** The agent in a pane: the multiplexer's word when it declares agent detection, else drover's census. */

@@ -30,7 +30,7 @@ import { paneRoutes } from './routes/panes.js';
 import { topologyRoutes } from './routes/topology.js';
 import { errorBody, errorResponse, Router, runChain, type ApiRequest, type ApiResponse, type Middleware } from './routing.js';
 import { DEFAULT_WRITE_RATE, HostAllowlist, isLoopbackAddress, isWildcardAddress, RateLimiter, type RateLimit } from './security.js';
-import { MuxSupervisor, type MuxOpener, type PaneTarget } from './supervisor.js';
+import { MuxSupervisor, type MuxOpener } from './supervisor.js';
 
 export const DEFAULT_WEB_PORT = 7717;
 
@@ -94,16 +94,6 @@ function urlHost(host: string): string {
   return host.includes(':') && !host.startsWith('[') ? `[${host}]` : host;
 }
 
-/** Where the pane stood at the last listing; undefined for a pane that listing did not have (the write then finds it gone). */
-function currentSpace(pane: PaneTarget): string | undefined {
-  try {
-    return pane.observer.pane(pane.paneId).spaceId;
-  } catch (error) {
-    if (error instanceof BridgeError) return undefined;
-    throw error;
-  }
-}
-
 export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const host = options.host ?? '127.0.0.1';
   const log = options.log ?? (() => undefined);
@@ -121,8 +111,9 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   await remote?.start();
   const fleet = options.fleet === undefined ? undefined : new FleetApi(options.fleet, hub);
   const fleetUnavailable = fleet === undefined ? (options.fleetUnavailable ?? 'drover web was started without a fleet database') : null;
+  // A write locks the pane where the last listing saw it; a pane that listing did not have, the write finds gone.
   const queue = new PaneQueue(
-    fleet === undefined ? (_pane, write) => write() : (pane, write) => fleet.withPaneInput({ port: pane.port, paneId: pane.paneId, incarnation: pane.observer.incarnation, spaceId: currentSpace(pane) }, write),
+    fleet === undefined ? (_pane, write) => write() : (pane, write) => fleet.withPaneInput({ port: pane.port, paneId: pane.paneId, incarnation: pane.observer.incarnation, spaceId: pane.observer.listed(pane.paneId)?.spaceId }, write),
   );
   const events = eventRoutes({ hub, devices, heartbeatMs: options.heartbeatMs });
   const router = new Router([
