@@ -160,6 +160,15 @@ function waitForExit(child: ChildProcess, boundMs: number): Promise<Error | unde
 }
 
 /**
+ * Defers a timer's verdict past the next poll for I/O. The event loop runs due timers before it
+ * reads the pipes, so after a busy stretch a bound could expire with the child's last output, its
+ * EOF or its exit already waiting unread; one poll first lets the runner see them.
+ */
+function afterPendingIo(verdict: () => void): () => void {
+  return () => setImmediate(verdict);
+}
+
+/**
  * Runs argv without a shell and collects stdout and stderr separately, within a deadline.
  * Completion is the child's exit and EOF on both pipes, or its exit and DRAIN_BOUND_MS more
  * when a descendant still holds a pipe open: then the pipes are closed and the result is the
@@ -211,9 +220,14 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
     let stderrBytes = 0;
     let settled = false;
     let drain: NodeJS.Timeout | undefined;
-    const timer = setTimeout(() => {
-      fail(new TimeoutError(`${argvCopy[0]} did not finish within ${timeoutMs} ms`, timeoutMs));
-    }, timeoutMs);
+    const timer = setTimeout(
+      afterPendingIo(() => {
+        // Exited in time, only seen late: its result stands.
+        if (child.exitCode !== null || child.signalCode !== null) finish(child.exitCode, child.signalCode);
+        else fail(new TimeoutError(`${argvCopy[0]} did not finish within ${timeoutMs} ms`, timeoutMs));
+      }),
+      timeoutMs,
+    );
 
     const onAbort = (): void => fail(new AbortedError(`${argvCopy[0]} was aborted`));
 
@@ -278,7 +292,7 @@ export function run(argv: readonly string[], options: RunOptions = {}): Promise<
       resolve(new RunResult(argvCopy, child.pid!, code, signal, performance.now() - started, Buffer.concat(stdout), Buffer.concat(stderr)));
     };
     child.once('exit', (code: number | null, signal: NodeJS.Signals | null) => {
-      if (!settled) drain = setTimeout(() => finish(code, signal), DRAIN_BOUND_MS);
+      if (!settled) drain = setTimeout(afterPendingIo(() => finish(code, signal)), DRAIN_BOUND_MS);
     });
     child.on('close', finish);
 

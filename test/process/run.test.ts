@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
+import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import {
   AbortedError,
@@ -98,6 +99,38 @@ describe('run', () => {
     } finally {
       process.kill(Number(result.stdout.toString()), 'SIGKILL');
     }
+  });
+
+  /**
+   * Keeps this process busy for `ms` from a check-phase turn of the event loop: the next turn then
+   * runs its due timers before it reads any pipe, as after a long callback in real use.
+   */
+  const busyFromCheckPhase = async (ms: number): Promise<void> => {
+    await new Promise((resolve) => setImmediate(resolve));
+    const until = performance.now() + ms;
+    while (performance.now() < until);
+  };
+
+  it('reads output that arrived while the event loop was busy before the drain bound ends the run', async () => {
+    // The child exits at once; its background writer prints 300 ms later and holds the pipe
+    // open a while after that. Busy from 100 ms to 800 ms, this process finds the drain bound
+    // (500 ms after the exit) and the output both due when its loop turns again.
+    const running = run(['sh', '-c', '(sleep 0.3; printf late; sleep 2) & exit 0'], { timeoutMs: 20_000 });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    await busyFromCheckPhase(700);
+    const result = await running;
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.stdout.toString(), 'late');
+  });
+
+  it('keeps the result of a child that exited in time but was seen only after its deadline', async () => {
+    // The child waits 100 ms, so this process is busy (from 50 ms to 650 ms) when it exits.
+    const running = run(['sh', '-c', 'sleep 0.1; printf done'], { timeoutMs: 300 });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await busyFromCheckPhase(600);
+    const result = await running;
+    assert.equal(result.exitCode, 0);
+    assert.equal(result.stdout.toString(), 'done');
   });
 
   it('keeps the signal of a child that died while a descendant holds the pipe open', async () => {
