@@ -12,15 +12,14 @@ import {
   type ChangeWatch,
   RegistryNotFoundError,
   RegistryStateError,
-  currentPaneLockKey,
-  placementLockKey,
+  paneInputKeys,
   releaseAll,
+  type PaneWriteTarget,
   sendAndNotify,
   type FleetRuntime,
   type Member,
   type Message,
 } from '../fleet/index.js';
-import type { MuxPort } from '../mux/index.js';
 import { ArgumentError } from '../process/index.js';
 import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
@@ -68,27 +67,14 @@ export class FleetApi {
   ) {}
 
   /**
-   * Runs a write to a pane holding the input lock of every fleet member placed there, the
-   * lock fleet deliveries take: a message is never typed into the middle of a reply, nor a
-   * reply into a message. The lock of the pane where it stands now (`spaceId`) is taken too,
-   * the one `drover pane deliver` takes, so a reply and a prompt typed from a terminal never
-   * interleave either. Still held by another process after the wait, the write is refused
-   * with nothing sent. A member placed on another run of the multiplexer is not in this pane; one
-   * placed before drover recorded the run is taken to be.
+   * Runs a write to a pane holding its input locks (paneInputKeys: every member's placed there
+   * and the pane's where it stands now), the ones fleet deliveries and `drover pane deliver`
+   * take: a reply is never typed into the middle of a message or a prompt, nor they into it.
+   * Still held by another process after the wait, the write is refused with nothing sent.
    */
-  async withPaneInput<T>(pane: { readonly port: MuxPort; readonly paneId: string; readonly incarnation: string; readonly spaceId: string | undefined }, write: () => Promise<T>): Promise<T> {
+  async withPaneInput<T>(pane: PaneWriteTarget, write: () => Promise<T>): Promise<T> {
     const { broker, locks, clock } = this.runtime;
-    const placements = await Promise.all((await broker.listFleets()).map((fleet) => broker.activePlacements(fleet.fleetId)));
-    const keys = placements
-      .flat()
-      .filter(
-        ({ placement }) =>
-          placement.backend === pane.port.mux &&
-          placement.pane === pane.paneId &&
-          (placement.server === null || pane.port.sameIncarnation(placement.server, pane.incarnation)),
-      )
-      .map(({ placement }) => placementLockKey(placement));
-    if (pane.spaceId !== undefined) keys.push(currentPaneLockKey(pane.port.mux, pane.spaceId, pane.paneId));
+    const keys = await paneInputKeys(broker, pane);
     if (keys.length === 0) return write();
     let taken;
     try {

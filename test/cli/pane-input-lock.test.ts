@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { after, before, describe, it } from 'node:test';
-import { PANE_INPUT_WAIT_MS, paneLockDirectory, PaneLocks, placementLockKey, type PaneLockGuard } from '../../src/fleet/index.js';
+import { openBroker, PANE_INPUT_WAIT_MS, paneLockDirectory, PaneLocks, placementLockKey, type PaneLockGuard } from '../../src/fleet/index.js';
 import { tmuxIds } from '../../src/mux/index.js';
 import { run } from '../../src/process/index.js';
 import { cliSandbox } from '../support/cli.js';
@@ -92,5 +92,32 @@ describe('drover pane deliver and the pane input lock the fleet types under', ()
     assert.equal(resend.exitCode, 0, resend.stderrText());
     assert.equal((JSON.parse(resend.text()) as { replayed?: boolean }).replayed, undefined, 'typed now, not answered from a record');
     assert.deepEqual(lines(), ['after the fleet line', 'held out']);
+  });
+
+  it("holds a member's lock after the member's pane was moved to another session", async () => {
+    // The member's dispatcher keeps taking the key of the session it was placed in.
+    const sink = (await tmux('display-message', '-p', '-t', pane, '#{session_id} #{window_id}')).text().trim().split(' ');
+    const broker = await openBroker({ env: sandbox.env });
+    try {
+      const { fleet } = await broker.createFleet({ name: 'moved', codingAgent: 'claude', directorPlacement: { backend: 'tmux', session: '$99', window: '@99', pane: '%99' } });
+      await broker.registerMember({ fleetId: fleet.fleetId, name: 'sink', codingAgent: 'claude', placement: { backend: 'tmux', session: tmuxIds.space(sink[0]!), window: tmuxIds.tab(sink[1]!), pane } });
+    } finally {
+      await broker.close();
+    }
+    assert.equal((await tmux('new-session', '-d', '-s', 'elsewhere', 'sleep', '600')).exitCode, 0);
+    const moved = await tmux('move-window', '-s', sink[1]!, '-t', 'elsewhere:');
+    assert.equal(moved.exitCode, 0, moved.stderrText());
+    assert.notEqual((await tmux('display-message', '-p', '-t', pane, '#{session_id}')).text().trim(), sink[0], 'the pane stands in another session now');
+
+    const guard = await holdLock();
+    let refused;
+    try {
+      refused = await deliver('typed past the member');
+    } finally {
+      guard.release();
+    }
+    assert.equal(refused.exitCode, 1, refused.stderrText());
+    assert.match(refused.stderrText(), /input stayed busy .* nothing was typed/);
+    assert.deepEqual(lines(), ['after the fleet line', 'held out'], 'nothing typed');
   });
 });
