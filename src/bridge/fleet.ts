@@ -13,7 +13,7 @@ import {
   RegistryNotFoundError,
   RegistryStateError,
   paneInputKeys,
-  releaseAll,
+  holdingKeys,
   type PaneWriteTarget,
   sendAndNotify,
   type FleetRuntime,
@@ -76,18 +76,13 @@ export class FleetApi {
     const { broker, locks, clock } = this.runtime;
     const keys = await paneInputKeys(broker, pane);
     if (keys.length === 0) return write();
-    let taken;
+    const busy = (): Error => new BridgeError('pane_busy', 'a fleet message is being typed into this pane; nothing was sent, try again');
     try {
-      taken = await locks.acquireAll(keys, { deadline: clock.now() + PANE_INPUT_WAIT_MS, clock });
+      return await holdingKeys(locks, keys, { deadline: clock.now() + PANE_INPUT_WAIT_MS, clock }, busy, write);
     } catch (error) {
+      // Only taking a lock raises this; a write through the multiplexer never does.
       if (error instanceof PaneLockError) throw new BridgeError('fleet_unavailable', `cannot take the fleet member's pane input lock; nothing was sent: ${error.message}`);
       throw error;
-    }
-    if ('busyKey' in taken) throw new BridgeError('pane_busy', 'a fleet message is being typed into this pane; nothing was sent, try again');
-    try {
-      return await write();
-    } finally {
-      releaseAll(taken.guards);
     }
   }
 

@@ -2,7 +2,7 @@ import { sameActivePlacements, type ActivePlacement, type Broker } from './broke
 import { systemClock, type Clock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PaneInputBusyError, RegistryStateError } from './errors.js';
-import { placementLockKey, releaseAll, type PaneLocks } from './lock.js';
+import { holdingKeys, placementLockKey, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement, type Placement } from './model.js';
 import { messageOf, terminationSpans, type TerminationSpans } from '../process/index.js';
 
@@ -64,21 +64,21 @@ export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: n
       new PaneInputBusyError(`fleet ${fleetId} pane input remained busy for 5 seconds at member ${memberByKey.get(key)}; fleet was not deleted.`);
     // A placement set that keeps changing must not outlast the deadline either.
     if (round > 0 && clock.now() >= deadline && memberByKey.size > 0) throw busy([...memberByKey.keys()].sort()[0]!);
-    const taken = await locks.acquireAll(memberByKey.keys(), { deadline, clock });
-    if ('busyKey' in taken) throw busy(taken.busyKey);
-    spans.enter();
-    try {
-      if (!sameActivePlacements(await broker.activePlacements(fleetId), placements)) continue;
-      const tidy = await options.closePanes?.(placements, deadline);
-      const deletion = await broker.deleteFleet(fleetId, placements);
-      if (deletion.status === 'deleted') {
+    const deleted = await holdingKeys(locks, memberByKey.keys(), { deadline, clock }, busy, async (): Promise<FleetDeleted | undefined> => {
+      spans.enter();
+      try {
+        // Placements that changed while the locks were taken: look again, within the same deadline.
+        if (!sameActivePlacements(await broker.activePlacements(fleetId), placements)) return undefined;
+        const tidy = await options.closePanes?.(placements, deadline);
+        const deletion = await broker.deleteFleet(fleetId, placements);
+        if (deletion.status !== 'deleted') return undefined;
         const diagnostics = await tidyAfter(tidy, deadline, `restoring the layout after deleting fleet ${fleetId} failed`);
         return { deregisteredCount: deletion.deregisteredCount, placements, diagnostics };
+      } finally {
+        spans.exit();
       }
-    } finally {
-      releaseAll(taken.guards);
-      spans.exit();
-    }
+    });
+    if (deleted !== undefined) return deleted;
   }
 }
 

@@ -182,3 +182,18 @@ export class PaneLocks {
 export function releaseAll(guards: readonly PaneLockGuard[]): void {
   for (const guard of guards) guard.release();
 }
+
+/**
+ * Runs `body` holding every lock in `keys` (taken as `acquireAll` takes them) and lets them go
+ * after, whatever `body` does. A lock still busy at the deadline runs nothing and throws the
+ * error `busy` makes for that key.
+ */
+export async function holdingKeys<T>(locks: PaneLocks, keys: Iterable<string>, wait: LockWait, busy: (key: string) => Error, body: () => Promise<T>): Promise<T> {
+  const taken = await locks.acquireAll(keys, wait);
+  if ('busyKey' in taken) throw busy(taken.busyKey);
+  try {
+    return await body();
+  } finally {
+    releaseAll(taken.guards);
+  }
+}

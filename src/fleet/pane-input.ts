@@ -3,7 +3,7 @@ import { systemClock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PaneInputBusyError } from './errors.js';
 import type { Broker } from './broker.js';
-import { PaneLocks, currentPaneLockKey, placementLockKey, releaseAll } from './lock.js';
+import { PaneLocks, currentPaneLockKey, holdingKeys, placementLockKey } from './lock.js';
 import { placementHost } from './model.js';
 import { fleetStoreExists, openBroker } from './stores.js';
 import { paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
@@ -88,11 +88,6 @@ export async function holdingPaneInput<T>(port: MuxPort, pane: string, hold: Pan
   if (found === undefined) return body();
   const locks = new PaneLocks(paneLockDirectory(resolveDatabasePath(hold.env)));
   const keys = await localPaneInputKeys(hold.env, { port, paneId, incarnation: snapshot.incarnation, spaceId: found.spaceId });
-  const taken = await locks.acquireAll(keys, { deadline: systemClock.now() + PANE_INPUT_WAIT_MS, signal: hold.signal });
-  if ('busyKey' in taken) throw new PaneInputBusyError(`pane ${paneId}'s input stayed busy for ${PANE_INPUT_WAIT_MS} ms (another drover process, a fleet dispatcher most likely, was typing into it); nothing was typed`);
-  try {
-    return await body();
-  } finally {
-    releaseAll(taken.guards);
-  }
+  const busy = (): Error => new PaneInputBusyError(`pane ${paneId}'s input stayed busy for ${PANE_INPUT_WAIT_MS} ms (another drover process, a fleet dispatcher most likely, was typing into it); nothing was typed`);
+  return holdingKeys(locks, keys, { deadline: systemClock.now() + PANE_INPUT_WAIT_MS, signal: hold.signal }, busy, body);
 }
