@@ -161,6 +161,8 @@ export interface Broker {
   deleteFleet(fleetId: number, expected?: readonly ActivePlacement[]): Promise<FleetDeletion>;
   /** Active members' concrete placements in a fleet, in member order. */
   activePlacements(fleetId: number): Promise<ActivePlacement[]>;
+  /** Active members of every fleet placed in one pane, by multiplexer and pane id (on any host or run), in member order. */
+  placementsInPane(backend: Placement['backend'], pane: string): Promise<ActivePlacement[]>;
 
   // members and placements
   /** Registers an ordinary member, with a (usually pending) placement when given. */

@@ -32,17 +32,9 @@ export interface PaneWriteTarget {
  * key every write from outside the fleet takes, member or not. A member placed on another run of
  * the multiplexer is not in this pane; one placed before drover recorded the run is taken to be.
  */
-export async function paneInputKeys(broker: Pick<Broker, 'listFleets' | 'activePlacements'>, pane: PaneWriteTarget): Promise<string[]> {
-  const placements = await Promise.all((await broker.listFleets()).map((fleet) => broker.activePlacements(fleet.fleetId)));
-  const keys = placements
-    .flat()
-    .filter(
-      ({ placement }) =>
-        placementHost(placement.host) === null &&
-        placement.backend === pane.port.mux &&
-        placement.pane === pane.paneId &&
-        (placement.server === null || pane.port.sameIncarnation(placement.server, pane.incarnation)),
-    )
+export async function paneInputKeys(broker: Pick<Broker, 'placementsInPane'>, pane: PaneWriteTarget): Promise<string[]> {
+  const keys = (await broker.placementsInPane(pane.port.mux, pane.paneId))
+    .filter(({ placement }) => placementHost(placement.host) === null && (placement.server === null || pane.port.sameIncarnation(placement.server, pane.incarnation)))
     .map(({ placement }) => placementLockKey(placement));
   if (pane.spaceId !== undefined) keys.push(currentPaneLockKey(pane.port.mux, pane.spaceId, pane.paneId));
   return keys;

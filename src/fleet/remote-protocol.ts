@@ -41,6 +41,7 @@ export const BROKER_METHODS = Object.freeze({
   listFleets: 'read',
   getFleet: 'read',
   activePlacements: 'read',
+  placementsInPane: 'read',
   getMember: 'read',
   listMembers: 'read',
   pollMessages: 'read',

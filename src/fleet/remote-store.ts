@@ -327,6 +327,10 @@ export class RemoteBroker implements Broker {
     return this.call('activePlacements', fleetId);
   }
 
+  placementsInPane(backend: Placement['backend'], pane: string): Promise<ActivePlacement[]> {
+    return this.call('placementsInPane', backend, pane);
+  }
+
   registerMember(input: { fleetId: number; name: string; description?: string; codingAgent: CodingAgent; placement?: PlacementInput }): Promise<Member> {
     return this.call('registerMember', input);
   }

@@ -109,6 +109,10 @@ function toFleet(row: FleetRow): Fleet {
   return { fleetId: row.fleet_id, name: row.name, createdAt: row.created_at, deletedAt: row.deleted_at, directorMemberId: row.director_member_id };
 }
 
+function toActivePlacements(rows: readonly MemberRow[]): ActivePlacement[] {
+  return rows.map((row) => ({ memberId: row.member_id, placement: toMember(row).placement as ConcretePlacement }));
+}
+
 function toMember(row: MemberRow): Member {
   const placement: Placement | null =
     row.p_backend === null
@@ -314,9 +318,14 @@ export class SqlBroker implements Broker {
     return this.read((tx) => this.activePlacementsIn(tx, fleetId));
   }
 
+  placementsInPane(backend: Placement['backend'], pane: string): Promise<ActivePlacement[]> {
+    return this.read(async (tx) =>
+      toActivePlacements(await tx.all<MemberRow>(`${MEMBER_SELECT} WHERE m.status = 'active' AND p.backend = $1 AND p.pane = $2 ORDER BY m.member_id`, [backend, pane])),
+    );
+  }
+
   private async activePlacementsIn(tx: SqlTransaction, fleetId: number): Promise<ActivePlacement[]> {
-    const rows = await tx.all<MemberRow>(`${MEMBER_SELECT} WHERE m.fleet_id = $1 AND m.status = 'active' AND p.pane IS NOT NULL ORDER BY m.member_id`, [fleetId]);
-    return rows.map((row) => ({ memberId: row.member_id, placement: toMember(row).placement as ConcretePlacement }));
+    return toActivePlacements(await tx.all<MemberRow>(`${MEMBER_SELECT} WHERE m.fleet_id = $1 AND m.status = 'active' AND p.pane IS NOT NULL ORDER BY m.member_id`, [fleetId]));
   }
 
   // ---- members ------------------------------------------------------------------------

@@ -113,6 +113,22 @@ export function brokerContract(store: ContractStore): void {
         assert.equal((await broker.deleteFleet(fleet.fleetId, await broker.activePlacements(fleet.fleetId))).status, 'deleted');
       });
 
+      it('finds the members placed in one pane across fleets, and not after they left', async (t) => {
+        const { broker } = await open(t);
+        const { alice } = await seedFleet(broker);
+        const other = await seedFleet(broker, 's2');
+        await broker.setPlacement(other.bob.memberId, { backend: 'tmux', session: 's2', window: '@4', pane: '%1' });
+        const inPane = await broker.placementsInPane('tmux', '%1');
+        assert.deepEqual(inPane.map((entry) => [entry.memberId, entry.placement.session]), [
+          [alice.memberId, 's1'],
+          [other.alice.memberId, 's2'],
+          [other.bob.memberId, 's2'],
+        ]);
+        assert.deepEqual(await broker.placementsInPane('herdr', '%1'), []);
+        await broker.deleteFleet(other.fleet.fleetId);
+        assert.deepEqual((await broker.placementsInPane('tmux', '%1')).map((entry) => entry.memberId), [alice.memberId]);
+      });
+
       it('never reuses an id, in one connection or across two', async (t) => {
         const { broker, another } = await open(t);
         const other = await another();
