@@ -8,6 +8,7 @@ import { PlacementError, RegistryNotFoundError, RegistryStateError } from './err
 import { isConcrete, placementHost, type CodingAgent, type Member } from './model.js';
 import type { RemotePanes, RemoteSpawned } from './remote.js';
 import type { FleetRuntime } from './runtime.js';
+import { remoteBrokerUrl } from './remote-protocol.js';
 
 export interface MemberRequest {
   fleetId: number;
@@ -180,11 +181,12 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
     env,
     values: { fleet_id: fleet.fleetId, member_id: member.memberId, director_member_id: director.memberId, coding_agent: agent },
   };
+  const reach = storeFromHost(runtime, remote, host, request.name);
   spans.enter();
   try {
     let spawned;
     try {
-      spawned = await remote.spawn({ host, beside: request.beside!, command: agentArgv(launch), cwd: request.hostCwd, env: remoteMemberEnvironment(runtime), budgetMs: SPAWN_DEADLINE_MS });
+      spawned = await remote.spawn({ host, beside: request.beside!, command: agentArgv(launch), cwd: request.hostCwd, env: reach.env, budgetMs: SPAWN_DEADLINE_MS });
     } catch (error) {
       throw await compensateRemote(runtime, remote, host, member.memberId, error, null);
     }
@@ -193,7 +195,7 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
     } catch (error) {
       throw await compensateRemote(runtime, remote, host, member.memberId, error, spawned.pane);
     }
-    const warnings = [...spawned.warnings];
+    const warnings = [...reach.warnings, ...spawned.warnings];
     if (agent !== 'shell' && !takesPromptOnCommandLine(agent)) warnings.push(...(await sendSpawnPrompt(runtime, director.memberId, member.memberId, spawnPrompt(launch))));
     return { member: await broker.getMember(member.memberId), pane: spawned.pane, warnings };
   } finally {
@@ -201,9 +203,25 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
   }
 }
 
-/** What a member's pane on another host needs to reach this fleet's store: a server store's connection; a SQLite path here names nothing there. */
-function remoteMemberEnvironment(runtime: FleetRuntime): Record<string, string> {
-  return runtime.broker.store.kind === 'sqlite' ? {} : runtime.broker.connectionEnvironment();
+/**
+ * How a member's pane on `host` reaches this fleet's store. Where the user had this machine's
+ * broker forwarded there (forward_broker), through that socket, served while `drover broker
+ * serve` runs here; else through a server store's own connection. A SQLite file or a served
+ * socket of this machine names nothing there: the member gets no store and a warning says it
+ * can receive messages but not send or acknowledge them, and what would let it.
+ */
+function storeFromHost(runtime: FleetRuntime, remote: RemotePanes, host: string, member: string): { env: Record<string, string>; warnings: string[] } {
+  const forwarded = remote.forwardedBroker(host);
+  if (forwarded !== undefined) return { env: { DROVER_BROKER: remoteBrokerUrl(forwarded) }, warnings: [] };
+  const { store } = runtime.broker;
+  if (store.kind !== 'sqlite' && store.via === undefined) return { env: runtime.broker.connectionEnvironment(), warnings: [] };
+  return {
+    env: {},
+    warnings: [
+      `member ${member} on host ${host} receives messages but cannot send or acknowledge them: this fleet's store is ${store.via === undefined ? 'a SQLite file' : 'served'} on this machine, which host ${host} cannot open; ` +
+        `to let it, set forward_broker (an absolute socket path there) under hosts.${host} in drover's config file, run \`drover broker serve\` here, and create the member again`,
+    ],
+  };
 }
 
 /** A remote placement's session and window until its host says where the pane went. */

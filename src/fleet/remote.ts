@@ -77,6 +77,8 @@ export interface RemotePanes {
   close(host: string, pane: string, budgetMs: number): Promise<void>;
   /** The pane's last `lines` lines as its host reads them (text, no escape sequences). */
   capture(host: string, pane: string, lines: number, budgetMs: number): Promise<string>;
+  /** Where `drover broker serve` here puts this machine's store on `host` (its forward_broker socket), if the user set one. */
+  forwardedBroker(host: string): string | undefined;
 }
 
 /**

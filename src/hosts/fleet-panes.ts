@@ -6,6 +6,7 @@
  * with the command.
  */
 import { PLACEMENT_BACKENDS, RemotePaneError, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
+import { readHostsConfig } from './config.js';
 import { callOnHost, HostCallError } from './host-call.js';
 import type { HostLink } from './link.js';
 import type { RpcParams } from './protocol.js';
@@ -62,6 +63,10 @@ export class LinkedRemotePanes implements RemotePanes {
       throw new RemotePaneError(host, `${method}: ${reply.error.message}`, reply.error.code === 'possibly_sent' ? 'possibly_sent' : 'not_sent', reply.error.code);
     }
     return reply.result;
+  }
+
+  forwardedBroker(host: string): string | undefined {
+    return readHostsConfig(this.options.env).hosts.find((entry) => entry.name === host)?.forwardBroker;
   }
 
   async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {

@@ -51,6 +51,8 @@ class FakeHost implements RemotePanes {
   readonly spawns: RemoteSpawn[] = [];
   readonly closed: string[] = [];
   spawnFailure: Error | undefined;
+  /** The socket this machine's broker is forwarded to there, as a host entry's forward_broker names it. */
+  forwarded: string | undefined;
 
   /** The host's own pane for a target, or the refusal its drover would answer. */
   private paneOf(host: string, target: string): string {
@@ -83,6 +85,10 @@ class FakeHost implements RemotePanes {
     const pane = this.paneOf(host, target);
     this.panes.delete(pane);
     this.closed.push(pane);
+  }
+
+  forwardedBroker(): string | undefined {
+    return this.forwarded;
   }
 
   async capture(host: string, target: string, lines: number): Promise<string> {
@@ -214,6 +220,19 @@ describe('creating a member on another host', () => {
     assert.deepEqual(placement, { host: 'box', backend: 'tmux', session: '$4', window: '@4', pane: '%41', server: 'remote-run', goneAt: null, staleAt: null });
     assert.deepEqual([s.host.spawns[0]!.beside, s.host.spawns[0]!.cwd, s.host.spawns[0]!.command], ['%0', '/srv', ['/bin/sh']]);
     assert.equal(s.host.spawns[0]!.env.DROVER_DB, undefined, "this machine's SQLite path means nothing there");
+    assert.equal(s.host.spawns[0]!.env.DROVER_BROKER, undefined);
+    assert.deepEqual(created.warnings, [
+      "member gpu-worker on host box receives messages but cannot send or acknowledge them: this fleet's store is a SQLite file on this machine, which host box cannot open; " +
+        "to let it, set forward_broker (an absolute socket path there) under hosts.box in drover's config file, run `drover broker serve` here, and create the member again",
+    ]);
+  });
+
+  it("gives the member this machine's broker through the socket forwarded there, when the host has one", async (t) => {
+    const s = await runtimeFor(t);
+    s.host.forwarded = '/home/me/.drover-hub.sock';
+    const created = await createMember(s.runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0' });
+    assert.deepEqual(s.host.spawns[0]!.env, { DROVER_BROKER: 'drover+unix:///home/me/.drover-hub.sock' });
+    assert.deepEqual(created.warnings, []);
   });
 
   it('needs the pane to split off there, before anything is registered', async (t) => {

@@ -79,6 +79,7 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
     const create = await drover(['member', 'create', '--fleet', String(fleetId), '--name', 'far', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json']);
     assert.equal(create.exitCode, 0, create.stderrText());
+    assert.match(create.stderrText(), /member far on host box receives messages but cannot send or acknowledge them: this fleet's store is a SQLite file on this machine/);
     const member = (JSON.parse(create.text()) as { member: { member_id: number; placement: { host: string; pane_id: string; server: string } } }).member;
     assert.equal(member.placement.host, 'box');
     const panes = (await sshd.exec(`${remoteTmux} list-panes -t remote -F '#{pane_id}'`)).trim().split('\n');
