@@ -4,7 +4,7 @@
  * that host's document, with the host and the link's figures added. Only JSON comes back: the
  * host's receipt is passed on as it is, never re-rendered from a guess.
  */
-import { callOnHost, hostCallFiguresJson, HostCallError, Hosts, UnknownHostError, type HostCall, type HostTarget, type RpcParams } from '../hosts/index.js';
+import { callOnHost, hostCallFiguresJson, HostCallError, Hosts, keyOnHost, UnknownHostError, type HostCall, type HostTarget, type RpcParams } from '../hosts/index.js';
 import { EXIT, ExitError, writeError, writeJson, type CliIO } from './io.js';
 import { droverCommand } from './invocation.js';
 import type { SocketFlags } from './endpoint.js';
@@ -51,8 +51,8 @@ export async function runOnHost(target: HostTarget, verb: RemoteVerb, flags: Soc
       writeError(io, `on ${target.host}: ${reply.error.message}`);
       return reply.exit_status;
     }
-    const document = reply.result !== null && typeof reply.result === 'object' && !Array.isArray(reply.result) ? reply.result : { result: reply.result };
-    writeJson(io, { ...document, host: target.host, link: hostCallFiguresJson(figures) });
+    const document: Record<string, unknown> = reply.result !== null && typeof reply.result === 'object' && !Array.isArray(reply.result) ? { ...reply.result } : { result: reply.result };
+    writeJson(io, { ...keyOnHost(document, target.host), host: target.host, link: hostCallFiguresJson(figures) });
     return reply.exit_status;
   } finally {
     await hosts.close();

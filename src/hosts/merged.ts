@@ -90,8 +90,9 @@ export function paneKeyOnHost(paneKey: string, host: string): string {
   return parsed.ok ? formatPaneKey({ ...parsed.key, host }) : paneKey;
 }
 
-function rowOnHost(row: HostRow, host: string): HostRow {
-  return typeof row.pane_key === 'string' && host !== LOCAL_HOST ? { ...row, pane_key: paneKeyOnHost(row.pane_key, host) } : row;
+/** A row or document of a host's with its `pane_key` naming that host (the host's own keys say `local`). */
+export function keyOnHost<R extends Readonly<Record<string, unknown>>>(row: R, host: string): R {
+  return typeof row.pane_key === 'string' ? { ...row, pane_key: paneKeyOnHost(row.pane_key, host) } : row;
 }
 
 function ageMs(nowMicros: number, atMicros: number): number {
@@ -117,7 +118,7 @@ export function mergeHostViews(answers: readonly HostAnswer[], listNames: readon
       const seenAt = formatTimestamp(shown.atMicros);
       const staleAgeMs = shown.stale ? ageMs(nowMicros, shown.atMicros) : undefined;
       for (const name of listNames) {
-        for (const row of shown.lists[name] ?? []) lists[name]!.push({ host: answer.host, stale: shown.stale, staleAgeMs, seenAt, row: rowOnHost(row, answer.host) });
+        for (const row of shown.lists[name] ?? []) lists[name]!.push({ host: answer.host, stale: shown.stale, staleAgeMs, seenAt, row: keyOnHost(row, answer.host) });
       }
     }
     const local = answer.host === LOCAL_HOST;

@@ -8,8 +8,8 @@
 import { z } from 'zod';
 import {
   callOnHost,
+  keyOnHost,
   mergedViewJson,
-  paneKeyOnHost,
   parseHostTarget,
   viewAcrossHosts,
   type HostCall,
@@ -73,11 +73,6 @@ export async function onHost(context: ToolContext, host: string, method: string,
   const document = reply.result;
   if (document === null || typeof document !== 'object' || Array.isArray(document)) throw new DroverError(`${method} on ${host} answered something other than a JSON object`, { phase: 'host', delivery: 'observed' });
   return { ...keyOnHost(document as Record<string, unknown>, host), host };
-}
-
-/** A row of a host's document with its `pane_key` naming that host (the host's own keys say `local`). */
-export function keyOnHost<R extends Readonly<Record<string, unknown>>>(row: R, host: string): R {
-  return typeof row.pane_key === 'string' ? { ...row, pane_key: paneKeyOnHost(row.pane_key, host) } : row;
 }
 
 /** The members of `document` that `schema` names: a host's command document as a tool's result. */

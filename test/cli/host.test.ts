@@ -214,7 +214,7 @@ describe('pane verbs on HOST::PANE (a fake ssh on PATH)', () => {
     assert.equal(capture.exitCode, 0, capture.stderrText());
     const captured = JSON.parse(capture.text()) as { pane_id: string; pane_key: string; host: string };
     assert.deepEqual([captured.pane_id, captured.host], [paneId, 'gpu']);
-    assert.equal(captured.pane_key, paneKey.replace(/^gpu::/, 'local::'), 'the host’s own key for the pane');
+    assert.equal(captured.pane_key, paneKey, 'the key names the host, as the merged map does: the host’s own key would say local, which here is this machine');
 
     // Another run of the host's tmux server: the key's pane is gone, whatever its %id names there now.
     await killTmuxServer(remoteTmux);

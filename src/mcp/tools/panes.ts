@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { holdingPaneInput } from '../../fleet/index.js';
-import { deliveryIdProblem, newDeliveryId } from '../../hosts/index.js';
+import { deliveryIdProblem, keyOnHost, newDeliveryId } from '../../hosts/index.js';
 import { isHostName, isValidMuxId, looksLikePaneKey, MUX_NAMES, MuxError, muxSnapshotJson, muxSnapshotJsonSchema, parsePaneKey } from '../../mux/index.js';
 import {
   deliveryReceiptJson,
@@ -32,7 +32,7 @@ import {
 } from '../../panes/index.js';
 import { ArgumentError, TimeoutError } from '../../process/index.js';
 import { checkId, compileTextPattern, isPaneId, type PaneId, type TextTest } from '../../tmux/index.js';
-import { acrossHosts, hostField, keyOnHost, mergedHostsField, mergedRowFields, onHost, paneOnHost, shapedAs, type HostStatusJson } from '../hosts.js';
+import { acrossHosts, hostField, mergedHostsField, mergedRowFields, onHost, paneOnHost, shapedAs, type HostStatusJson } from '../hosts.js';
 import { defineTool, type ToolContext, type ToolDefinition } from '../tool.js';
 import { dispatched, force, guardSelf, refuseSelf } from './tmux.js';
 
