@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { run } from '../../src/process/index.js';
 import { createFakeSsh, type FakeRemote, type FakeSsh } from '../fixtures/ssh/fake-ssh.js';
 import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { STATE_ENV as ZELLIJ_STATE_ENV } from '../fixtures/zellij/state.js';
+import { openZellijWorld, type ZellijWorld } from '../fixtures/zellij/world.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
 
 interface MergedRowJson {
@@ -190,6 +192,66 @@ describe('views across hosts: --all-hosts (a fake ssh on PATH)', () => {
     const human = await drover(['pane', 'map', '--all-hosts']);
     assert.equal(human.exitCode, 1);
     assert.match(human.text(), /^empty: failed \(link up\), last seen \d+s ago; no rows known: pane\.map on empty failed/m);
+  });
+});
+
+describe('a host whose drover runs on zellij (a fake ssh, and the fake zellij there)', () => {
+  const sandbox = cliSandbox();
+  let ssh: FakeSsh;
+  let zellij: ZellijWorld;
+  const drover = (args: readonly string[]) => sandbox.drover(args, { env: { ...ssh.env, XDG_CONFIG_HOME: '', DROVER_CONFIG: '' }, timeoutMs: 90_000 });
+
+  before(async () => {
+    ssh = createFakeSsh();
+    zellij = await openZellijWorld();
+    const box = ssh.remote('zj-box');
+    // That machine's drover chooses zellij and finds the fake on its PATH, as a user's would find zellij.
+    const path = `${join(zellij.fake.dir, 'bin')}:${join(box.home, '.local', 'bin')}:${dirname(process.execPath)}:/usr/bin:/bin`;
+    box.installDrover('.local/bin/drover', { DROVER_MUX: 'zellij', PATH: path, [ZELLIJ_STATE_ENV]: zellij.fake.statePath });
+    const added = await drover(['host', 'add', 'zj', '--ssh', 'zj-box']);
+    assert.equal(added.exitCode, 0, added.stderrText());
+  });
+  after(async () => {
+    await zellij.close();
+    ssh.cleanup();
+  });
+
+  it("names its panes by the host's zellij keys, reads and types through them, and refuses a key of the session's earlier run", async () => {
+    await zellij.runFakeAgent('terminal_1');
+    const listed = await drover(['pane', 'map', '--all-hosts', '--json']);
+    const rows = (JSON.parse(listed.text()) as { rows: MergedRowJson[] }).rows.filter((row) => row.host === 'zj');
+    assert.deepEqual(
+      rows.map((row) => row.pane_id),
+      ['terminal_0', 'terminal_1', 'terminal_2'],
+      listed.stderrText(),
+    );
+    for (const row of rows) assert.match(row.pane_key, new RegExp(`^zj::zellij::\\S+::${row.pane_id}$`));
+    const key = rows[1]!.pane_key;
+
+    const captured = await drover(['pane', 'capture', key, '-l', '5', '--json']);
+    assert.equal(captured.exitCode, 0, captured.stderrText());
+    assert.equal((JSON.parse(captured.text()) as { pane_key: string }).pane_key, key);
+
+    const delivered = await drover(['pane', 'deliver', key, '--text', 'hello from the hub', '--json']);
+    assert.equal(delivered.exitCode, 0, delivered.stderrText());
+    const receipt = JSON.parse(delivered.text()) as { status: string; pane_key: string };
+    assert.deepEqual([receipt.status, receipt.pane_key], ['submitted', key]);
+    const typed = zellij.fake.read().inputs.filter((input) => input.paneId === 'terminal_1' && input.kind === 'text');
+    assert.deepEqual(
+      typed.map((input) => input.payload.join('')).filter((text) => text.includes('hello from the hub')),
+      ['hello from the hub'],
+      'typed there once, under the pane the key names',
+    );
+
+    // The session starts again without its first pane: the new run's terminal_1 is another pane.
+    await zellij.endPane('terminal_0');
+    await zellij.restartMux();
+    const inputs = zellij.fake.read().inputs.length;
+    const refused = await drover(['pane', 'deliver', key, '--text', 'not for this pane', '--json']);
+    assert.equal(refused.exitCode, 6, refused.stderrText());
+    const error = (JSON.parse(refused.text()) as { error: { code: string; delivery: string } }).error;
+    assert.deepEqual([error.code, error.delivery], ['server_replaced', 'not_sent']);
+    assert.equal(zellij.fake.read().inputs.length, inputs, 'nothing was typed there');
   });
 });
 
