@@ -495,7 +495,9 @@ export class ControlConnection implements CommandTransport {
     const ended = (): void => this.lose(link, link.exitReason === undefined ? 'eof' : 'exit');
     child.stdout.once('end', ended);
     child.stdout.once('close', ended);
-    void child.exited.then(() => sleep(EXIT_DRAIN_MS)).then(ended);
+    // A fallback for a stdout that never closes (a process that inherited it): when stdout ends,
+    // `ended` has run already, and this wait must not keep a finished command alive.
+    void child.exited.then(() => sleep(EXIT_DRAIN_MS, undefined, { ref: false })).then(ended);
 
     const attached = new Promise<void>((resolve, reject) => {
       link.onAttach = (error) => (error ? reject(error) : resolve());
