@@ -10,11 +10,16 @@ import { eventually } from './wait.js';
  * Starts an owned tmux server on a private socket in a fresh temporary directory. drover's
  * tmux clients never see $TMUX or $TMUX_PANE, so nothing here can reach the user's server.
  */
-export async function startTestServer(options: StartOptions = {}): Promise<Server> {
+/** This process's environment without what would point a tmux client at the user's server. */
+export function testEnvironment(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   delete env.TMUX;
   delete env.TMUX_PANE;
-  return Server.start({ env, ...options });
+  return env;
+}
+
+export async function startTestServer(options: StartOptions = {}): Promise<Server> {
+  return Server.start({ env: testEnvironment(), ...options });
 }
 
 /** Runs fn against a fresh owned server that is retired afterwards, even when fn fails. */

@@ -27,6 +27,7 @@ import { ControlParser, MAX_BLOCK_BYTES, MAX_LINE_BYTES, decodeNotification, typ
 import { quoteArgument } from './quote.js';
 import { planControlCommand, resultOfBlocks } from './routing.js';
 import { Subscription, type ControlEvent, type SubscribeOptions } from './subscription.js';
+import { controlClientTransition } from './transitions.js';
 
 export interface ControlLimits {
   /** Exchanges admitted at once (written or being written, until their reply ends). */
@@ -459,7 +460,11 @@ export class ControlConnection implements CommandTransport {
     return new ConnectionLostError('the control connection is lost; reconnect() or open a new one', this.link?.exitReason === undefined ? 'eof' : 'exit', 'not_sent', this.link?.exitReason);
   }
 
-  private async attach(session: SessionId, deadline: Deadline): Promise<void> {
+  private attach(session: SessionId, deadline: Deadline): Promise<void> {
+    return controlClientTransition(this.spec.endpoint.socketPath, deadline, () => this.startClient(session, deadline));
+  }
+
+  private async startClient(session: SessionId, deadline: Deadline): Promise<void> {
     const flags = ['ignore-size'];
     if (!this.spec.output) flags.push('no-output');
     if (this.spec.pauseAfterSeconds !== undefined) flags.push(`pause-after=${this.spec.pauseAfterSeconds}`);
@@ -704,12 +709,14 @@ export class ControlConnection implements CommandTransport {
     if (link) {
       const wasLive = !link.ended;
       this.lose(link, 'closed');
-      if (wasLive) {
-        link.child.stdin.end();
-        const exited = await Promise.race([link.child.exited.then(() => true), sleep(graceMs / 2, undefined, { ref: false }).then(() => false)]);
-        if (!exited) await link.child.stop(graceMs / 2).catch((e: Error) => cleanupErrors.push(e));
-      }
-      await link.child.stop(0).catch((e: Error) => cleanupErrors.push(e));
+      await controlClientTransition(this.spec.endpoint.socketPath, undefined, async () => {
+        if (wasLive) {
+          link.child.stdin.end();
+          const exited = await Promise.race([link.child.exited.then(() => true), sleep(graceMs / 2, undefined, { ref: false }).then(() => false)]);
+          if (!exited) await link.child.stop(graceMs / 2).catch((e: Error) => cleanupErrors.push(e));
+        }
+        await link.child.stop(0).catch((e: Error) => cleanupErrors.push(e));
+      });
     }
     if (this.spec.onClose) await this.spec.onClose().catch((e: Error) => cleanupErrors.push(e));
     this.retired = true;
