@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { closeSync, constants as fs, existsSync, mkdirSync, openSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import Database from 'better-sqlite3';
-import { AbortedError, messageOf } from '../process/index.js';
+import { AbortedError, FileLockError, tryLockFile, type FileLock } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneLockError } from './errors.js';
 import type { Placement } from './model.js';
@@ -34,25 +33,21 @@ export function currentPaneLockKey(mux: Placement['backend'], spaceId: string, p
  * or by the process's death, whichever comes first.
  */
 export class PaneLockGuard {
-  readonly key: string;
-  readonly path: string;
-  private holder: Database.Database | undefined;
+  constructor(
+    readonly key: string,
+    private readonly lock: FileLock,
+  ) {}
 
-  constructor(key: string, path: string, holder: Database.Database) {
-    this.key = key;
-    this.path = path;
-    this.holder = holder;
+  get path(): string {
+    return this.lock.path;
   }
 
   get held(): boolean {
-    return this.holder !== undefined;
+    return this.lock.held;
   }
 
   release(): void {
-    if (this.holder === undefined) return;
-    const holder = this.holder;
-    this.holder = undefined;
-    holder.close();
+    this.lock.release();
   }
 }
 
@@ -69,12 +64,9 @@ export type AcquireAllResult = { guards: PaneLockGuard[] } | { busyKey: string }
 /**
  * Process-shared pane input locks: one file per pane, `<key>.lock`, created 0600 and never
  * unlinked (unlinking a held file would let another process lock a different inode for the
- * same pane). The lock is the operating system's exclusive advisory lock (fcntl) on that
- * file, taken through SQLite's own file locking: an exclusive transaction on the file, which
- * writes nothing and is never committed. Node has no flock(); SQLite takes and releases the
- * lock in a tenth of a millisecond, where starting util-linux `flock` for each attempt took
- * 10–20 ms. Like any fcntl lock it is owned by this process: another holder here or in any
- * other process is refused at once, and the kernel drops it when the process dies.
+ * same pane). Each is a FileLock: the operating system's fcntl lock, taken in a tenth of a
+ * millisecond, where starting util-linux `flock` for each attempt took 10–20 ms; held by
+ * this process, refused to any other holder here or elsewhere, dropped when the process dies.
  */
 export class PaneLocks {
   readonly directory: string;
@@ -100,32 +92,12 @@ export class PaneLocks {
       }
       this.directoryReady = true;
     }
-    // Created here with owner-only permissions, never opened here otherwise: closing any
-    // descriptor of a file drops every fcntl lock this process holds on it. A file that
-    // exists may be locked by this process, so it is left to SQLite, which keeps such
-    // descriptors open until its locks are gone.
-    if (!existsSync(path)) {
-      try {
-        closeSync(openSync(path, fs.O_RDWR | fs.O_CREAT | fs.O_EXCL, 0o600));
-      } catch (cause) {
-        if ((cause as NodeJS.ErrnoException).code !== 'EEXIST') throw new PaneLockError(`cannot create pane lock file ${path}: ${(cause as Error).message}`, path, { cause });
-      }
-    }
-    let holder: Database.Database;
     try {
-      holder = new Database(path, { fileMustExist: true, timeout: 0 });
+      const lock = await tryLockFile(path, 'pane lock file');
+      return lock === null ? null : new PaneLockGuard(key, lock);
     } catch (cause) {
-      throw new PaneLockError(`cannot open pane lock file ${path}: ${messageOf(cause)}`, path, { cause });
-    }
-    try {
-      // No journal: the transaction only holds the lock and never writes.
-      holder.pragma('journal_mode = OFF');
-      holder.exec('BEGIN EXCLUSIVE');
-      return new PaneLockGuard(key, path, holder);
-    } catch (cause) {
-      holder.close();
-      if ((cause as { code?: unknown }).code === 'SQLITE_BUSY') return null;
-      throw new PaneLockError(`cannot lock pane lock file ${path}: ${messageOf(cause)}`, path, { cause });
+      if (cause instanceof FileLockError) throw new PaneLockError(cause.message, path, { cause });
+      throw cause;
     }
   }
 

@@ -7,3 +7,4 @@ export * from './frames.js';
 export * from './time.js';
 export * from './exit-status.js';
 export * from './files.js';
+export * from './file-lock.js';
