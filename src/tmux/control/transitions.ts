@@ -1,5 +1,5 @@
 /**
- * One control client at a time starts or ends, per tmux server, in this process.
+ * One control client at a time starts or ends, per tmux server, across drover's processes.
  *
  * tmux before 3.7 crashes (the whole server, every session in it) when an attached client goes
  * away while a control client is still identifying itself: the server writes
@@ -26,8 +26,9 @@ const END_WAIT_MS = 2000;
 
 /**
  * Runs `work` once no other start or end of a control client on the server at `socketPath` is
- * under way in this process. Waiting counts against `deadline` when one is given (an end is
- * bounded by its own grace instead); a wait past it, or aborted, runs nothing.
+ * under way, here or in another drover process. A start (given its `deadline`) waits within
+ * it: a wait past it, or aborted, runs nothing. An end waits for this process's earlier ones
+ * (each bounded by its own deadline or grace) and for other processes END_WAIT_MS at most.
  */
 export async function controlClientTransition<T>(socketPath: string, deadline: Deadline | undefined, work: () => Promise<T>): Promise<T> {
   const before = turns.get(socketPath) ?? Promise.resolve();
