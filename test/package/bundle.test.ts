@@ -25,7 +25,11 @@ function loadedWith(output: string, loaded = new Set<string>()): Set<string> {
   return loaded;
 }
 
-/** The npm packages loading `source` brings in: bundled into its outputs, or imported from node_modules at run time. */
+/**
+ * The npm packages loading `source` brings in: bundled into its outputs, or imported from
+ * node_modules by their static imports. A dynamic import (SQLite for the first file lock, say)
+ * loads its package only when the code that needs it runs.
+ */
 function packagesLoadedBy(source: string): Set<string> {
   const packages = new Set<string>();
   for (const output of loadedWith(outputOf(source))) {
@@ -33,7 +37,7 @@ function packagesLoadedBy(source: string): Set<string> {
       const name = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1];
       if (name !== undefined) packages.add(name);
     }
-    for (const imported of metafile.outputs[output]!.imports) if (imported.external && !imported.path.startsWith('node:')) packages.add(imported.path);
+    for (const imported of metafile.outputs[output]!.imports) if (imported.external && imported.kind === 'import-statement' && !imported.path.startsWith('node:')) packages.add(imported.path);
   }
   return packages;
 }
