@@ -93,8 +93,16 @@ export class BrokerServer {
     const server = createServer();
     await new Promise<void>((resolve, reject) => {
       server.once('error', (error) => reject(new StoreError(`cannot serve the broker at ${path}: ${messageOf(error)}`, { cause: error })));
-      server.listen(path, () => resolve());
+      // Owner-only from its first moment (Node binds a socket path within listen()): a chmod after listen
+      // left the socket open to the group and others until it ran.
+      const umask = process.umask(0o177);
+      try {
+        server.listen(path, () => resolve());
+      } finally {
+        process.umask(umask);
+      }
     });
+    // Where a platform makes sockets without regard to the umask.
     chmodSync(path, 0o600);
     return new BrokerServer(path, server, options);
   }
