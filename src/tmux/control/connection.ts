@@ -709,14 +709,15 @@ export class ControlConnection implements CommandTransport {
     if (link) {
       const wasLive = !link.ended;
       this.lose(link, 'closed');
-      await controlClientTransition(this.spec.endpoint.socketPath, undefined, async () => {
-        if (wasLive) {
+      // A client that already ended needs no turn: only ending a live one is a detach.
+      if (wasLive) {
+        await controlClientTransition(this.spec.endpoint.socketPath, undefined, async () => {
           link.child.stdin.end();
           const exited = await Promise.race([link.child.exited.then(() => true), sleep(graceMs / 2, undefined, { ref: false }).then(() => false)]);
           if (!exited) await link.child.stop(graceMs / 2).catch((e: Error) => cleanupErrors.push(e));
-        }
-        await link.child.stop(0).catch((e: Error) => cleanupErrors.push(e));
-      });
+        });
+      }
+      await link.child.stop(0).catch((e: Error) => cleanupErrors.push(e));
     }
     if (this.spec.onClose) await this.spec.onClose().catch((e: Error) => cleanupErrors.push(e));
     this.retired = true;
