@@ -6,10 +6,6 @@ import { isProcessAlive, run, type RunResult } from '../../src/process/index.js'
 import { Server, clientEnvironment, resolveExecutable, type StartOptions } from '../../src/tmux/index.js';
 import { eventually } from './wait.js';
 
-/**
- * Starts an owned tmux server on a private socket in a fresh temporary directory. drover's
- * tmux clients never see $TMUX or $TMUX_PANE, so nothing here can reach the user's server.
- */
 /** This process's environment without what would point a tmux client at the user's server. */
 export function testEnvironment(): NodeJS.ProcessEnv {
   const env = { ...process.env };
@@ -18,6 +14,10 @@ export function testEnvironment(): NodeJS.ProcessEnv {
   return env;
 }
 
+/**
+ * Starts an owned tmux server on a private socket in a fresh temporary directory. drover's
+ * tmux clients never see $TMUX or $TMUX_PANE, so nothing here can reach the user's server.
+ */
 export async function startTestServer(options: StartOptions = {}): Promise<Server> {
   return Server.start({ env: testEnvironment(), ...options });
 }
