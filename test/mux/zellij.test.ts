@@ -1,8 +1,11 @@
 import assert from 'node:assert/strict';
+import { chmodSync, existsSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createMuxPort, nextCensusDelay, parseSessionList, sameZellijRun, ZellijAdapter, type MuxPort } from '../../src/mux/index.js';
 import { createFakeZellij, FAKE_ZELLIJ_SESSION, type FakeZellij } from '../fixtures/zellij/harness.js';
 import { restartSession, seededSession } from '../fixtures/zellij/state.js';
+import { eventually } from '../support/wait.js';
 
 function portOver(fake: FakeZellij, options: { session?: string; timeoutMs?: number } = {}): MuxPort {
   return createMuxPort(new ZellijAdapter({ env: fake.env, timeoutMs: options.timeoutMs ?? 20_000, session: options.session }));
@@ -188,6 +191,56 @@ describe('the zellij session binding', () => {
       const second = await fresh.snapshot();
       assert.equal(fresh.sameIncarnation(first.incarnation, second.incarnation), false);
       assert.equal(second.panes.length, 2);
+    } finally {
+      fake.cleanup();
+    }
+  });
+
+  it('takes a listing read while the session was started again for a replacement, not for the new run’s panes', async () => {
+    const fake = createFakeZellij();
+    try {
+      // A zellij that starts the session again just before it lists the tabs, once: between the two listings of a snapshot.
+      const mark = join(fake.dir, 'restart-before-list-tabs');
+      const restarter = join(fake.dir, 'restart.mjs');
+      const stateModule = new URL('../fixtures/zellij/state.js', import.meta.url).href;
+      writeFileSync(restarter, `import { restartSession, updateState } from ${JSON.stringify(stateModule)};\nupdateState(process.env.DROVER_FAKE_ZELLIJ_STATE, (state) => restartSession(state.sessions[${JSON.stringify(FAKE_ZELLIJ_SESSION)}]));\n`);
+      const executable = join(fake.dir, 'zellij-restarting');
+      writeFileSync(executable, `#!/bin/sh\ncase " $* " in *" list-tabs "*) if [ -e '${mark}' ]; then rm -f '${mark}'; '${process.execPath}' '${restarter}'; fi;; esac\nexec '${fake.executable}' "$@"\n`);
+      chmodSync(executable, 0o755);
+      const port = createMuxPort(new ZellijAdapter({ env: fake.env, executable, timeoutMs: 20_000 }));
+      const first = await port.snapshot();
+      writeFileSync(mark, '');
+      await assert.rejects(port.snapshot(), /was started again/);
+      assert.equal(existsSync(mark), false, 'the session was started again between the listings');
+      const fresh = createMuxPort(new ZellijAdapter({ env: fake.env, timeoutMs: 20_000 }));
+      assert.equal(fresh.sameIncarnation(first.incarnation, (await fresh.snapshot()).incarnation), false);
+    } finally {
+      fake.cleanup();
+    }
+  });
+
+  it('ends a watch when the session is started again with the same panes, whose listing alone looks unchanged', async () => {
+    const fake = createFakeZellij();
+    try {
+      const port = createMuxPort(new ZellijAdapter({ env: fake.env, timeoutMs: 20_000, census: { idleFloorMs: 50, idleCeilingMs: 100, watchedFloorMs: 50, watchedCeilingMs: 100 } }));
+      const before = await port.snapshot();
+      const down: string[] = [];
+      const topology: number[] = [];
+      let up!: () => void;
+      const listening = new Promise<void>((resolve) => (up = resolve));
+      const watch = port.watch({ onUp: () => up(), onDown: (reason) => down.push(reason), onTopologyChange: () => topology.push(Date.now()) });
+      try {
+        await listening;
+        fake.session((session) => restartSession(session));
+        const after = fake.read().sessions[FAKE_ZELLIJ_SESSION]!.panes.filter((pane) => !pane.isPlugin).map((pane) => `terminal_${pane.id}`);
+        assert.deepEqual(after.sort(), before.panes.map((pane) => pane.paneId).sort(), 'the new run has the same pane ids');
+        await eventually('the watch to go down', () => down.length > 0);
+        assert.match(down[0]!, /was started again/);
+        assert.deepEqual(topology, [], 'the listing did not change');
+      } finally {
+        watch.close();
+      }
+      await port.close();
     } finally {
       fake.cleanup();
     }

@@ -14,7 +14,8 @@
  * its session, told by when zellij created it. list-sessions prints only the session's age in
  * whole seconds, read through a process, so a run is known as a span of possible creation
  * seconds (`lo-hi`), and two incarnations are the same run when their spans meet. Every call
- * checks the run first (one list-sessions more per call); a session whose span no longer meets
+ * checks the run (one list-sessions more per call: before an action, after a listing, so a
+ * listing is never of a run it is not labelled with); a session whose span no longer meets
  * the first one seen is a replacement, and from then on every call fails with `replaced`.
  * zellij has no guard tying a command to one run, so a restart in the moment between the check
  * and the action is not caught, nor one within the span's seconds of the session's creation.
@@ -248,6 +249,19 @@ export class ZellijAdapter implements MuxAdapter {
   }
 
   /**
+   * Listings of one run: the run is checked after them, so a restart before or while they were
+   * read is a replacement rather than the new run's panes under the old run's incarnation (and
+   * before them too on first contact, when there is no run yet to compare with).
+   */
+  private async listingInRun(call: Call): Promise<{ readonly incarnation: string; readonly panes: ZellijPaneRecord[]; readonly tabs: ZellijTabRecord[] }> {
+    if (this.run === undefined) await this.currentRun(call);
+    // Sequential on purpose: zellij answers concurrent listings with empty output.
+    const panes = await this.listPanes(call);
+    const tabs = await this.listTabs(call);
+    return { incarnation: await this.currentRun(call), panes, tabs };
+  }
+
+  /**
    * The pane's listing record, after checking the run, or `gone` when no fresh listing carries
    * it (zellij's actions would exit 0 and do nothing).
    */
@@ -286,10 +300,7 @@ export class ZellijAdapter implements MuxAdapter {
 
   async snapshot(options: MuxCallOptions): Promise<MuxSnapshot> {
     const call = this.call(options);
-    const incarnation = await this.currentRun(call);
-    // Sequential on purpose: zellij answers concurrent listings with empty output.
-    const records = await this.listPanes(call);
-    const tabs = await this.listTabs(call);
+    const { incarnation, panes: records, tabs } = await this.listingInRun(call);
     const session = await this.session(call);
     const tabByNumber = new Map(tabs.map((tab) => [tab.tabNumber, tab]));
     const activeTab = tabs.find((tab) => tab.active);
@@ -347,10 +358,10 @@ export class ZellijAdapter implements MuxAdapter {
     return watch;
   }
 
+  /** A census is of one run too: a session started again with the same layout lists the same, and only its run tells. */
   private async census(): Promise<Census> {
     const call = this.call();
-    const panes = await this.listPanes(call);
-    const tabs = await this.listTabs(call);
+    const { panes, tabs } = await this.listingInRun(call);
     return { signature: censusSignature(panes, tabs), paneIds: new Set(panes.map((pane) => zellijIds.pane(pane.paneNumber))) };
   }
 
