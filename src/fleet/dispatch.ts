@@ -178,12 +178,23 @@ async function pressEnter(input: PaneInput, deadline: number): Promise<void> {
  * Finishes, on the screen's evidence, a line that an earlier delivery of the same message left
  * in the pane when its process died (killed between typing and Enter, or between Enter and the
  * stamp): Enter alone for a line that stands typed at the cursor (`entered`), nothing for one
- * the pane shows submitted (`submitted`). `absent` when the screen shows no trace of it or
- * cannot be read: the line was never typed, and goes in the ordinary way.
+ * the pane shows submitted (`submitted`). `absent` when the screen shows no trace of it: the
+ * line was never typed, and goes in the ordinary way. A screen that cannot be read proves
+ * neither, so nothing is typed and the message stays pending (PaneInputError, not_sent):
+ * typing it then could show it twice.
  */
 export async function resumeLine(options: Pick<SubmitOptions, 'input' | 'line' | 'deadline'>): Promise<'entered' | 'submitted' | 'absent'> {
-  const screen = await screenBefore(options.input, options.deadline);
-  const left = screen === undefined ? null : lineLeftOnScreen(screen, options.line);
+  let screen: MuxScreen;
+  try {
+    screen = await options.input.channel(options.deadline).read();
+  } catch (cause) {
+    throw new PaneInputError(
+      `pane ${options.input.pane} could not be read to see whether an earlier delivery of this message left its line there, so nothing was typed; it stays pending: ${messageOf(cause)}`,
+      'literal',
+      { delivery: 'not_sent', cause },
+    );
+  }
+  const left = lineLeftOnScreen(screen, options.line);
   if (left === null) return 'absent';
   if (left === 'typed') await pressEnter(options.input, options.deadline);
   return left === 'typed' ? 'entered' : 'submitted';

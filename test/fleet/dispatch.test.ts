@@ -206,4 +206,19 @@ describe('resuming a line a dead dispatcher left', () => {
     assert.equal(await resumeLine({ input: done.port.input('%3'), line, deadline: done.start + 5000 }), 'submitted');
     assert.equal(done.port.inputs.length, before, 'nothing sent for a line the pane moved past');
   });
+
+  it('types nothing when the screen cannot be read, and says the message stays pending', async () => {
+    const { port, start } = setup();
+    echoingPane(port);
+    await port.input('%3').channel(start + 5000).type(line);
+    const typed = port.inputs.length;
+    port.failOn('read', notSentError());
+    await assert.rejects(resumeLine({ input: port.input('%3'), line, deadline: start + 5000 }), (error: unknown) => {
+      assert.ok(error instanceof PaneInputError, String(error));
+      assert.equal(error.delivery, 'not_sent');
+      assert.match(error.message, /could not be read to see whether an earlier delivery of this message left its line there, so nothing was typed; it stays pending/);
+      return true;
+    });
+    assert.equal(port.inputs.length, typed, 'no Enter and no second copy of the line');
+  });
 });

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/agents/index.js';
 import { DroverError, TimeoutError } from '../../src/process/index.js';
+import type { MuxScreen } from '../../src/mux/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
   FleetRuntime,
@@ -247,15 +248,17 @@ export const screenAgentRules: AgentScreenRules = {
 
 /**
  * A plain-shell member's pane that hands each keystroke (Escape, the literal line, Enter) to
- * `keystroke`: its screen is never read or pasted into.
+ * `keystroke`: its screen stays blank and it is never pasted into.
  */
 export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal' | 'enter', text?: string) => Promise<void>): PaneInput {
   const unused = (what: string) => () => Promise.reject(new Error(`a shell member's pane is never ${what}`));
+  // A pane that draws nothing: no line shows in it, so every settle waits out its bound.
+  const blank: MuxScreen = { paneId: pane, rows: Array.from({ length: 24 }, () => []), lines: Array.from({ length: 24 }, () => ''), width: 80, height: 24, cursor: { x: 0, y: 0, visible: true } };
   return {
     pane,
     pastes: true,
     channel: () => ({
-      read: unused('read'),
+      read: () => Promise.resolve(blank),
       paste: unused('pasted into'),
       type: (text) => keystroke('literal', text),
       keys: (keys) => (keys.length === 1 && keys[0] === 'Escape' ? keystroke('escape') : keys.length === 1 && keys[0] === 'Enter' ? keystroke('enter') : unused('sent named keys')()),
