@@ -6,6 +6,7 @@ import { packageVersion } from '../../src/cli/version.js';
 import { CLI_PATH } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
 import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.js';
+import { testEnvironment } from '../support/tmux.js';
 
 // Without sshd the test is skipped, except in CI, which installs it: there it must run.
 const unavailable = sshdUnavailable();
@@ -22,9 +23,7 @@ describe('a host link through a real OpenSSH server on loopback', { skip }, () =
     socket = join(sshd.home, 'tmux.sock');
     await sshd.exec(`tmux -S '${socket}' new-session -d -s remote -x 80 -y 24`);
     const remoteDrover = sshd.installDrover(CLI_PATH);
-    const env: NodeJS.ProcessEnv = { ...process.env, DROVER_SSH_BIN: sshd.sshWrapper };
-    delete env.TMUX;
-    delete env.TMUX_PANE;
+    const env = testEnvironment({ ...process.env, DROVER_SSH_BIN: sshd.sshWrapper });
     link = new HostLink({ name: 'box', ssh: sshd.alias, drover: remoteDrover }, { env, timings: { backoffBaseMs: 200, backoffCapMs: 1000, pingIntervalMs: 500 } });
   });
   after(async () => {

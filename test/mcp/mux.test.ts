@@ -14,7 +14,7 @@ import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { eventually } from '../panes/live.js';
 import { cliSandbox, type CliSandbox } from '../support/cli.js';
 import { connectMcp, type McpSession } from '../support/mcp.js';
-import { startTestServer } from '../support/tmux.js';
+import { startTestServer, testEnvironment } from '../support/tmux.js';
 
 /** The tools that reach panes through the mux port: all a server off tmux offers. */
 const PORT_TOOLS = ['capabilities', 'capture', 'deliver', 'kill_pane', 'mux_snapshot', 'pane_map', 'pane_process', 'questions', 'ready', 'send_keys', 'send_text', 'wait_for_text'];
@@ -71,9 +71,7 @@ async function herdrWorld(sandbox: CliSandbox): Promise<McpWorld> {
 
 async function zellijWorld(sandbox: CliSandbox): Promise<McpWorld> {
   const zellij = await openZellijWorld();
-  const env: NodeJS.ProcessEnv = { ...zellij.fake.env, ...sandbox.env, PATH: zellij.fake.env.PATH, DROVER_MUX: 'zellij' };
-  delete env.TMUX;
-  delete env.TMUX_PANE;
+  const env = testEnvironment({ ...zellij.fake.env, ...sandbox.env, PATH: zellij.fake.env.PATH, DROVER_MUX: 'zellij' });
   return {
     args: [],
     env,

@@ -9,6 +9,7 @@ import { request } from '../bridge/support.js';
 import { cliSandbox } from '../support/cli.js';
 import { connectMcp } from '../support/mcp.js';
 import { eventually } from '../support/wait.js';
+import { testEnvironment } from '../support/tmux.js';
 
 const REPOSITORY = dirname(fileURLToPath(new URL('../../../package.json', import.meta.url)));
 const manifest = JSON.parse(readFileSync(join(REPOSITORY, 'package.json'), 'utf8')) as {
@@ -46,9 +47,7 @@ describe('the package npm packs, installed into an empty global prefix', { timeo
   const bin = join(prefix, 'bin', 'drover');
   // npm, and the installed bin through its `#!/usr/bin/env node`, run on the Node running this test.
   const path = [dirname(process.execPath), process.env.PATH ?? ''].join(delimiter);
-  const npmEnv: NodeJS.ProcessEnv = { ...process.env, PATH: path };
-  delete npmEnv.TMUX;
-  delete npmEnv.TMUX_PANE;
+  const npmEnv = testEnvironment({ ...process.env, PATH: path });
   // As from a user's shell: no npm_* variables of the npm that may be running this suite.
   const env: NodeJS.ProcessEnv = Object.fromEntries(Object.entries({ ...sandbox.env, PATH: [join(prefix, 'bin'), path].join(delimiter) }).filter(([name]) => !name.startsWith('npm_')));
   const drover = (args: readonly string[], extra: NodeJS.ProcessEnv = {}) => run([bin, ...args], { env: { ...env, ...extra }, cwd: sandbox.dir, timeoutMs: 20_000 });

@@ -20,7 +20,7 @@ import {
 } from '../../src/panes/index.js';
 import { MuxError, type MuxPort } from '../../src/mux/index.js';
 import { ArgumentError, type Pane } from '../../src/tmux/index.js';
-import { startTestServer, useTestServer } from '../support/tmux.js';
+import { startTestServer, testEnvironment, useTestServer } from '../support/tmux.js';
 import { FAKE_AGENT, eventually, keyOf, portOn, screenShows } from './live.js';
 
 describe('pane verbs against real tmux', () => {
@@ -135,9 +135,7 @@ describe('pane verbs against real tmux', () => {
     const providers = { fake: { name: 'fake', interactiveCommand: `node ${FAKE_AGENT} --busy-ms {model}`, profiles: { default: { model: '100' } } } };
 
     it('opens a new window when the caller is not a pane of the server', async () => {
-      const env = { ...process.env };
-      delete env.TMUX;
-      delete env.TMUX_PANE;
+      const env = testEnvironment();
       const opened = await openAgentPane(port, { provider: 'fake', providers, cwd: dir, env });
       assert.equal(opened.placement, 'window');
       assert.equal(opened.command, `node ${FAKE_AGENT} --busy-ms 100`);
@@ -155,9 +153,7 @@ describe('pane verbs against real tmux', () => {
     });
 
     it('runs a plain command as the pane’s own program, so tmux names the pane after it', async () => {
-      const env = { ...process.env };
-      delete env.TMUX;
-      delete env.TMUX_PANE;
+      const env = testEnvironment();
       const sleeper = { sleeper: { name: 'sleeper', interactiveCommand: 'NAP=1 sleep 600', profiles: {} } };
       const opened = await openAgentPane(port, { provider: 'sleeper', providers: sleeper, cwd: dir, env, startupCheckMs: 300 });
       assert.deepEqual(opened.argv, ['sleep', '600']);

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after } from 'node:test';
 import { run, type RunResult } from '../../src/process/index.js';
+import { testEnvironment } from './tmux.js';
 
 /** The `drover` bin as it ships (the bundle at dist/cli/drover.js), next to this compiled file's tree. */
 export const CLI_PATH = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'cli', 'drover.js');
@@ -22,9 +23,7 @@ export interface CliSandbox {
  */
 export function cliSandbox(): CliSandbox {
   const dir = mkdtempSync(join(tmpdir(), 'drover-cli-'));
-  const env: NodeJS.ProcessEnv = { ...process.env, TMUX_TMPDIR: dir, DROVER_STATE_DIR: join(dir, 'state'), DROVER_DB: join(dir, 'drover.db'), HOME: dir };
-  delete env.TMUX;
-  delete env.TMUX_PANE;
+  const env = testEnvironment({ ...process.env, TMUX_TMPDIR: dir, DROVER_STATE_DIR: join(dir, 'state'), DROVER_DB: join(dir, 'drover.db'), HOME: dir });
   // Certificates are loaded at every Node start when this is set; the CLI makes no network calls.
   delete env.NODE_EXTRA_CA_CERTS;
   after(async () => {

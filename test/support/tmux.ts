@@ -6,9 +6,9 @@ import { isProcessAlive, run, type RunResult } from '../../src/process/index.js'
 import { Server, clientEnvironment, resolveExecutable, type StartOptions } from '../../src/tmux/index.js';
 import { eventually } from './wait.js';
 
-/** This process's environment without what would point a tmux client at the user's server. */
-export function testEnvironment(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
+/** An environment (this process's by default) without what would point a tmux client at the user's server. */
+export function testEnvironment(base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
+  const env = { ...base };
   delete env.TMUX;
   delete env.TMUX_PANE;
   return env;

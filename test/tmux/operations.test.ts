@@ -28,7 +28,7 @@ import {
   type Pane,
   type Session,
 } from '../../src/tmux/index.js';
-import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
+import { startTestServer, testEnvironment, useTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 /** Asserts that `call` fails with `type` without starting any process (so before tmux was asked). */
@@ -419,7 +419,7 @@ describe('the bounded map', () => {
 describe('closing forms', () => {
   it('retires a started server after its callback and keeps the callback\'s failure', async () => {
     let directory = '';
-    const value = await Server.start({ env: cleanEnv() }, async (server) => {
+    const value = await Server.start({ env: testEnvironment() }, async (server) => {
       directory = server.ownedRecord!.directory;
       await server.newSession();
       return 'done';
@@ -428,7 +428,7 @@ describe('closing forms', () => {
     assert.equal(existsSync(directory), false);
     const boom = new Error('boom');
     await assert.rejects(
-      Server.start({ env: cleanEnv() }, async (server) => {
+      Server.start({ env: testEnvironment() }, async (server) => {
         directory = server.ownedRecord!.directory;
         throw boom;
       }),
@@ -493,13 +493,6 @@ describe('closeAfter', () => {
   });
 });
 
-function cleanEnv(): NodeJS.ProcessEnv {
-  const env = { ...process.env };
-  delete env.TMUX;
-  delete env.TMUX_PANE;
-  return env;
-}
-
 describe('options: inheritance and arrays', () => {
   const t = useTestServer();
 
@@ -536,7 +529,7 @@ describe('evidence and diagnostics', () => {
       writeFileSync(wrapper, `#!/bin/sh\ncase "$*" in *drover-die*) kill -TERM $$;; esac\nexec '${owner.endpoint.executable}' "$@"\n`);
       chmodSync(wrapper, 0o755);
       try {
-        const server = await Server.open(Endpoint.fromSocketPath(owner.endpoint.socketPath, { executable: wrapper }), { env: cleanEnv() });
+        const server = await Server.open(Endpoint.fromSocketPath(owner.endpoint.socketPath, { executable: wrapper }), { env: testEnvironment() });
         try {
           await server.incarnation();
           const result = await server.run(['display-message', '-p', 'drover-die']);

@@ -23,7 +23,7 @@ import {
   type Pane,
 } from '../../src/tmux/index.js';
 import { childPids, commandLine, groupMembers } from '../support/proc.js';
-import { startTestServer, useTestServer, withServer } from '../support/tmux.js';
+import { startTestServer, testEnvironment, useTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 /**
@@ -343,9 +343,7 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
   it("hands a new pane the PATH of the binding that made it, not the server's", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'drover-test-'));
     const own = `${dir}:${process.env.PATH ?? '/usr/bin:/bin'}`;
-    const env: NodeJS.ProcessEnv = { ...process.env, PATH: own };
-    delete env.TMUX;
-    delete env.TMUX_PANE;
+    const env = testEnvironment({ ...process.env, PATH: own });
     const binding = await Server.open(t.server.endpoint, { env });
     try {
       if (transport === 'control') await binding.connect();

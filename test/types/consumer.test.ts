@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { run } from '../../src/process/index.js';
+import { testEnvironment } from '../support/tmux.js';
 
 /** The repository, and the compiled tree this test runs from (dist/, or a build directory). */
 const root = fileURLToPath(new URL('../../../', import.meta.url));
@@ -43,9 +44,7 @@ describe('the published package', () => {
     // Each @ts-expect-error in the consumer must be an error, or tsc reports the unused directive.
     assert.equal(compiled.exitCode, 0, compiled.lossyText());
 
-    const env = { ...process.env };
-    delete env.TMUX;
-    delete env.TMUX_PANE;
+    const env = testEnvironment();
     const script = `import { consume } from ${JSON.stringify(join(dir, 'out/consumer.js'))}; process.stdout.write(JSON.stringify(await consume()));`;
     const ran = await run([process.execPath, '--input-type=module', '-e', script], { cwd: dir, env, timeoutMs: 60_000 });
     assert.equal(ran.exitCode, 0, ran.stderrText());
