@@ -96,9 +96,11 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
   const dir = join(procRoot, String(pid));
   try {
     const stat = readFileSync(join(dir, 'stat'), 'utf8');
-    // The command name is in parentheses and may itself contain ") ", so split after the last one.
-    const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-    const threadName = readFileSync(join(dir, 'comm'), 'utf8').replace(/\n$/, '');
+    // The command name (what /proc/PID/comm holds too) is in parentheses and may itself
+    // contain ") ", so it ends at the last one.
+    const nameEnd = stat.lastIndexOf(')');
+    const ppid = Number(stat.slice(nameEnd + 2).split(' ')[1]);
+    const threadName = stat.slice(stat.indexOf('(') + 1, nameEnd);
     const argv = readFileSync(join(dir, 'cmdline'), 'utf8').split('\0');
     if (argv.at(-1) === '') argv.pop();
     const comm = RUNTIME_THREAD_NAMES.has(threadName) && argv[0] !== undefined ? basename(argv[0]) : threadName;
@@ -119,11 +121,16 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
  * `children` list (a kernel that does not list them is refused, naming the file).
  */
 export function procLookup(procRoot = '/proc'): ProcessLookup {
+  // The kernel lists children or it does not: once one process shows the list, no other is probed.
+  let childrenListed = false;
   return {
     facts(pid) {
-      const probe = join(procRoot, String(pid), 'task', String(pid), 'children');
-      if (existsSync(join(procRoot, String(pid))) && !existsSync(probe)) {
-        throw new DroverError(`${probe} is missing: this kernel does not list child processes in /proc`, { phase: 'inspect' });
+      if (!childrenListed) {
+        const probe = join(procRoot, String(pid), 'task', String(pid), 'children');
+        childrenListed = existsSync(probe);
+        if (!childrenListed && existsSync(join(procRoot, String(pid)))) {
+          throw new DroverError(`${probe} is missing: this kernel does not list child processes in /proc`, { phase: 'inspect' });
+        }
       }
       return readProcFacts(procRoot, pid);
     },

@@ -51,7 +51,6 @@ function fakeProcess(root: string, pid: number, ppid: number, comm: string, argv
   const dir = join(root, String(pid));
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'stat'), `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560 0 0\n`);
-  writeFileSync(join(dir, 'comm'), `${comm}\n`);
   writeFileSync(join(dir, 'cmdline'), argv.map((word) => `${word}\0`).join(''));
   for (const [tid, children] of Object.entries(childrenByTask)) {
     mkdirSync(join(dir, 'task', tid), { recursive: true });
