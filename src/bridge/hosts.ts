@@ -25,14 +25,15 @@ import {
   type MergedRow,
   type RememberedRowsStore,
   type RpcReply,
+  RPC_GLANCE_SINCE,
 } from '../hosts/index.js';
 import { isAgentState } from '../agents/index.js';
 import { LOCAL_HOST, parsePaneKey } from '../mux/index.js';
+import { questionLineAnswers } from '../panes/index.js';
 import { BridgeError } from './errors.js';
 import { ago } from './present.js';
 import type { EventHub } from './events.js';
-import type { HostView, PaneView, QuestionView, StateSource } from './protocol.js';
-import { questionLineOptions } from './questions.js';
+import type { HostView, PaneView, QuestionOption, QuestionView, StateSource } from './protocol.js';
 import { statusOfAgentState, triageGroup } from './triage.js';
 
 /** How long a host may take over its pane map (every session there). */
@@ -42,7 +43,14 @@ const DELIVER_BUDGET_MS = 60_000;
 /** Keys, a capture: a few multiplexer calls there. */
 const VERB_BUDGET_MS = 30_000;
 
-const PANE_MAP: HostViewRequest = { method: 'pane.map', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['rows'] };
+/** The map with each pane's glance (branch, last line, screen digest) from hosts that offer it. */
+const PANE_MAP: HostViewRequest = {
+  method: 'pane.map',
+  params: { all_sessions: true },
+  paramsSince: { version: RPC_GLANCE_SINCE, params: { glance: true } },
+  hostBudgetMs: MAP_BUDGET_MS,
+  listNames: ['rows'],
+};
 /** Every pane's screen there, read by the host's own question scan: about as long as its map. */
 const PANE_QUESTIONS: HostViewRequest = { method: 'pane.questions', params: { all_sessions: true }, hostBudgetMs: MAP_BUDGET_MS, listNames: ['matches'] };
 
@@ -71,28 +79,50 @@ function text(value: unknown): string | null {
   return typeof value === 'string' ? value : null;
 }
 
+/** A match's answers as its host read them, or undefined when the row has none (a host before drover-rpc 1.2) or they are not answers. */
+function answersOf(value: unknown): QuestionOption[] | undefined {
+  if (!Array.isArray(value)) return undefined;
+  const answers: QuestionOption[] = [];
+  for (const answer of value as unknown[]) {
+    const { label, keys } = (answer ?? {}) as { label?: unknown; keys?: unknown };
+    if (typeof label !== 'string' || !Array.isArray(keys) || keys.length === 0 || !keys.every((key) => typeof key === 'string')) return undefined;
+    answers.push({ label, keys: keys as string[] });
+  }
+  return answers;
+}
+
 /**
- * A question a host's scan found in one of its panes. Its answers are the ones written on its
- * line (`[y/n]`, `1) … 2) …`, press any key), sent as keys by the host's `pane keys`; the hub
- * never sees the menu rows under it, so a menu's answers are keys the user sends.
+ * A question a host's scan found in one of its panes, with the answers the host read off that
+ * screen (a menu's entries with the keys its agent takes), sent as keys by the host's `pane
+ * keys`. A host too old to send them is answered by what the question line itself offers.
  */
 function remoteQuestion(merged: MergedRow, asking: MergedRow): QuestionView {
   const snippet = text(asking.row.snippet) ?? '';
   const indicator = text(asking.row.indicator) ?? 'question';
+  const options = answersOf(asking.row.answers) ?? questionLineAnswers(snippet, indicator);
   return {
-    id: createHash('sha256').update([merged.host, text(asking.row.pane_key) ?? '', indicator, snippet].join('\u0000')).digest('hex').slice(0, 16),
+    // The answers are part of the question: a menu redrawn with other entries is another question.
+    id: createHash('sha256').update([merged.host, text(asking.row.pane_key) ?? '', indicator, snippet, ...options.map((option) => option.label)].join('\u0000')).digest('hex').slice(0, 16),
     snippet,
     indicator,
     rule: text(asking.row.rule),
-    options: questionLineOptions(snippet, indicator),
+    options,
   };
 }
 
+/** When the hub saw a remote pane's screen change: between two of its host's answers, at the later one's time. */
+export interface ScreenChange {
+  readonly digest: string;
+  /** null until a change is seen (the first answer shows the screen, not a change). */
+  readonly changedAt: string | null;
+}
+
 /**
- * A host's pane-map row as the page's pane: what a pane map says, and the question its host's
- * scan found there (`asking`), and nothing they do not.
+ * A host's pane-map row as the page's pane: what a pane map says (with its glance where the host
+ * offers one), the question its host's scan found there (`asking`), when the hub saw its screen
+ * change (`screen`), and nothing they do not.
  */
-export function remotePaneView(merged: MergedRow, asking?: MergedRow): PaneView {
+export function remotePaneView(merged: MergedRow, asking?: MergedRow, screen?: ScreenChange): PaneView {
   const { row } = merged;
   const question = asking === undefined ? null : remoteQuestion(merged, asking);
   const agentState = text(row.agent_state);
@@ -115,9 +145,9 @@ export function remotePaneView(merged: MergedRow, asking?: MergedRow): PaneView 
     foreground: null,
     cwd: text(row.worktree) ?? '',
     repo: text(row.repo),
-    branch: null,
-    changed_at: null,
-    last_line: null,
+    branch: text(row.branch),
+    changed_at: screen?.changedAt ?? null,
+    last_line: text(row.last_line),
     focused: false,
     alive: true,
     agent: text(row.agent),
@@ -127,7 +157,7 @@ export function remotePaneView(merged: MergedRow, asking?: MergedRow): PaneView 
     state_source: source,
     question,
     finished_unseen: false,
-    revision: null,
+    revision: text(row.screen_digest),
     group: triageGroup({ state, asking: question !== null, finishedUnseen: false }),
   };
 }
@@ -161,7 +191,11 @@ export class HostPanes {
   private readonly questions: HostViewPoller;
   /** Each remote pane's state and staleness as last announced, by key. */
   private announced = new Map<string, string>();
+  /** Each remote pane's screen digest as last announced, by key. */
+  private announcedScreens = new Map<string, string>();
   private linkStates = new Map<string, string>();
+  /** Each remote pane's screen as last answered, and when it was last seen to change, by key. */
+  private screens = new Map<string, ScreenChange>();
 
   constructor(private readonly options: HostPanesOptions) {
     const polling = { intervalMs: options.pollMs, onChange: () => this.announce(), log: options.log };
@@ -183,10 +217,25 @@ export class HostPanes {
   view(): { panes: PaneView[]; hosts: HostView[] } {
     const merged = this.poller.view();
     const asking = new Map((this.questions.view().lists.matches ?? []).filter((match) => !match.stale).map((match) => [text(match.row.pane_key), match]));
+    const rows = merged.lists.rows ?? [];
+    const listed = new Set(rows.map((row) => text(row.row.pane_key)));
+    for (const key of this.screens.keys()) if (!listed.has(key)) this.screens.delete(key);
     return {
-      panes: (merged.lists.rows ?? []).map((row) => remotePaneView(row, row.stale ? undefined : asking.get(text(row.row.pane_key)))),
+      panes: rows.map((row) => remotePaneView(row, row.stale ? undefined : asking.get(text(row.row.pane_key)), this.screenOf(row))),
       hosts: merged.hosts.map(hostView),
     };
+  }
+
+  /** Notes the screen digest a row carries; its change time moves when the digest differs from the last answer's. */
+  private screenOf(merged: MergedRow): ScreenChange | undefined {
+    const key = text(merged.row.pane_key);
+    const digest = text(merged.row.screen_digest);
+    if (key === null) return undefined;
+    const known = this.screens.get(key);
+    if (digest === null || merged.stale || known?.digest === digest) return known;
+    const seen = { digest, changedAt: known === undefined ? null : merged.seenAt };
+    this.screens.set(key, seen);
+    return seen;
   }
 
   /**
@@ -299,7 +348,13 @@ export class HostPanes {
         this.options.hub.publish('agent', { pane_id: pane.pane_id, pane_key: pane.pane_key, state: pane.state, agent: pane.agent });
         this.options.hub.publish('question', { pane_id: pane.pane_id, pane_key: pane.pane_key, question: pane.question });
       }
+      // A changed screen refreshes the rows' last lines and ages, and an open mirror of the pane.
+      for (const pane of panes) {
+        if (pane.revision === null || this.announcedScreens.get(pane.pane_key) === pane.revision) continue;
+        if (this.announcedScreens.has(pane.pane_key)) this.options.hub.publish('pane', { pane_id: pane.pane_id, pane_key: pane.pane_key, revision: pane.revision });
+      }
     }
     this.announced = now;
+    this.announcedScreens = new Map(panes.flatMap((pane) => (pane.revision === null ? [] : [[pane.pane_key, pane.revision] as const])));
   }
 }

@@ -14,7 +14,7 @@ import { BridgeError } from './errors.js';
 import type { EventHub } from './events.js';
 import type { PaneView, QuestionView, ServerView, SnapshotView } from './protocol.js';
 import { readAgentScreen, scanProgramScreen, type ScreenVerdict } from './questions.js';
-import { lastMeaningfulLine } from './screen-summary.js';
+import { lastMeaningfulLine } from '../panes/index.js';
 import { isStaleTitle, witnessTitle, type TitleFacts, type TitleWitness } from './titles.js';
 import { finishedTurn, resolveState, triageCounts, triageGroup, triageOrder } from './triage.js';
 

@@ -31,6 +31,8 @@ export interface AllHostsView {
   /** The drover-rpc method each host runs (`pane.map`), with its params. */
   readonly method: string;
   readonly params: RpcParams;
+  /** Params only hosts of a drover-rpc version at least this one take (see HostViewRequest). */
+  readonly paramsSince?: HostViewRequest['paramsSince'];
   /** How long a host may take to answer by its own deadlines; the link's latency is added. */
   readonly hostBudgetMs: number;
   /**
@@ -48,7 +50,7 @@ export function rememberedRows(env: NodeJS.ProcessEnv): RememberedRowsStore {
 }
 
 function requestOf(view: AllHostsView): HostViewRequest {
-  return { method: view.method, params: view.params, hostBudgetMs: view.hostBudgetMs, listNames: view.tables.map((table) => table.list) };
+  return { method: view.method, params: view.params, paramsSince: view.paramsSince, hostBudgetMs: view.hostBudgetMs, listNames: view.tables.map((table) => table.list) };
 }
 
 function ago(ms: number): string {

@@ -11,13 +11,19 @@ import { messageOf, TimeoutError, wallMicros, writeFileAtomic } from '../process
 import { RpcLinkLostError } from './client.js';
 import { HostUnreachableError, type HostLink } from './link.js';
 import { mergeHostViews, type HostAnswer, type HostFetch, type HostRow, type MergedView, type RememberedRows, type RowLists } from './merged.js';
-import type { RpcParams } from './protocol.js';
+import { versionAtLeast, type RpcParams } from './protocol.js';
 import type { Hosts } from './registry.js';
 
 export interface HostViewRequest {
   /** The drover-rpc method (`pane.map`) and its params, the same on every host. */
   readonly method: string;
   readonly params: RpcParams;
+  /**
+   * More params for hosts whose drover-rpc is at least `version` (an older one would refuse a
+   * param it does not know): their rows carry more fields, the others' rows are as before.
+   * Remembered rows are filed under `params` alone, so a host's rows are found across upgrades.
+   */
+  readonly paramsSince?: { readonly version: string; readonly params: RpcParams };
   /** How long a host may take to answer by its own deadlines; the hub adds the link's latency. */
   readonly hostBudgetMs: number;
   /**
@@ -93,9 +99,12 @@ async function fetchFrom(link: HostLink, request: HostViewRequest, options: Gath
     throw error;
   }
   const budgetMs = Math.ceil(request.hostBudgetMs + (link.health.latencyMs ?? 0));
+  const { paramsSince } = request;
+  const version = link.remote?.version;
+  const params = paramsSince !== undefined && version !== undefined && versionAtLeast(version, paramsSince.version) ? { ...request.params, ...paramsSince.params } : request.params;
   let reply;
   try {
-    reply = await link.request(request.method, request.params, { timeoutMs: budgetMs, signal });
+    reply = await link.request(request.method, params, { timeoutMs: budgetMs, signal });
   } catch (error) {
     if (error instanceof HostUnreachableError || error instanceof RpcLinkLostError) return { kind: 'unreachable', error: error.message };
     if (error instanceof TimeoutError) return { kind: 'failed', error: `${request.method} on ${link.host.name}: ${error.message}` };

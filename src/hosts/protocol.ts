@@ -18,11 +18,18 @@
  */
 
 export const RPC_PROTOCOL = 'drover-rpc';
-/** major.minor; see isCompatible. 1.1: pane.deliver takes delivery_id, and the server remembers it. */
-export const RPC_VERSION = '1.1';
+/**
+ * major.minor; see isCompatible. 1.1: pane.deliver takes delivery_id, and the server remembers
+ * it. 1.2: pane.map takes glance (rows add branch, last_line, screen_digest), and pane.questions
+ * matches carry their answers.
+ */
+export const RPC_VERSION = '1.2';
 
 /** The first version whose servers remember delivery ids (a resend is never typed twice). */
 export const RPC_DELIVERY_IDS_SINCE = '1.1';
+
+/** The first version whose pane.map takes `glance`. */
+export const RPC_GLANCE_SINCE = '1.2';
 
 /** The longest line either side accepts; a longer one ends the stream (it cannot be resynchronised). */
 export const RPC_MAX_LINE_BYTES = 8 * 1024 * 1024;

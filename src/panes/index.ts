@@ -1,3 +1,4 @@
+export * from './answers.js';
 export * from './choreography.js';
 export * from './delivery.js';
 export * from './echo.js';
@@ -18,6 +19,7 @@ export * from './pane-questions.js';
 export * from './printable.js';
 export * from './questions.js';
 export * from './readiness.js';
+export * from './screen-summary.js';
 export * from './tail.js';
 export * from './target.js';
 export * from './window-name.js';

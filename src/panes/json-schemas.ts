@@ -74,6 +74,9 @@ export const mapRowJsonSchema = z.strictObject({
   pr_number: z.number().int().nullable(),
   agent: z.string().nullable().describe('the agent the pane runs, by its process tree'),
   agent_state_source: z.enum(AGENT_STATE_SOURCES).nullable().describe("where agent_state came from: the agent's hooks, the multiplexer (herdr detects agents), or the agent's screen"),
+  branch: z.string().nullable().optional().describe('with --glance: the branch checked out in its worktree (7 hex digits when detached); null outside git'),
+  last_line: z.string().nullable().optional().describe("with --glance: the lowest line with words on its screen (an agent's transcript, not its input box); null when blank or unread"),
+  screen_digest: z.string().nullable().optional().describe('with --glance: changes whenever what its screen shows does; null when unread'),
 });
 export type MapRowJson = z.infer<typeof mapRowJsonSchema>;
 
@@ -89,6 +92,9 @@ export const questionMatchJsonSchema = z.strictObject({
   snippet: z.string().describe('the line that asks'),
   agent: z.string().nullable(),
   rule: z.string().nullable().describe('the screen rule that matched; null for the line scan'),
+  answers: z
+    .array(z.strictObject({ label: z.string(), keys: z.array(z.string()).describe('`pane keys` names that choose it') }))
+    .describe("what the question offers, read off the same screen: its menu's entries, y and n…; empty when it wants words"),
 });
 export const questionSkipJsonSchema = z.strictObject({ ...paneRefJsonShape, reason: z.enum(QUESTION_SKIP_REASONS) });
 export const questionSweepJsonSchema = z.strictObject({ matches: z.array(questionMatchJsonSchema), skipped: z.array(questionSkipJsonSchema) });

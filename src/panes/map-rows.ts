@@ -38,6 +38,18 @@ export interface MapRow {
   agentName: string | null;
   /** Where the state came from: the agent's hooks, the multiplexer's own detection, or the agent's screen where neither tells. */
   agentStateSource: AgentStateSource | null;
+  /** What a glance at the pane shows (`pane map --glance`); undefined when not asked for. */
+  glance?: PaneGlance;
+}
+
+/** What a row of a dashboard shows of a pane beyond the map: the branch, and its screen in one line. */
+export interface PaneGlance {
+  /** The branch checked out in its worktree (7 hex digits when detached); null outside git. */
+  branch: string | null;
+  /** The lowest line with words on its screen (an agent's transcript, not its input box); null for a blank screen or one that could not be read. */
+  lastLine: string | null;
+  /** Changes whenever what the screen shows does; null when it could not be read. */
+  screenDigest: string | null;
 }
 
 export const AGENT_STATE_SOURCES = Object.freeze(['hook', 'mux', 'screen'] as const);
@@ -80,6 +92,7 @@ export function mapRowJson(row: MapRow): MapRowJson {
     pr_number: row.fab?.prNumber ?? null,
     agent: row.agentName,
     agent_state_source: row.agentStateSource,
+    ...(row.glance === undefined ? {} : { branch: row.glance.branch, last_line: row.glance.lastLine, screen_digest: row.glance.screenDigest }),
   };
 }
 

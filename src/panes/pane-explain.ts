@@ -38,7 +38,8 @@ export async function explainPane(port: MuxPort, pane: string, options: { cwd?: 
     const raw = listed.hookState ?? '';
     const status = resolveAgentStatus(raw, defaultAgentStatusContext());
     const rules = agent.kind === null ? undefined : rulesFor(agent.kind);
-    const screen = rules === undefined ? null : rules.read(await channel.read());
+    const shown = rules === undefined ? undefined : await channel.read();
+    const screen = rules === undefined || shown === undefined ? null : rules.read(shown);
     const candidate = { pane: ref.paneId, agentState: status.state, agent: agent.name, agentKind: agent.kind, dead: facts.dead };
     return {
       ...ref,
@@ -49,7 +50,7 @@ export async function explainPane(port: MuxPort, pane: string, options: { cwd?: 
       hook: { raw, status, reports: agent.kind === null ? [] : hookReports(agent.kind) },
       screen,
       readiness: screen === null ? null : readinessOfReading(screen),
-      question: screen === null ? null : judgeAgentReading(ref.paneId, candidate, screen),
+      question: screen === null ? null : judgeAgentReading(ref.paneId, candidate, screen, shown?.lines ?? []),
     };
   });
 }

@@ -1,11 +1,13 @@
+import { createHash } from 'node:crypto';
 import { defaultAgentStatusContext, hookReports, rulesFor, systemProcessLookup, type AgentState, type AgentStatusContext, type ScreenPhase } from '../agents/index.js';
-import type { MuxPort } from '../mux/index.js';
+import type { MuxOutcome, MuxPort, MuxScreen } from '../mux/index.js';
 import { readFabState, type FabState } from './fab-status.js';
 import { agentNamerFor, type PaneAgent } from './facts.js';
 import { paneCensus, paneListings, panesInScope, type SessionScope } from './listing.js';
-import { buildMapRow, type MapRow } from './map-rows.js';
+import { buildMapRow, type MapRow, type PaneGlance } from './map-rows.js';
+import { lastMeaningfulLine } from './screen-summary.js';
 import { paneKeys } from './target.js';
-import { WorktreeResolver } from './worktrees.js';
+import { currentBranch, WorktreeResolver } from './worktrees.js';
 
 export interface PaneMapOptions {
   env?: NodeJS.ProcessEnv;
@@ -14,6 +16,8 @@ export interface PaneMapOptions {
   agentContext?: AgentStatusContext;
   /** Where configured providers (agent names) are looked up; default this process's cwd. */
   cwd?: string;
+  /** Also read every pane's screen and branch for its row's `glance` (`pane map --glance`). */
+  glance?: boolean;
 }
 
 /** What a known agent's screen says about its state; null when it says nothing. */
@@ -66,6 +70,12 @@ export async function paneMap(port: MuxPort, scope: SessionScope, options: PaneM
     if (!fabByWorktree.has(worktree)) fabByWorktree.set(worktree, readFabState(worktree));
     return fabByWorktree.get(worktree);
   };
+  const branchByWorktree = new Map<string, string | null>();
+  const branchOf = (worktree: string | null): string | null => {
+    if (worktree === null) return null;
+    if (!branchByWorktree.has(worktree)) branchByWorktree.set(worktree, currentBranch(worktree));
+    return branchByWorktree.get(worktree)!;
+  };
   const context = options.agentContext ?? defaultAgentStatusContext();
   const readsScreens = port.declaration.supports.paneScreen;
   return Promise.all(
@@ -73,14 +83,30 @@ export async function paneMap(port: MuxPort, scope: SessionScope, options: PaneM
       const info = git.get(listing.cwd)!;
       const row = buildMapRow(listing, info, info.worktree === null ? undefined : fabOf(info.worktree), context);
       row.agentName = agent.name;
-      if (!readsScreens || !needsScreen(row, agent)) return row;
-      const screen = await port.readScreen(listing.paneId, { timeoutMs: MAP_SCREEN_MS });
-      const state = screen.ok ? stateOfPhase(rulesFor(agent.kind!)!.read(screen.value).phase) : null;
-      if (state !== null) {
-        row.agent = { state, idleDuration: null };
-        row.agentStateSource = 'screen';
+      const screenRead = readsScreens && needsScreen(row, agent);
+      const glancing = options.glance === true && readsScreens && listing.pane.alive;
+      const screen = screenRead || glancing ? await port.readScreen(listing.paneId, { timeoutMs: MAP_SCREEN_MS }) : undefined;
+      if (screenRead) {
+        const state = screen!.ok ? stateOfPhase(rulesFor(agent.kind!)!.read(screen!.value).phase) : null;
+        if (state !== null) {
+          row.agent = { state, idleDuration: null };
+          row.agentStateSource = 'screen';
+        }
       }
+      if (options.glance === true) row.glance = glanceOf(branchOf(info.worktree), screen, agent);
       return row;
     }),
   );
+}
+
+/** A row's glance from its branch and its screen (undefined: not read, as a dead pane's is not). */
+function glanceOf(branch: string | null, screen: MuxOutcome<MuxScreen> | undefined, agent: PaneAgent): PaneGlance {
+  if (screen === undefined || !screen.ok) return { branch, lastLine: null, screenDigest: null };
+  const text = screen.value.lines.join('\n');
+  const hasRules = agent.kind !== null && rulesFor(agent.kind) !== undefined;
+  return {
+    branch,
+    lastLine: lastMeaningfulLine(text, { agent: hasRules, width: screen.value.width }),
+    screenDigest: createHash('sha256').update(text).digest('hex').slice(0, 16),
+  };
 }

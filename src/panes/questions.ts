@@ -1,4 +1,5 @@
 import { rulesFor, type AgentKind, type AgentScreen, type AgentState, type ScreenReading } from '../agents/index.js';
+import { questionAnswers, type QuestionAnswer } from './answers.js';
 import { lineEndingAt, type ScreenText } from './input-line.js';
 import type { QuestionMatchJson, QuestionSkipJson, QuestionSweepJson } from './json-schemas.js';
 
@@ -51,6 +52,8 @@ export interface QuestionMatch {
   agent: string | null;
   /** The screen rule that matched (`gemini.permission`…), null for the line scan. */
   rule: string | null;
+  /** What the question offers, read off the same screen: its menu's entries, `y`/`n`…; empty when it wants words. */
+  answers: readonly QuestionAnswer[];
 }
 
 /** One JSON row of `skipped`. */
@@ -226,31 +229,28 @@ export function judgePane(pane: string, candidate: QuestionCandidate | undefined
   if (screen === undefined) return { pane, reason: 'capture_failed' };
   const scan = scanScreen(screen);
   if ('reason' in scan) return { pane, reason: scan.reason };
-  return { pane, agent_state: candidate.agentState, indicator: scan.indicator, snippet: scan.snippet, agent: candidate.agent ?? null, rule: null };
+  const answers = questionAnswers(screen.lines, scan.snippet, scan.indicator, null);
+  return { pane, agent_state: candidate.agentState, indicator: scan.indicator, snippet: scan.snippet, agent: candidate.agent ?? null, rule: null, answers };
 }
 
 /**
  * Judges one pane of an agent drover knows from its screen reading (undefined: the read
- * failed). The screen decides whatever the hooks said: a permission prompt or dialog is a
- * question (the agent waits on a person even when its hooks cannot say so), a composer,
- * a busy turn or a transcript is not.
+ * failed) of the screen `lines`, where a question's menu is read. The screen decides whatever
+ * the hooks said: a permission prompt or dialog is a question (the agent waits on a person even
+ * when its hooks cannot say so), a composer, a busy turn or a transcript is not.
  */
-export function judgeAgentReading(pane: string, candidate: QuestionCandidate | undefined, reading: ScreenReading | undefined): QuestionMatch | QuestionSkip {
+export function judgeAgentReading(pane: string, candidate: QuestionCandidate | undefined, reading: ScreenReading | undefined, lines: readonly string[]): QuestionMatch | QuestionSkip {
   if (candidate === undefined) return { pane, reason: 'capture_failed' };
   if (candidate.dead) return { pane, reason: 'pane_dead' };
   if (reading === undefined) return { pane, reason: 'capture_failed' };
   const agent = candidate.agent ?? null;
   switch (reading.phase) {
     case 'permission':
-    case 'dialog':
-      return {
-        pane,
-        agent_state: 'waiting',
-        indicator: reading.phase === 'permission' ? 'permission_prompt' : 'agent_dialog',
-        snippet: reading.question?.snippet ?? reading.detail,
-        agent,
-        rule: reading.rule,
-      };
+    case 'dialog': {
+      const snippet = reading.question?.snippet ?? reading.detail;
+      const indicator = reading.phase === 'permission' ? 'permission_prompt' : 'agent_dialog';
+      return { pane, agent_state: 'waiting', indicator, snippet, agent, rule: reading.rule, answers: questionAnswers(lines, snippet, indicator, candidate.agentKind ?? null) };
+    }
     case 'composer':
       return { pane, reason: 'agent_at_composer' };
     case 'busy':
@@ -278,7 +278,7 @@ export function discoverCandidates(panes: readonly QuestionCandidate[]): string[
 export function judgePaneScreen(pane: string, candidate: QuestionCandidate | undefined, screen: AgentScreen | undefined): QuestionMatch | QuestionSkip {
   const rules = candidate?.agentKind == null ? undefined : rulesFor(candidate.agentKind);
   if (rules === undefined) return judgePane(pane, candidate, screen);
-  return judgeAgentReading(pane, candidate, screen === undefined ? undefined : rules.read(screen));
+  return judgeAgentReading(pane, candidate, screen === undefined ? undefined : rules.read(screen), screen?.lines ?? []);
 }
 
 /**
@@ -326,7 +326,8 @@ interface Keyed {
 }
 
 export function questionMatchJson(match: QuestionMatch & Keyed): QuestionMatchJson {
-  return { pane_id: match.pane, pane_key: match.paneKey, agent_state: match.agent_state, indicator: match.indicator, snippet: match.snippet, agent: match.agent, rule: match.rule };
+  const answers = match.answers.map((answer) => ({ label: answer.label, keys: [...answer.keys] }));
+  return { pane_id: match.pane, pane_key: match.paneKey, agent_state: match.agent_state, indicator: match.indicator, snippet: match.snippet, agent: match.agent, rule: match.rule, answers };
 }
 
 export function questionSkipJson(skip: QuestionSkip & Keyed): QuestionSkipJson {

@@ -49,6 +49,21 @@ describe('a host pane-map row as the page shows it', () => {
     assert.notEqual(view.question?.id, remotePaneView(merged, { ...asking, row: { ...asking.row, snippet: 'Really? [y/n]' } }).question?.id, 'another question, another id');
   });
 
+  it("offers a menu under a host's question as its host read it, keys and all", () => {
+    const merged = { host: 'gpu', stale: false, staleAgeMs: undefined, seenAt: '2026-01-01T00:00:00.000000Z', row };
+    const answers = [
+      { label: '1. Yes', keys: ['1', 'Enter'] },
+      { label: '2. No', keys: ['2', 'Enter'] },
+    ];
+    const asking = { ...merged, row: { pane_id: '%7', pane_key: row.pane_key, agent_state: 'waiting', indicator: 'permission_prompt', snippet: 'Do you want to make this edit?', agent: 'claude', rule: 'claude.permission', answers } };
+    const view = remotePaneView(merged, asking);
+    assert.deepEqual(view.question?.options, answers);
+    const redrawn = remotePaneView(merged, { ...asking, row: { ...asking.row, answers: [...answers, { label: '3. Edit', keys: ['3', 'Enter'] }] } });
+    assert.notEqual(view.question?.id, redrawn.question?.id, 'a menu with other entries is another question');
+    const garbled = remotePaneView(merged, { ...asking, row: { ...asking.row, answers: [{ label: '1. Yes', keys: [] }] } });
+    assert.deepEqual(garbled.question?.options, [], 'answers without keys are not taken; the line offers none');
+  });
+
   it('says a stale row is stale, with its age, and a row without agent state is unknown', () => {
     const view = remotePaneView({ host: 'gpu', stale: true, staleAgeMs: 42_000, seenAt: '2026-01-01T00:00:00.000000Z', row: { ...row, agent_state: null, agent: null } });
     assert.equal(view.stale, true);
@@ -168,6 +183,23 @@ describe('drover web with a host over a real OpenSSH server on loopback', { skip
     assert.deepEqual(answer.json.sent, ['x', 'y', 'z', 'Enter']);
     assert.equal(answer.json.host, 'box');
     await eventually('the keys on the remote pane', async () => (await remoteScreen()).includes('xyz'));
+  });
+
+  it("shows a remote pane's branch, last line and when its screen last changed, from the host's glance", async () => {
+    const before = await eventually('the echoed keys as the row’s last line', async () => {
+      const pane = (await hostBox()).panes.find((candidate) => candidate.pane_key === remoteKey);
+      return pane?.last_line === 'xyz' && pane.changed_at !== null && pane;
+    }, 30_000);
+    assert.equal(before.branch, null, 'the pane works outside git');
+    assert.match(before.revision ?? '', /^[0-9a-f]{16}$/, 'the screen digest stands for its revision');
+    const typed = await world.post(`/api/panes/${encodeURIComponent(remoteKey)}/keys`, { keys: ['a', 'b', 'c', 'Enter'] });
+    assert.equal(typed.status, 200, typed.text);
+    const after = await eventually('the new last line', async () => {
+      const pane = (await hostBox()).panes.find((candidate) => candidate.pane_key === remoteKey);
+      return pane?.last_line === 'abc' && pane;
+    }, 30_000);
+    assert.notEqual(after.revision, before.revision);
+    assert.ok(Date.parse(after.changed_at!) > Date.parse(before.changed_at!), `${after.changed_at} after ${before.changed_at}`);
   });
 
   it('shows the question an agent on the host asks, from the host’s scan, and answers it with the host’s keys', async () => {

@@ -16,7 +16,6 @@ import {
   formatEvent,
   isLoopbackAddress,
   isStaleTitle,
-  menuOptions,
   normalisePairingCode,
   originVerdict,
   paneName,
@@ -236,14 +235,6 @@ describe('screens from a grid', () => {
     const next = scanProgramScreen('p1', screen(['Apply the edit to b.ts? [y/n]']), 'idle').question!;
     assert.equal(first.fingerprint, again.fingerprint);
     assert.notEqual(first.fingerprint, next.fingerprint);
-  });
-
-  it('reads a menu only when it counts 1, 2, … from the top', () => {
-    assert.deepEqual(menuOptions(['Pick:', '  2. two', '  3. three'], 1), []);
-    assert.deepEqual(
-      menuOptions(['Pick:', '│ ❯ 1. one  │', '│   2. two  │'], 1).map((option) => option.label),
-      ['1. one', '2. two'],
-    );
   });
 });
 

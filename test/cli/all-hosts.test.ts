@@ -9,6 +9,7 @@ import { startSshd, sshdUnavailable, type TestSshd } from '../fixtures/ssh/sshd.
 import { STATE_ENV as ZELLIJ_STATE_ENV } from '../fixtures/zellij/state.js';
 import { openZellijWorld, type ZellijWorld } from '../fixtures/zellij/world.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
+import { eventually } from '../support/wait.js';
 
 interface MergedRowJson {
   host: string;
@@ -93,6 +94,28 @@ describe('views across hosts: --all-hosts (a fake ssh on PATH)', () => {
     assert.match(never.error!, /Could not resolve hostname nowhere/);
     assert.ok(existsSync(join(sandbox.dir, 'state', 'hosts', 'gpu')), 'the host’s rows are remembered in the state directory');
     assert.deepEqual(readdirSync(join(sandbox.dir, 'state', 'hosts')), ['gpu'], 'nothing is remembered for a host never reached');
+  });
+
+  it('glances at every pane on each machine when asked: branch, last line and screen digest', async () => {
+    for (const [env, text] of [
+      [sandbox.env, 'typed here'],
+      [gpu.env, 'typed there'],
+    ] as const) {
+      const typed = await tmux(env, ['send-keys', '-t', ':0.0', '-l', text]);
+      assert.equal(typed.exitCode, 0, typed.stderrText());
+    }
+    const result = await eventually('both screens in the glance', async () => {
+      const answered = await drover(['pane', 'map', '--all-hosts', '--glance', '--json']);
+      const rows = (JSON.parse(answered.text()) as { rows: (MergedRowJson & { last_line?: string | null })[] }).rows;
+      return rows.map((row) => row.last_line).join('|') === 'typed here|typed there' && rows;
+    });
+    for (const row of result as (MergedRowJson & { branch?: unknown; screen_digest?: unknown })[]) {
+      // Each cat runs wherever the tests run: in a checkout, or outside git.
+      assert.ok(row.branch === null || typeof row.branch === 'string', `${row.host}: ${JSON.stringify(row.branch)}`);
+      assert.match(String(row.screen_digest), /^[0-9a-f]{16}$/, row.host);
+    }
+    const plain = (await map()).rows as unknown as Record<string, unknown>[];
+    assert.ok(plain.every((row) => !('last_line' in row)), 'no glance unless asked');
   });
 
   it('keeps an unreachable host’s panes, marked stale with their age, and says it is unreachable', async () => {

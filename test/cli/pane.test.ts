@@ -15,6 +15,12 @@ import { openHerdrWorld } from '../fixtures/herdr/world.js';
 import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { FAKE_AGENT, eventually, keyOf, portOn, screenOf, screenShows, startFakeAgent } from '../panes/live.js';
 
+/** What a [y/n] question offers. */
+const YES_NO = [
+  { label: 'y', keys: ['y'] },
+  { label: 'n', keys: ['n'] },
+];
+
 const MAP_FIELDS = [
   'session', 'window_index', 'window_id', 'pane_id', 'pane_key', 'tab', 'worktree', 'repo', 'change', 'stage',
   'display_state', 'agent_state', 'agent_idle_duration', 'pr_url', 'pr_number', 'agent', 'agent_state_source',
@@ -392,7 +398,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     await stateBecomes(agent, 'waiting');
     await screenShows(agent, '[y/n]');
 
-    const question = { pane_id: agent.id, pane_key: await keyOf(portOn(live.server), agent.id), agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null };
+    const question = { pane_id: agent.id, pane_key: await keyOf(portOn(live.server), agent.id), agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: null, rule: null, answers: YES_NO };
     const [json, text] = await Promise.all([
       sandbox.drover(['pane', 'questions', '--all-sessions', '--json', '-S', socket]),
       sandbox.drover(['pane', 'questions'], { env: inside(live.server, agent) }),

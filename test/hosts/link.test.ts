@@ -2,7 +2,9 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { HostLink, RPC_PROTOCOL, RPC_VERSION, type HostHealth, type LinkState } from '../../src/hosts/index.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { gatherHostViews, HostLink, Hosts, RememberedRowsStore, RPC_GLANCE_SINCE, RPC_PROTOCOL, RPC_VERSION, type HostHealth, type LinkState } from '../../src/hosts/index.js';
 import { packageVersion } from '../../src/cli/version.js';
 import { CLI_PATH } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
@@ -35,6 +37,12 @@ describe('a host link over ssh (a fake ssh on PATH)', () => {
     const stalled = ssh.remote('stalled').home;
     const handshake = JSON.stringify({ protocol: RPC_PROTOCOL, version: RPC_VERSION, drover_version: '0.0.0', muxes: [], capabilities: ['ping'] });
     writeFileSync(join(stalled, 'drover'), `#!/bin/sh\nprintf '%s\\n' '${handshake}'\nexec sleep 600\n`, { mode: 0o755 });
+    // Drovers of two protocol versions whose pane map answers with the params it was given.
+    for (const [name, version] of [['older', '1.1'], ['newer', RPC_GLANCE_SINCE]] as const) {
+      const greeting = JSON.stringify({ protocol: RPC_PROTOCOL, version, drover_version: '0.0.0', muxes: [], capabilities: ['ping', 'pane.map'] });
+      const answer = `process.stdin.setEncoding('utf8'); let rest = ''; process.stdin.on('data', (chunk) => { rest += chunk; let at; while ((at = rest.indexOf('\\n')) >= 0) { const request = JSON.parse(rest.slice(0, at)); rest = rest.slice(at + 1); process.stdout.write(JSON.stringify({ id: request.id, result: request.method === 'ping' ? {} : [request.params], exit_status: 0 }) + '\\n'); } });`;
+      writeFileSync(join(ssh.remote(name).home, 'drover'), `#!/bin/sh\nprintf '%s\\n' '${greeting}'\nexec '${process.execPath}' -e "${answer}"\n`, { mode: 0o755 });
+    }
   });
   after(() => ssh.cleanup());
 
@@ -55,6 +63,21 @@ describe('a host link over ssh (a fake ssh on PATH)', () => {
     assert.ok(link.health.lastSeenAt! > up.lastSeenAt!, 'seen again after the drop');
     const reply = await link.request('ping', {}, { timeoutMs: 5000 });
     assert.equal(reply.exit_status, 0);
+  });
+
+  it('sends the params a newer protocol added only to hosts that speak it', async () => {
+    const hosts = Hosts.of(
+      ['older', 'newer'].map((name) => ({ name, ssh: name, drover: '~/drover' })),
+      { env, timings: FAST },
+    );
+    after(() => hosts.close());
+    const rows = mkdtempSync(join(tmpdir(), 'drover-rows-'));
+    after(() => rmSync(rows, { recursive: true, force: true }));
+    const store = new RememberedRowsStore(rows);
+    const request = { method: 'pane.map', params: { all_sessions: true }, paramsSince: { version: RPC_GLANCE_SINCE, params: { glance: true } }, hostBudgetMs: 5000, listNames: ['rows'] };
+    const answers = await gatherHostViews(hosts, request, store);
+    const sent = Object.fromEntries(answers.map((answer) => [answer.host, answer.fetched.kind === 'answered' ? answer.fetched.lists.rows : answer.fetched]));
+    assert.deepEqual(sent, { older: [{ all_sessions: true }], newer: [{ all_sessions: true, glance: true }] });
   });
 
   it('takes a link that stops answering for stalled, retries with backoff, and calls the host down, never up', async () => {

@@ -29,6 +29,12 @@ import { openZellijWorld } from '../fixtures/zellij/world.js';
 import { startTestServer } from '../support/tmux.js';
 import { eventually, portOn, screenShows, startFakeAgent } from './live.js';
 
+/** What a [y/n] question offers. */
+const YES_NO = [
+  { label: 'y', keys: ['y'] },
+  { label: 'n', keys: ['n'] },
+];
+
 interface VerbWorld {
   readonly mux: MuxName;
   readonly port: MuxPort;
@@ -191,7 +197,7 @@ function describeAgentVerbs(name: MuxName, open: () => Promise<VerbWorld>): void
         assert.deepEqual(named, { matches: [], skipped: [skip] });
         assert.ok(!sweep.matches.some((row) => row.pane === world.agentPane), 'nothing says this agent waits');
       } else {
-        const match = { pane: world.agentPane, paneKey: keyOf(world.agentPane), agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: world.agentName, rule: null };
+        const match = { pane: world.agentPane, paneKey: keyOf(world.agentPane), agent_state: 'waiting', indicator: 'yes_no', snippet: 'Apply the edit to src/app.ts? [y/n]', agent: world.agentName, rule: null, answers: YES_NO };
         assert.deepEqual(named, { matches: [match], skipped: [] });
         assert.deepEqual(sweep.matches.find((row) => row.pane === world.agentPane), match);
       }

@@ -4,6 +4,9 @@ import { screenOfRows } from '../../src/agents/index.js';
 import {
   discoverCandidates,
   judgeAgentReading,
+  judgePaneScreen,
+  menuAnswers,
+  questionAnswers,
   judgePane,
   renderQuestionSweep,
   scanScreen,
@@ -11,6 +14,7 @@ import {
   type QuestionCandidate,
   type ScreenText,
 } from '../../src/panes/index.js';
+import { loadScreenFixture, screenFixtures } from '../agents/screens/fixtures.js';
 import { QUESTIONS, renderFrame, type Model } from '../fixtures/fake-agent.js';
 import { FAKE_AGENT_INDICATORS, fixture } from './fixtures.js';
 
@@ -44,7 +48,11 @@ describe('the line scan over captured screens', () => {
   ];
   for (const [file, indicator, line] of cases) {
     it(`${file} → ${indicator}`, () => {
-      assert.deepEqual(judgePane('%3', waiting, rows(fixture(file))), { pane: '%3', agent_state: 'waiting', indicator, snippet: line, agent: null, rule: null });
+      const judged = judgePane('%3', waiting, rows(fixture(file)));
+      assert.ok(!('reason' in judged), JSON.stringify(judged));
+      const { answers, ...match } = judged;
+      assert.deepEqual(match, { pane: '%3', agent_state: 'waiting', indicator, snippet: line, agent: null, rule: null });
+      assert.ok(Array.isArray(answers));
     });
   }
 
@@ -193,7 +201,20 @@ describe('sweepQuestions', () => {
     });
     assert.deepEqual(captured, ['%1', '%4', '%5']);
     assert.deepEqual(JSON.parse(JSON.stringify(sweep)), {
-      matches: [{ pane: '%1', agent_state: 'waiting', indicator: 'yes_no', snippet: 'Continue with the destructive migration? (y/n)', agent: null, rule: null }],
+      matches: [
+        {
+          pane: '%1',
+          agent_state: 'waiting',
+          indicator: 'yes_no',
+          snippet: 'Continue with the destructive migration? (y/n)',
+          agent: null,
+          rule: null,
+          answers: [
+            { label: 'y', keys: ['y'] },
+            { label: 'n', keys: ['n'] },
+          ],
+        },
+      ],
       skipped: [
         { pane: '%2', reason: 'state_changed' },
         { pane: '%3', reason: 'capture_failed' },
@@ -244,23 +265,74 @@ describe('judgeAgentReading', () => {
   const codex = { pane: '%5', agentState: null, agent: 'codex', agentKind: 'codex' as const };
 
   it('matches a permission prompt or dialog even without hook state, and says which rule', () => {
-    assert.deepEqual(judgeAgentReading('%5', codex, reading('permission', 'Would you like to run the following command?')), {
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('permission', 'Would you like to run the following command?'), []), {
       pane: '%5',
       agent_state: 'waiting',
       indicator: 'permission_prompt',
       snippet: 'Would you like to run the following command?',
       agent: 'codex',
       rule: 'codex.permission',
+      answers: [],
     });
-    assert.equal((judgeAgentReading('%5', codex, reading('dialog', 'Do you trust the contents of this directory?')) as { indicator: string }).indicator, 'agent_dialog');
+    assert.equal((judgeAgentReading('%5', codex, reading('dialog', 'Do you trust the contents of this directory?'), []) as { indicator: string }).indicator, 'agent_dialog');
   });
 
   it('skips composers, busy turns, exited agents, dead panes and screens it cannot read', () => {
-    assert.deepEqual(judgeAgentReading('%5', codex, reading('composer')), { pane: '%5', reason: 'agent_at_composer' });
-    assert.deepEqual(judgeAgentReading('%5', codex, reading('busy')), { pane: '%5', reason: 'agent_busy' });
-    assert.deepEqual(judgeAgentReading('%5', codex, reading('exited')), { pane: '%5', reason: 'agent_exited' });
-    assert.deepEqual(judgeAgentReading('%5', codex, reading('unknown')), { pane: '%5', reason: 'screen_unrecognised' });
-    assert.deepEqual(judgeAgentReading('%5', { ...codex, dead: true }, reading('permission', 'Allow?')), { pane: '%5', reason: 'pane_dead' });
-    assert.deepEqual(judgeAgentReading('%5', codex, undefined), { pane: '%5', reason: 'capture_failed' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('composer'), []), { pane: '%5', reason: 'agent_at_composer' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('busy'), []), { pane: '%5', reason: 'agent_busy' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('exited'), []), { pane: '%5', reason: 'agent_exited' });
+    assert.deepEqual(judgeAgentReading('%5', codex, reading('unknown'), []), { pane: '%5', reason: 'screen_unrecognised' });
+    assert.deepEqual(judgeAgentReading('%5', { ...codex, dead: true }, reading('permission', 'Allow?'), []), { pane: '%5', reason: 'pane_dead' });
+    assert.deepEqual(judgeAgentReading('%5', codex, undefined, []), { pane: '%5', reason: 'capture_failed' });
+  });
+});
+
+describe('the answers a question offers', () => {
+  const answersOf = (judged: ReturnType<typeof judgePane>): readonly { label: string; keys: readonly string[] }[] | string => ('reason' in judged ? judged.reason : judged.answers);
+
+  it('reads a menu only when it counts 1, 2, … from the top', () => {
+    assert.deepEqual(menuAnswers(['Pick:', '  2. two', '  3. three'], 1), []);
+    assert.deepEqual(
+      menuAnswers(['Pick:', '│ ❯ 1. one  │', '│   2. two  │'], 1).map((answer) => answer.label),
+      ['1. one', '2. two'],
+    );
+  });
+
+  it('gives a line-scanned question the menu under it, else what its line offers, else nothing', () => {
+    const menu = rows(`${QUESTIONS.menu!.lines.join('\n')}\n`);
+    assert.deepEqual(answersOf(judgePane('%3', waiting, menu)), [
+      { label: '1. Yes', keys: ['1'] },
+      { label: "2. Yes, and don't ask again this session", keys: ['2'] },
+      { label: '3. No, and tell me what to do differently (esc)', keys: ['3'] },
+    ]);
+    assert.deepEqual(answersOf(judgePane('%3', waiting, rows('Overwrite the file? [y/n]\n'))), [
+      { label: 'y', keys: ['y'] },
+      { label: 'n', keys: ['n'] },
+    ]);
+    assert.deepEqual(answersOf(judgePane('%3', waiting, rows('Press any key to continue\n'))), [{ label: 'Continue', keys: ['Enter'] }]);
+    assert.deepEqual(answersOf(judgePane('%3', waiting, rows('Which branch should the fix go on?\n'))), []);
+  });
+
+  it("gives an agent's permission prompt its menu, with the keys that agent takes", () => {
+    const screen = rows(['Do you want to make this edit to tail.ts?', '❯ 1. Yes', '  2. No', ''].join('\n'));
+    assert.deepEqual(questionAnswers(screen.lines, 'Do you want to make this edit to tail.ts?', 'permission_prompt', 'claude'), [
+      { label: '1. Yes', keys: ['1', 'Enter'] },
+      { label: '2. No', keys: ['2', 'Enter'] },
+    ]);
+    assert.deepEqual(
+      questionAnswers(screen.lines, 'Do you want to make this edit to tail.ts?', 'permission_prompt', 'codex').map((answer) => answer.keys),
+      [['1'], ['2']],
+    );
+    // An agent's question is read by its rules: a [y/n] written on its line is not a menu of its.
+    assert.deepEqual(questionAnswers(['Allow? [y/n]'], 'Allow? [y/n]', 'permission_prompt', 'claude'), []);
+  });
+
+  it('reads the answers off the same screen the sweep judged', () => {
+    const codex = { pane: '%5', agentState: null, agent: 'codex', agentKind: 'codex' as const };
+    const [version] = screenFixtures('codex').map((entry) => entry.version);
+    const judged = judgePaneScreen('%5', codex, screenOfRows(loadScreenFixture('codex', version!, 'permission').capture));
+    assert.ok(!('reason' in judged), JSON.stringify(judged));
+    assert.ok(judged.answers.length >= 2, JSON.stringify(judged.answers));
+    judged.answers.forEach((answer, index) => assert.deepEqual(answer.keys, [String(index + 1)]));
   });
 });

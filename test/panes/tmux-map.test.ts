@@ -10,6 +10,7 @@ import type { MuxPort, MuxSnapshot } from '../../src/mux/index.js';
 import type { Pane } from '../../src/tmux/index.js';
 import { git } from '../support/git.js';
 import { useTestServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 import { keyOf, portOn } from './live.js';
 
 describe('pane map against real tmux and git', () => {
@@ -86,6 +87,31 @@ describe('pane map against real tmux and git', () => {
     const table = renderMapTable(rows, { allSessions: true, mux: 'tmux' });
     assert.match(table, /^Session +Pane +WinIdx +Tab +Worktree +Change +Stage +Agent\n/);
     assert.match(table, new RegExp(`work +${panes.alpha!.id} +0 +alpha +\\(main\\) +${change} +apply +idle \\(2m\\)\\n`));
+  });
+
+  it("adds each pane's branch, last line and screen digest with a glance, and nothing without", async () => {
+    const port = portOn(live.server);
+    const talking = await live.server.newSession({ name: 'talking', cwd: feature, command: ['sh', '-c', "printf 'building\\n\\n  all 12 tests pass  \\n'; exec sleep 600"], receipt: true });
+    try {
+      const glanced = new Map((await paneMap(port, { kind: 'all' }, { glance: true })).map((row) => [row.pane, mapRowJson(row)]));
+      const spoken = await eventually('the printed lines', async () => {
+        const row = new Map((await paneMap(port, { kind: 'all' }, { glance: true })).map((each) => [each.pane, mapRowJson(each)])).get(talking.pane.id);
+        return row?.last_line === 'all 12 tests pass' && row;
+      });
+      assert.equal(spoken.branch, 'feature');
+      assert.deepEqual(
+        [panes.alpha!, panes.notes!, panes.beta!].map((pane) => glanced.get(pane.id)?.branch),
+        ['main', null, 'main'],
+        'the worktree’s branch, none outside git, and a branch with no commit yet',
+      );
+      assert.equal(glanced.get(panes.alpha!.id)?.last_line, null, 'a blank screen has no last line');
+      assert.match(spoken.screen_digest ?? '', /^[0-9a-f]{16}$/);
+      assert.notEqual(spoken.screen_digest, glanced.get(panes.alpha!.id)?.screen_digest, 'another screen, another digest');
+      const plainRow = (await paneMap(port, { kind: 'all' })).map(mapRowJson).find((row) => row.pane_id === talking.pane.id)!;
+      assert.deepEqual(['branch', 'last_line', 'screen_digest'].filter((field) => field in plainRow), [], 'the map without a glance keeps its fields');
+    } finally {
+      await talking.session.kill();
+    }
   });
 
   it('filters to one session, and to the caller’s session', async () => {

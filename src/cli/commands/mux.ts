@@ -122,9 +122,9 @@ export function openResolvedMux(resolved: ResolvedMux, io: CliIO, tmuxServer?: S
 }
 
 /** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
-export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO): Promise<Server> {
+export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO, transport?: 'spawn' | 'control'): Promise<Server> {
   try {
-    return await Server.open(resolved.tmuxEndpoint!, { env: io.env });
+    return await Server.open(resolved.tmuxEndpoint!, { env: io.env, transport });
   } catch (error) {
     if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
       throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);

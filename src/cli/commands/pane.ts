@@ -52,7 +52,7 @@ import {
 } from '../../panes/index.js';
 import { Endpoint, Server } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
-import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, type KnownDelivery } from '../../hosts/index.js';
+import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, RPC_GLANCE_SINCE, type KnownDelivery } from '../../hosts/index.js';
 import { DroverError, shellQuote } from '../../process/index.js';
 import { droverCommand } from '../invocation.js';
 import { deliveryLedgerDirectory } from '../state.js';
@@ -120,9 +120,9 @@ interface PaneMux {
   readonly io: CliIO;
 }
 
-async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => Promise<T>): Promise<T> {
+async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => Promise<T>, tmuxTransport?: 'control'): Promise<T> {
   const resolved = resolveMux(flags, io);
-  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openResolvedTmux(resolved, io);
+  const tmux = resolved.tmuxEndpoint === undefined ? undefined : await openResolvedTmux(resolved, io, tmuxTransport);
   const port = openResolvedMux(resolved, io, tmux);
   try {
     return await body({ resolved, port, tmux, io });
@@ -226,6 +226,7 @@ interface MapOptions extends JsonFlag {
   session?: string;
   allSessions?: boolean;
   allHosts?: boolean;
+  glance?: boolean;
 }
 
 /** How long a host may take over a sweep (a map or a question sweep reads every pane there). */
@@ -258,23 +259,36 @@ async function runAcrossHosts(...args: Parameters<typeof runAcrossHostsNow>): Re
 
 async function mapAcrossHosts(options: MapOptions & PaneFlags, io: CliIO): Promise<number> {
   const { params, scope } = hostsScope(options);
+  const glance = options.glance === true;
   return runAcrossHosts(
     {
       method: 'pane.map',
       params,
+      // A host older than the glance answers its map without it.
+      paramsSince: glance ? { version: RPC_GLANCE_SINCE, params: { glance: true } } : undefined,
       hostBudgetMs: HOST_SWEEP_BUDGET_MS,
       tables: [{ list: 'rows', title: 'Panes', columns: MAP_COLUMNS }],
-      local: () => withMux(options, io, async (opened) => (await paneMap(opened.port, scope, { env: io.env })).map(mapRowJson)),
+      local: () => withMux(options, io, async (opened) => (await paneMap(opened.port, scope, { env: io.env, glance })).map(mapRowJson), mapTransport(options)),
     },
     io,
     options.json === true,
   );
 }
 
+/** A glance reads every pane's screen: over one control connection rather than a tmux client each. */
+function mapTransport(options: MapOptions): 'control' | undefined {
+  return options.glance === true ? 'control' : undefined;
+}
+
 async function map(options: MapOptions & PaneFlags, io: CliIO): Promise<number | void> {
   if (options.allHosts) return mapAcrossHosts(options, io);
   const scope = sessionScope(options, io);
-  const { rows, mux } = await withMux(options, io, async (opened) => ({ rows: await paneMap(opened.port, scopeFor(scope, opened), { env: io.env }), mux: opened.port.mux }));
+  const { rows, mux } = await withMux(
+    options,
+    io,
+    async (opened) => ({ rows: await paneMap(opened.port, scopeFor(scope, opened), { env: io.env, glance: options.glance === true }), mux: opened.port.mux }),
+    mapTransport(options),
+  );
   if (options.json) writeJson(io, rows.map(mapRowJson));
   else io.stdout.write(renderMapTable(rows, { allSessions: scope?.kind === 'all', mux }));
 }
@@ -701,6 +715,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--session <name>', 'only this session (no need to run inside the multiplexer)')
     .addOption(new Option('--all-sessions', 'every session (no need to run inside the multiplexer)').conflicts('session'))
     .option('--all-hosts', ALL_HOSTS_HELP)
+    .option('--glance', "also read each pane's screen and branch: rows add branch, last_line and screen_digest (what a dashboard row shows)")
     .addHelpText('after', `${MAP_HELP}\n\n${ALL_HOSTS_EXIT}`)
     .action(paneVerb(context, 'sweep', map));
 

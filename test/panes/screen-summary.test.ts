@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { LAST_LINE_MAX, lastMeaningfulLine, transcriptEnd } from '../../src/bridge/screen-summary.js';
+import { LAST_LINE_MAX, lastMeaningfulLine, transcriptEnd } from '../../src/panes/screen-summary.js';
 import { loadScreenFixture } from '../agents/screens/fixtures.js';
 
 const plain = (capture: string): string => capture.replace(/\x1b\[[0-9;?:]*[a-zA-Z]/g, '');
