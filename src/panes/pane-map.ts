@@ -1,5 +1,15 @@
 import { createHash } from 'node:crypto';
-import { defaultAgentStatusContext, hookReports, rulesFor, systemProcessLookup, type AgentState, type AgentStatusContext, type ScreenPhase } from '../agents/index.js';
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  defaultAgentStatusContext,
+  hookReports,
+  rulesFor,
+  systemProcessLookup,
+  type AgentScreenRules,
+  type AgentState,
+  type AgentStatusContext,
+  type ScreenPhase,
+} from '../agents/index.js';
 import type { MuxOutcome, MuxPort, MuxScreen } from '../mux/index.js';
 import { readFabState, type FabState } from './fab-status.js';
 import { agentNamerFor, type PaneAgent } from './facts.js';
@@ -49,6 +59,27 @@ function needsScreen(row: MapRow, agent: PaneAgent): boolean {
 
 /** How long the map waits for one agent's screen before it leaves that agent's state unknown. */
 const MAP_SCREEN_MS = 5000;
+/** How long after a screen no rule recognised the map looks once more. */
+export const UNRECOGNISED_REREAD_MS = 100;
+
+/**
+ * An agent's state from its screen (`first`, read by `read`). A frame caught while the agent is
+ * drawing it can match no rule at all; such a screen is read once more a moment later, and what
+ * that one shows stands (unknown again is unknown). A screen that could not be read is unknown.
+ */
+export async function judgeAgentScreen(
+  first: MuxOutcome<MuxScreen>,
+  read: () => Promise<MuxOutcome<MuxScreen>>,
+  rules: AgentScreenRules,
+  rereadMs = UNRECOGNISED_REREAD_MS,
+): Promise<{ state: AgentState | null; screen: MuxOutcome<MuxScreen> }> {
+  if (!first.ok) return { state: null, screen: first };
+  const phase = rules.read(first.value).phase;
+  if (phase !== 'unknown') return { state: stateOfPhase(phase), screen: first };
+  await delay(rereadMs);
+  const again = await read();
+  return { state: again.ok ? stateOfPhase(rules.read(again.value).phase) : null, screen: again.ok ? again : first };
+}
 
 /**
  * `drover pane map`: one snapshot of the multiplexer (every pane with its hook state and pid),
@@ -85,11 +116,13 @@ export async function paneMap(port: MuxPort, scope: SessionScope, options: PaneM
       row.agentName = agent.name;
       const screenRead = readsScreens && needsScreen(row, agent);
       const glancing = options.glance === true && readsScreens && listing.pane.alive;
-      const screen = screenRead || glancing ? await port.readScreen(listing.paneId, { timeoutMs: MAP_SCREEN_MS }) : undefined;
+      const read = (): Promise<MuxOutcome<MuxScreen>> => port.readScreen(listing.paneId, { timeoutMs: MAP_SCREEN_MS });
+      let screen = screenRead || glancing ? await read() : undefined;
       if (screenRead) {
-        const state = screen!.ok ? stateOfPhase(rulesFor(agent.kind!)!.read(screen!.value).phase) : null;
-        if (state !== null) {
-          row.agent = { state, idleDuration: null };
+        const judged = await judgeAgentScreen(screen!, read, rulesFor(agent.kind!)!);
+        screen = judged.screen;
+        if (judged.state !== null) {
+          row.agent = { state: judged.state, idleDuration: null };
           row.agentStateSource = 'screen';
         }
       }
