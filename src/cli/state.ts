@@ -16,6 +16,15 @@ export function defaultBrokerSocket(env: NodeJS.ProcessEnv): string {
   return join(stateDirectory(env), 'broker', 'broker.sock');
 }
 
+/**
+ * Where a hub's `drover broker serve` puts its store on this machine when the hub's entry for it
+ * names no forward_broker: this drover announces it in its drover-rpc handshake, beside (not
+ * instead of) this machine's own broker socket.
+ */
+export function hubBrokerSocket(env: NodeJS.ProcessEnv): string {
+  return join(stateDirectory(env), 'broker', 'hub.sock');
+}
+
 export const BROKER_SOCKET_HELP = 'broker/broker.sock in $DROVER_STATE_DIR, else $XDG_STATE_HOME/drover, else ~/.local/state/drover';
 
 /** Where this machine remembers deliveries by id (see DeliveryLedger). */

@@ -181,7 +181,7 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
     env,
     values: { fleet_id: fleet.fleetId, member_id: member.memberId, director_member_id: director.memberId, coding_agent: agent },
   };
-  const reach = storeFromHost(runtime, remote, host, request.name);
+  const reach = await storeFromHost(runtime, remote, host, request.name);
   spans.enter();
   try {
     let spawned;
@@ -205,21 +205,23 @@ async function createRemoteMember(runtime: FleetRuntime, request: MemberRequest,
 
 /**
  * How a member's pane on `host` reaches this fleet's store. Where the user had this machine's
- * broker forwarded there (forward_broker), through that socket, served while `drover broker
- * serve` runs here; else through a server store's own connection. A SQLite file or a served
- * socket of this machine names nothing there: the member gets no store and a warning says it
- * can receive messages but not send or acknowledge them, and what would let it.
+ * broker forwarded there (forward_broker), through that socket; a server store (PostgreSQL)
+ * through its own connection; else through the socket `drover broker serve` here forwards to
+ * where drover there takes it. The forwarded socket works while `broker serve` runs here. A
+ * host that names no such place (an older drover) leaves the member without a store, and a
+ * warning says it can receive messages but not send or acknowledge them, and what would let it.
  */
-function storeFromHost(runtime: FleetRuntime, remote: RemotePanes, host: string, member: string): { env: Record<string, string>; warnings: string[] } {
-  const forwarded = remote.forwardedBroker(host);
-  if (forwarded !== undefined) return { env: { DROVER_BROKER: remoteBrokerUrl(forwarded) }, warnings: [] };
+async function storeFromHost(runtime: FleetRuntime, remote: RemotePanes, host: string, member: string): Promise<{ env: Record<string, string>; warnings: string[] }> {
   const { store } = runtime.broker;
-  if (store.kind !== 'sqlite' && store.via === undefined) return { env: runtime.broker.connectionEnvironment(), warnings: [] };
+  const serverStore = store.kind !== 'sqlite' && store.via === undefined;
+  const forwarded = await remote.brokerPathOn(host, SPAWN_DEADLINE_MS);
+  if (forwarded?.configured === true || (forwarded !== undefined && !serverStore)) return { env: { DROVER_BROKER: remoteBrokerUrl(forwarded.path) }, warnings: [] };
+  if (serverStore) return { env: runtime.broker.connectionEnvironment(), warnings: [] };
   return {
     env: {},
     warnings: [
-      `member ${member} on host ${host} receives messages but cannot send or acknowledge them: this fleet's store is ${store.via === undefined ? 'a SQLite file' : 'served'} on this machine, which host ${host} cannot open; ` +
-        `to let it, set forward_broker (an absolute socket path there) under hosts.${host} in drover's config file, run \`drover broker serve\` here, and create the member again`,
+      `member ${member} on host ${host} receives messages but cannot send or acknowledge them: this fleet's store is ${store.via === undefined ? 'a SQLite file' : 'served'} on this machine, and the drover on host ${host} names no place for it; ` +
+        `to let it, install this drover's release there (\`drover host add ${host} --install\`) or set forward_broker (an absolute socket path there) under hosts.${host} in drover's config file, run \`drover broker serve\` here, and create the member again`,
     ],
   };
 }

@@ -77,8 +77,12 @@ export interface RemotePanes {
   close(host: string, pane: string, budgetMs: number): Promise<void>;
   /** The pane's last `lines` lines as its host reads them (text, no escape sequences). */
   capture(host: string, pane: string, lines: number, budgetMs: number): Promise<string>;
-  /** Where `drover broker serve` here puts this machine's store on `host` (its forward_broker socket), if the user set one. */
-  forwardedBroker(host: string): string | undefined;
+  /**
+   * Where `drover broker serve` here puts this machine's store on `host`: the entry's
+   * forward_broker when the user set one (`configured`), else the path drover there names for
+   * it; undefined when neither is known within `budgetMs` (a host too old to name one).
+   */
+  brokerPathOn(host: string, budgetMs: number): Promise<{ readonly path: string; readonly configured: boolean } | undefined>;
 }
 
 /**

@@ -6,9 +6,9 @@
  * with the command.
  */
 import { PLACEMENT_BACKENDS, RemotePaneError, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
-import { readHostsConfig } from './config.js';
+import { forwardedSocketProblem, readHostsConfig } from './config.js';
 import { callOnHost, HostCallError } from './host-call.js';
-import type { HostLink } from './link.js';
+import { HostUnreachableError, type HostLink } from './link.js';
 import type { RpcParams } from './protocol.js';
 import { Hosts } from './registry.js';
 
@@ -65,8 +65,17 @@ export class LinkedRemotePanes implements RemotePanes {
     return reply.result;
   }
 
-  forwardedBroker(host: string): string | undefined {
-    return readHostsConfig(this.options.env).hosts.find((entry) => entry.name === host)?.forwardBroker;
+  async brokerPathOn(host: string, budgetMs: number): Promise<{ path: string; configured: boolean } | undefined> {
+    const configured = readHostsConfig(this.options.env).hosts.find((entry) => entry.name === host)?.forwardBroker;
+    if (configured !== undefined) return { path: configured, configured: true };
+    let offered: string | undefined;
+    try {
+      offered = (await this.link(host).whenUp({ timeoutMs: budgetMs, signal: this.options.signal })).handshake.broker_socket;
+    } catch (error) {
+      if (error instanceof HostUnreachableError) return undefined;
+      throw error;
+    }
+    return typeof offered === 'string' && forwardedSocketProblem(offered) === undefined ? { path: offered, configured: false } : undefined;
   }
 
   async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {

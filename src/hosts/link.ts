@@ -19,7 +19,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
 import { DroverError, LongLivedChild, TimeoutError, formatTimestamp, wallMicros, type ChildExit } from '../process/index.js';
 import { RpcClient, RpcHandshakeError, RpcLinkLostError, type RpcRequestOptions } from './client.js';
-import type { HostEntry } from './config.js';
+import { forwardedSocketProblem, type HostEntry } from './config.js';
 import { RPC_PING, type RpcHandshake, type RpcParams, type RpcReply } from './protocol.js';
 import { DEFAULT_REMOTE_DROVER, classifySshExit, remoteCommandLine, sshArgv, sshBinary, sshStderrSummary } from './ssh.js';
 
@@ -121,9 +121,11 @@ export interface HostLinkOptions {
   /** For the backoff's jitter; Math.random by default. */
   readonly random?: () => number;
   /**
-   * This machine's `drover broker serve` socket: a host whose entry names forward_broker gets
-   * it forwarded there for the link's life. Only the long-lived link of `broker serve` sets
-   * it; short-lived links would take the host's socket over and leave it dead when they end.
+   * This machine's `drover broker serve` socket, forwarded to the host for the link's life: to
+   * the entry's forward_broker, else to the path the host's drover names in its handshake (the
+   * link logs in once to learn it, then again with it forwarded). Only the long-lived link of
+   * `broker serve` sets it; short-lived links would take the host's socket over and leave it
+   * dead when they end.
    */
   readonly brokerSocket?: string;
 }
@@ -141,6 +143,8 @@ export class HostLink {
   private child: LongLivedChild | undefined;
   private rpc: RpcClient | undefined;
   private handshake: RpcHandshake | undefined;
+  /** The forwarded broker's path the host named in a handshake (see HostLinkOptions.brokerSocket). */
+  private learnedBrokerSocket: string | undefined;
   private failures = 0;
   private lastSeen: number | undefined;
   private latency: number | undefined;
@@ -191,6 +195,11 @@ export class HostLink {
   /** The remote drover's handshake, from the link that is up (or was last). */
   get remote(): RpcHandshake | undefined {
     return this.handshake;
+  }
+
+  /** Where on the host this link forwards the broker socket: the entry's forward_broker, else the path the host named; undefined before either is known. */
+  get brokerForwardedTo(): string | undefined {
+    return this.host.forwardBroker ?? this.learnedBrokerSocket;
   }
 
   /** The link's client while it is up; undefined otherwise. A new one after each reconnect. */
@@ -311,7 +320,7 @@ export class HostLink {
     let argv: string[];
     try {
       const remote = remoteCommandLine(this.host.drover ?? DEFAULT_REMOTE_DROVER, ['rpc', '--stdio']);
-      const forwarded = this.host.forwardBroker;
+      const forwarded = this.brokerForwardedTo;
       const local = this.options.brokerSocket;
       const forwardSocket = forwarded !== undefined && local !== undefined ? { remote: forwarded, local } : undefined;
       argv = sshArgv(sshBinary(this.options.env), this.host.ssh, remote, { connectTimeoutMs: this.timings.connectTimeoutMs, forwardSocket });
@@ -347,6 +356,15 @@ export class HostLink {
       client.end('the link was replaced');
       await child.stop(STOP_GRACE_MS).catch(() => undefined);
       return;
+    }
+    const offered = client.handshake.broker_socket;
+    if (this.options.brokerSocket !== undefined && this.brokerForwardedTo === undefined && typeof offered === 'string' && forwardedSocketProblem(offered) === undefined) {
+      // The host named where it takes a hub's broker: log in again with the socket forwarded there.
+      this.learnedBrokerSocket = offered;
+      client.end('logging in again to forward the broker');
+      await child.stop(STOP_GRACE_MS).catch(() => undefined);
+      if (this.child === child) this.child = undefined;
+      return this.connect(generation);
     }
     this.rpc = client;
     this.handshake = client.handshake;

@@ -20,8 +20,8 @@
 export const RPC_PROTOCOL = 'drover-rpc';
 /**
  * major.minor; see isCompatible. 1.1: pane.deliver takes delivery_id, and the server remembers
- * it. 1.2: pane.map takes glance (rows add branch, last_line, screen_digest), and pane.questions
- * matches carry their answers.
+ * it. 1.2: pane.map takes glance (rows add branch, last_line, screen_digest), pane.questions
+ * matches carry their answers, and the handshake may name a broker_socket.
  */
 export const RPC_VERSION = '1.2';
 
@@ -44,6 +44,11 @@ export interface RpcHandshake {
   readonly muxes: readonly RpcMuxAvailability[];
   /** Every method this server answers, `watch` and `unwatch` included. */
   readonly capabilities: readonly string[];
+  /**
+   * Since 1.2: the absolute path where this host takes a hub's forwarded broker socket when the
+   * hub names none (its directory exists, private to the user); absent when it has none.
+   */
+  readonly broker_socket?: string;
 }
 
 export interface RpcMuxAvailability {

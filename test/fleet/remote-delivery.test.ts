@@ -53,6 +53,8 @@ class FakeHost implements RemotePanes {
   spawnFailure: Error | undefined;
   /** The socket this machine's broker is forwarded to there, as a host entry's forward_broker names it. */
   forwarded: string | undefined;
+  /** Where drover there takes a hub's broker, as its handshake names it (undefined: an older drover). */
+  offered: string | undefined;
 
   /** The host's own pane for a target, or the refusal its drover would answer. */
   private paneOf(host: string, target: string): string {
@@ -87,8 +89,9 @@ class FakeHost implements RemotePanes {
     this.closed.push(pane);
   }
 
-  forwardedBroker(): string | undefined {
-    return this.forwarded;
+  async brokerPathOn(): Promise<{ path: string; configured: boolean } | undefined> {
+    if (this.forwarded !== undefined) return { path: this.forwarded, configured: true };
+    return this.offered === undefined ? undefined : { path: this.offered, configured: false };
   }
 
   async capture(host: string, target: string, lines: number): Promise<string> {
@@ -222,9 +225,31 @@ describe('creating a member on another host', () => {
     assert.equal(s.host.spawns[0]!.env.DROVER_DB, undefined, "this machine's SQLite path means nothing there");
     assert.equal(s.host.spawns[0]!.env.DROVER_BROKER, undefined);
     assert.deepEqual(created.warnings, [
-      "member gpu-worker on host box receives messages but cannot send or acknowledge them: this fleet's store is a SQLite file on this machine, which host box cannot open; " +
-        "to let it, set forward_broker (an absolute socket path there) under hosts.box in drover's config file, run `drover broker serve` here, and create the member again",
+      "member gpu-worker on host box receives messages but cannot send or acknowledge them: this fleet's store is a SQLite file on this machine, and the drover on host box names no place for it; " +
+        "to let it, install this drover's release there (`drover host add box --install`) or set forward_broker (an absolute socket path there) under hosts.box in drover's config file, run `drover broker serve` here, and create the member again",
     ]);
+  });
+
+  it('gives the member the socket drover there takes a hub’s broker at, when the user named none', async (t) => {
+    const s = await runtimeFor(t);
+    s.host.offered = '/home/me/.local/state/drover/broker/hub.sock';
+    const created = await createMember(s.runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0' });
+    assert.deepEqual(s.host.spawns[0]!.env, { DROVER_BROKER: 'drover+unix:///home/me/.local/state/drover/broker/hub.sock' });
+    assert.deepEqual(created.warnings, []);
+  });
+
+  it('keeps a server store’s own connection even where drover there names a socket for a forwarded one', async (t) => {
+    const s = await setup(t);
+    // The same store, as a PostgreSQL one would describe itself.
+    const server = Object.create(s.broker) as typeof s.broker;
+    Object.defineProperty(server, 'store', { get: () => ({ ...s.broker.store, kind: 'postgresql', location: 'postgresql://hub/drover' }) });
+    server.connectionEnvironment = () => ({ DROVER_BROKER: 'postgresql://hub/drover' });
+    const runtime = await FleetRuntime.open({ broker: server, remote: s.host, env: { ...process.env, SHELL: '/bin/sh' } });
+    t.after(() => runtime.close());
+    s.host.offered = '/home/me/.local/state/drover/broker/hub.sock';
+    const created = await createMember(runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0' });
+    assert.deepEqual(s.host.spawns[0]!.env, { DROVER_BROKER: 'postgresql://hub/drover' });
+    assert.deepEqual(created.warnings, []);
   });
 
   it("gives the member this machine's broker through the socket forwarded there, when the host has one", async (t) => {

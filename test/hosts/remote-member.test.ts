@@ -27,6 +27,7 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
   let trigger: string;
   let received: string;
   let remoteTmux: string;
+  let remoteDrover: string;
   let env: NodeJS.ProcessEnv;
   let fleetId: number;
   let directorId: number;
@@ -47,7 +48,7 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     chmodSync(ignored, 0o666);
     trigger = join(sshd.dir, 'on-enter');
     onEnter(ignored);
-    const remoteDrover = sshd.installDrover(CLI_PATH);
+    remoteDrover = sshd.installDrover(CLI_PATH);
     received = join(sshd.home, 'received.txt');
     // The member's program on the other machine: a sink that writes down each line it gets.
     const sink = join(sshd.dir, 'member-sink');
@@ -79,8 +80,13 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
     const create = await drover(['member', 'create', '--fleet', String(fleetId), '--name', 'far', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json']);
     assert.equal(create.exitCode, 0, create.stderrText());
-    assert.match(create.stderrText(), /member far on host box receives messages but cannot send or acknowledge them: this fleet's store is a SQLite file on this machine/);
+    assert.doesNotMatch(create.stderrText(), /cannot send or acknowledge/, 'drover there names where the hub’s broker is forwarded');
     const member = (JSON.parse(create.text()) as { member: { member_id: number; placement: { host: string; pane_id: string; server: string } } }).member;
+    const handshake = JSON.parse((await sshd.exec(`'${remoteDrover}' rpc --stdio < /dev/null | head -n 1`)).trim()) as { broker_socket?: string };
+    assert.match(handshake.broker_socket ?? '', /^\/.*\/broker\/hub\.sock$/);
+    const panePid = (await sshd.exec(`${remoteTmux} display-message -p -t '${member.placement.pane_id}' '#{pane_pid}'`)).trim();
+    const paneEnv = (await sshd.exec(`tr '\\0' '\\n' < /proc/${panePid}/environ`)).split('\n');
+    assert.ok(paneEnv.includes(`DROVER_BROKER=drover+unix://${handshake.broker_socket}`), 'the member reaches the hub’s store through the socket forwarded there');
     assert.equal(member.placement.host, 'box');
     const panes = (await sshd.exec(`${remoteTmux} list-panes -t remote -F '#{pane_id}'`)).trim().split('\n');
     assert.deepEqual(panes, [beside, member.placement.pane_id], "the member's pane was split off the one named, on that host's tmux");

@@ -653,11 +653,12 @@ function registerMessage(program: Command, context: CommandContext): void {
 // ---- broker ----------------------------------------------------------------------------------
 
 /**
- * The links to every configured host with forward_broker, held while serving: each puts the
- * socket at its path on that host (ssh -R) and reconnects on its own when cut.
+ * The links to every configured host, held while serving: each puts the socket on that host
+ * (ssh -R) at the entry's forward_broker, else where that host's drover says it takes a hub's
+ * broker, and reconnects on its own when cut.
  */
 function forwardingLinks(io: CliIO, socketPath: string): { hosts: Hosts; entries: HostEntry[] } | undefined {
-  const entries = readHostsConfig(io.env).hosts.filter((host) => host.forwardBroker !== undefined);
+  const entries = [...readHostsConfig(io.env).hosts];
   if (entries.length === 0) return undefined;
   const problem = forwardedSocketProblem(socketPath);
   if (problem !== undefined) throw new UsageError(`the broker socket cannot be forwarded over ssh: ${problem}`);
@@ -685,7 +686,10 @@ function registerBroker(program: Command, context: CommandContext): void {
             else {
               writeLine(io.stdout, `drover broker: serving ${served.store.kind} ${served.store.location} at ${server.socketPath}`);
               writeLine(io.stdout, `members on this machine: DROVER_BROKER=${url}`);
-              for (const entry of links?.entries ?? []) writeLine(io.stdout, `host ${entry.name}: forwarded to ${entry.forwardBroker} (members there: DROVER_BROKER=${remoteBrokerUrl(entry.forwardBroker!)})`);
+              for (const entry of links?.entries ?? []) {
+                if (entry.forwardBroker !== undefined) writeLine(io.stdout, `host ${entry.name}: forwarded to ${entry.forwardBroker} (members there: DROVER_BROKER=${remoteBrokerUrl(entry.forwardBroker)})`);
+                else writeLine(io.stdout, `host ${entry.name}: forwarded where drover there takes it, once its link is up (member create --host ${entry.name} gives members the address)`);
+              }
               writeLine(io.stdout, 'stop: Ctrl-C');
             }
             // A service manager stops it with SIGTERM: the links' ssh must end with it, not linger holding the hosts' sockets.

@@ -1,12 +1,14 @@
 import { Option, type Command } from 'commander';
 import { PassThrough, Writable } from 'node:stream';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { MUX_NAMES, muxBinary, selectMux, type MuxName } from '../../mux/index.js';
 import { findExecutable } from '../../process/index.js';
-import { RPC_PING, RPC_PROTOCOL, RPC_UNWATCH, RPC_VERSION, RPC_WATCH, RpcRequestError, serveRpc, type RpcAnswer, type RpcHandshake, type RpcParams } from '../../hosts/index.js';
+import { forwardedSocketProblem, RPC_PING, RPC_PROTOCOL, RPC_UNWATCH, RPC_VERSION, RPC_WATCH, RpcRequestError, serveRpc, type RpcAnswer, type RpcHandshake, type RpcParams } from '../../hosts/index.js';
 import { EXIT, UsageError, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { buildProgram, runCli } from '../program.js';
+import { hubBrokerSocket } from '../state.js';
 import { packageVersion } from '../version.js';
 import { watchPanes } from './rpc-watch.js';
 
@@ -152,6 +154,21 @@ function muxAvailable(mux: MuxName, env: NodeJS.ProcessEnv): boolean {
   }
 }
 
+/**
+ * The socket path this host offers a hub's broker (see hubBrokerSocket), its directory made
+ * private first so sshd can bind there; none when the path cannot be forwarded or made.
+ */
+function offeredBrokerSocket(env: NodeJS.ProcessEnv): { broker_socket?: string } {
+  const path = hubBrokerSocket(env);
+  if (forwardedSocketProblem(path) !== undefined) return {};
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  } catch {
+    return {};
+  }
+  return { broker_socket: path };
+}
+
 function handshakeOf(io: CliIO, methods: Iterable<string>): RpcHandshake {
   let selected: string | undefined;
   try {
@@ -166,6 +183,7 @@ function handshakeOf(io: CliIO, methods: Iterable<string>): RpcHandshake {
     drover_version: packageVersion(),
     muxes: installed.map((mux) => ({ mux, selected: mux === selected })),
     capabilities: [...methods, RPC_PING, RPC_WATCH, RPC_UNWATCH].sort(),
+    ...offeredBrokerSocket(io.env),
   };
 }
 
