@@ -198,7 +198,7 @@ export class HostLink {
   }
 
   /** Where on the host this link forwards the broker socket: the entry's forward_broker, else the path the host named; undefined before either is known. */
-  get brokerForwardedTo(): string | undefined {
+  private get brokerForwardedTo(): string | undefined {
     return this.host.forwardBroker ?? this.learnedBrokerSocket;
   }
 

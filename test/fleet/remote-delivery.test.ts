@@ -230,14 +230,6 @@ describe('creating a member on another host', () => {
     ]);
   });
 
-  it('gives the member the socket drover there takes a hub’s broker at, when the user named none', async (t) => {
-    const s = await runtimeFor(t);
-    s.host.offered = '/home/me/.local/state/drover/broker/hub.sock';
-    const created = await createMember(s.runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0' });
-    assert.deepEqual(s.host.spawns[0]!.env, { DROVER_BROKER: 'drover+unix:///home/me/.local/state/drover/broker/hub.sock' });
-    assert.deepEqual(created.warnings, []);
-  });
-
   it('keeps a server store’s own connection even where drover there names a socket for a forwarded one', async (t) => {
     const s = await setup(t);
     // The same store, as a PostgreSQL one would describe itself.
@@ -252,12 +244,18 @@ describe('creating a member on another host', () => {
     assert.deepEqual(created.warnings, []);
   });
 
-  it("gives the member this machine's broker through the socket forwarded there, when the host has one", async (t) => {
-    const s = await runtimeFor(t);
-    s.host.forwarded = '/home/me/.drover-hub.sock';
-    const created = await createMember(s.runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0' });
-    assert.deepEqual(s.host.spawns[0]!.env, { DROVER_BROKER: 'drover+unix:///home/me/.drover-hub.sock' });
-    assert.deepEqual(created.warnings, []);
+  it("gives the member this machine's broker through the socket forwarded there: the entry's, else the one drover there names", async (t) => {
+    const cases: [Partial<Pick<FakeHost, 'forwarded' | 'offered'>>, string][] = [
+      [{ forwarded: '/home/me/.drover-hub.sock', offered: '/home/me/.local/state/drover/broker/hub.sock' }, 'drover+unix:///home/me/.drover-hub.sock'],
+      [{ offered: '/home/me/.local/state/drover/broker/hub.sock' }, 'drover+unix:///home/me/.local/state/drover/broker/hub.sock'],
+    ];
+    for (const [host, broker] of cases) {
+      const s = await runtimeFor(t);
+      Object.assign(s.host, host);
+      const created = await createMember(s.runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0' });
+      assert.deepEqual(s.host.spawns[0]!.env, { DROVER_BROKER: broker }, JSON.stringify(host));
+      assert.deepEqual(created.warnings, []);
+    }
   });
 
   it('needs the pane to split off there, before anything is registered', async (t) => {

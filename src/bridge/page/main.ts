@@ -308,7 +308,7 @@ function listen(): void {
   on('topology', () => scheduleSnapshot());
   on('agent', (data) => {
     scheduleSnapshot();
-    // A host's panes say no revision: their screens are read again when their state moves.
+    // A host's pane changes are seen at its polls (an older host's carry no revision): a state move reads its screen again too.
     const current = route();
     if (current.view === 'pane' && current.paneKey === data.pane_key && paneOf(data.pane_key)?.host !== 'local') scheduleGrid(current.paneKey);
   });
