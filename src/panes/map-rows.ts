@@ -131,7 +131,9 @@ function agentColumn(row: MapRow): string {
  */
 export function renderMapTable(rows: readonly MapRow[], options: { allSessions: boolean; mux: MuxName }): string {
   if (rows.length === 0) return `No ${options.mux} panes found.\n`;
-  const header = ['Pane', 'WinIdx', 'Tab', 'Worktree', 'Change', 'Stage', 'Agent'];
+  // A glance adds what each pane shows, last: its line is the widest cell.
+  const glanced = rows.some((row) => row.glance !== undefined);
+  const header = ['Pane', 'WinIdx', 'Tab', 'Worktree', 'Change', 'Stage', 'Agent', ...(glanced ? ['Branch', 'Last line'] : [])];
   const cells = rows.map((row) => [
     row.pane,
     String(row.windowIndex),
@@ -140,6 +142,7 @@ export function renderMapTable(rows: readonly MapRow[], options: { allSessions: 
     changeLabel(row.fab),
     row.fab?.stage ?? NONE,
     agentColumn(row),
+    ...(glanced ? [row.glance?.branch ?? NONE, row.glance?.lastLine ?? NONE] : []),
   ]);
   // Session and window names are whatever someone typed: shown printable, never as raw controls.
   const printable = (table: string[][]): string[][] => table.map((line) => line.map(foldBody));

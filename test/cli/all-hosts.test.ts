@@ -114,6 +114,9 @@ describe('views across hosts: --all-hosts (a fake ssh on PATH)', () => {
       assert.ok(row.branch === null || typeof row.branch === 'string', `${row.host}: ${JSON.stringify(row.branch)}`);
       assert.match(String(row.screen_digest), /^[0-9a-f]{16}$/, row.host);
     }
+    const table = (await drover(['pane', 'map', '--all-hosts', '--glance'])).text();
+    assert.match(table, /Branch +Last line\n/);
+    assert.match(table, /typed there\n/);
     const plain = (await map()).rows as unknown as Record<string, unknown>[];
     assert.ok(plain.every((row) => !('last_line' in row)), 'no glance unless asked');
   });

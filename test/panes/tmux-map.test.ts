@@ -107,6 +107,9 @@ describe('pane map against real tmux and git', () => {
       assert.equal(glanced.get(panes.alpha!.id)?.last_line, null, 'a blank screen has no last line');
       assert.match(spoken.screen_digest ?? '', /^[0-9a-f]{16}$/);
       assert.notEqual(spoken.screen_digest, glanced.get(panes.alpha!.id)?.screen_digest, 'another screen, another digest');
+      const table = renderMapTable(await paneMap(port, { kind: 'all' }, { glance: true }), { allSessions: true, mux: 'tmux' });
+      assert.match(table, /^Session +Pane +WinIdx +Tab +Worktree +Change +Stage +Agent +Branch +Last line\n/);
+      assert.match(table, new RegExp(`talking +${talking.pane.id} .* feature +all 12 tests pass\\n`));
       const plainRow = (await paneMap(port, { kind: 'all' })).map(mapRowJson).find((row) => row.pane_id === talking.pane.id)!;
       assert.deepEqual(['branch', 'last_line', 'screen_digest'].filter((field) => field in plainRow), [], 'the map without a glance keeps its fields');
     } finally {

@@ -252,6 +252,11 @@ const MAP_COLUMNS: readonly AllHostsColumn[] = [
   { header: 'Agent', fields: ['agent', 'agent_state'] },
 ];
 
+const GLANCE_COLUMNS: readonly AllHostsColumn[] = [
+  { header: 'Branch', fields: ['branch'] },
+  { header: 'Last line', fields: ['last_line'] },
+];
+
 /** The merged views load the hosts layer only when asked for, so a plain map starts as fast as before. */
 async function runAcrossHosts(...args: Parameters<typeof runAcrossHostsNow>): ReturnType<typeof runAcrossHostsNow> {
   return (await import('../all-hosts.js')).runAcrossHosts(...args);
@@ -267,7 +272,7 @@ async function mapAcrossHosts(options: MapOptions & PaneFlags, io: CliIO): Promi
       // A host older than the glance answers its map without it.
       paramsSince: glance ? { version: RPC_GLANCE_SINCE, params: { glance: true } } : undefined,
       hostBudgetMs: HOST_SWEEP_BUDGET_MS,
-      tables: [{ list: 'rows', title: 'Panes', columns: MAP_COLUMNS }],
+      tables: [{ list: 'rows', title: 'Panes', columns: glance ? [...MAP_COLUMNS, ...GLANCE_COLUMNS] : MAP_COLUMNS }],
       local: () => withMux(options, io, async (opened) => (await paneMap(opened.port, scope, { env: io.env, glance })).map(mapRowJson), mapTransport(options)),
     },
     io,
