@@ -58,6 +58,26 @@ export async function readyBecomes(bed: AgentBed, pane: string, states: readonly
   }
 }
 
+/**
+ * Waits until the pane reads ready and stays so for `holdMs`: an interrupted turn can show its
+ * composer a moment before the status row says the turn ended (opencode did, once, in CI), and
+ * a delivery then is rightly refused as into a busy agent.
+ */
+async function readyHolds(bed: AgentBed, pane: string, holdMs = 1000): Promise<void> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    await readyBecomes(bed, pane, ['ready']);
+    const until = Date.now() + holdMs;
+    let held = true;
+    while (held && Date.now() < until) {
+      await delay(200);
+      held = (await paneReady(bed.port, pane, { cwd: bed.workdir })).state === 'ready';
+    }
+    if (held) return;
+    if (Date.now() > deadline) assert.fail(`pane ${pane} did not stay ready for ${holdMs} ms`);
+  }
+}
+
 /** Opens the agent the way a user does (`drover pane open --provider NAME`) and waits for its composer. */
 export async function openAgent(bed: AgentBed): Promise<string> {
   const opened = await openAgentPane(bed.port, { provider: bed.profile.name, cwd: bed.workdir, env: bed.env });
@@ -123,7 +143,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         assert.equal(await mapState(bed, pane), 'active');
         assert.equal(await skipReason(bed, pane), 'agent_busy');
         await bed.server.pane(pane).sendKeys(expect.interruptKeys);
-        await readyBecomes(bed, pane, ['ready']);
+        await readyHolds(bed, pane);
 
         const asked = await paneDeliver(bed.port, pane, `${TOOL_MARKER} run the check`, { cwd: bed.workdir });
         assert.equal(asked.status, 'submitted', asked.reason);
