@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { AgentScreen, AgentScreenRules, AgentState, ScreenPhase } from '../agents/index.js';
-import { judgePane, questionAnswers } from '../panes/index.js';
+import { agentQuestion, judgePane } from '../panes/index.js';
 import type { QuestionOption } from './protocol.js';
 
 /** A question as read off one screen; the observer gives it an id while it stays on screen. */
@@ -41,10 +41,8 @@ function question(snippet: string, indicator: string, rule: string | null, optio
 /** An agent drover knows, by its screen rules. */
 export function readAgentScreen(screen: AgentScreen, rules: AgentScreenRules): ScreenVerdict {
   const reading = rules.read(screen);
-  if (reading.phase !== 'permission' && reading.phase !== 'dialog') return { phase: reading.phase, rule: reading.rule, question: null };
-  const snippet = reading.question?.snippet ?? reading.detail;
-  const indicator = reading.phase === 'permission' ? 'permission_prompt' : 'agent_dialog';
-  return { phase: reading.phase, rule: reading.rule, question: question(snippet, indicator, reading.rule, questionAnswers(screen.lines, snippet, indicator, rules.agent), screen.lines) };
+  const asked = agentQuestion(reading, screen.lines, rules.agent);
+  return { phase: reading.phase, rule: reading.rule, question: asked === undefined ? null : question(asked.snippet, asked.indicator, reading.rule, asked.answers, screen.lines) };
 }
 
 /**

@@ -233,6 +233,26 @@ export function judgePane(pane: string, candidate: QuestionCandidate | undefined
   return { pane, agent_state: candidate.agentState, indicator: scan.indicator, snippet: scan.snippet, agent: candidate.agent ?? null, rule: null, answers };
 }
 
+/** The question an agent drover knows shows by its screen rules. */
+export interface AgentQuestion {
+  readonly indicator: 'permission_prompt' | 'agent_dialog';
+  readonly snippet: string;
+  /** The menu under it, with the keys that agent confirms an entry with. */
+  readonly answers: QuestionAnswer[];
+}
+
+/**
+ * The question a screen reading of `agent` shows: a permission prompt or a dialog, read with
+ * the answers of the menu in `lines`; undefined in any other phase. The sweep and the
+ * dashboard both read an agent's question here, so they name and answer it alike.
+ */
+export function agentQuestion(reading: ScreenReading, lines: readonly string[], agent: AgentKind | null): AgentQuestion | undefined {
+  if (reading.phase !== 'permission' && reading.phase !== 'dialog') return undefined;
+  const snippet = reading.question?.snippet ?? reading.detail;
+  const indicator = reading.phase === 'permission' ? 'permission_prompt' : 'agent_dialog';
+  return { indicator, snippet, answers: questionAnswers(lines, snippet, indicator, agent) };
+}
+
 /**
  * Judges one pane of an agent drover knows from its screen reading (undefined: the read
  * failed) of the screen `lines`, where a question's menu is read. The screen decides whatever
@@ -243,21 +263,16 @@ export function judgeAgentReading(pane: string, candidate: QuestionCandidate | u
   if (candidate === undefined) return { pane, reason: 'capture_failed' };
   if (candidate.dead) return { pane, reason: 'pane_dead' };
   if (reading === undefined) return { pane, reason: 'capture_failed' };
-  const agent = candidate.agent ?? null;
+  const asked = agentQuestion(reading, lines, candidate.agentKind ?? null);
+  if (asked !== undefined) return { pane, agent_state: 'waiting', ...asked, agent: candidate.agent ?? null, rule: reading.rule };
   switch (reading.phase) {
-    case 'permission':
-    case 'dialog': {
-      const snippet = reading.question?.snippet ?? reading.detail;
-      const indicator = reading.phase === 'permission' ? 'permission_prompt' : 'agent_dialog';
-      return { pane, agent_state: 'waiting', indicator, snippet, agent, rule: reading.rule, answers: questionAnswers(lines, snippet, indicator, candidate.agentKind ?? null) };
-    }
     case 'composer':
       return { pane, reason: 'agent_at_composer' };
     case 'busy':
       return { pane, reason: 'agent_busy' };
     case 'exited':
       return { pane, reason: 'agent_exited' };
-    case 'unknown':
+    default:
       return { pane, reason: 'screen_unrecognised' };
   }
 }
