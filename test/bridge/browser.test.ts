@@ -26,16 +26,21 @@ async function textOf(locator: Locator): Promise<string> {
   return (await locator.textContent()) ?? '';
 }
 
-/** Waits until the locator's text contains `text`. */
+/** Waits until the locator's text contains `text`; a timeout says what the locator showed last. */
 async function shows(locator: Locator, text: string | RegExp, timeoutMs = 20_000): Promise<void> {
-  await eventually(
-    `${locator.toString()} to show ${String(text)}`,
-    async () => {
-      const seen = await textOf(locator).catch(() => '');
-      return typeof text === 'string' ? seen.includes(text) : text.test(seen);
-    },
-    timeoutMs,
-  );
+  let seen = '';
+  try {
+    await eventually(
+      `${locator.toString()} to show ${String(text)}`,
+      async () => {
+        seen = await textOf(locator).catch(() => '');
+        return typeof text === 'string' ? seen.includes(text) : text.test(seen);
+      },
+      timeoutMs,
+    );
+  } catch (error) {
+    throw new Error(`${(error as Error).message}; it showed ${JSON.stringify(seen)}`, { cause: error });
+  }
 }
 
 /** A page of `bridge` paired as `drover web pair` pairs one: the code after # in the address. */
@@ -180,6 +185,12 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
       await form.getByRole('button', { name: 'Send' }).click();
       await shows(form.getByRole('status'), /message \d+ delivered/);
       await eventually('the line in alice’s pane', async () => (await paneHistory(fleet.server, alice.pane)).includes('ship it from the phone'));
+      // Another message draws the view again: what a send said, and a half-written reply, stay.
+      await form.getByRole('textbox', { name: 'Message' }).fill('half written');
+      await fleet.broker.sendMessage({ from: alice.member.memberId, to: fleet.directorId, text: 'one more thing' });
+      await shows(inbox, 'alice: one more thing');
+      assert.match(await textOf(form.getByRole('status')), /message \d+ delivered/);
+      assert.equal(await form.getByRole('textbox', { name: 'Message' }).inputValue(), 'half written');
     } finally {
       await context.close();
     }

@@ -42,6 +42,8 @@ const state = {
   scrollback: false,
   fleet: null as FleetListView | null,
   inboxes: new Map<number, InboxView>(),
+  /** The last word on a send from each fleet's form: kept when the view is drawn again (the send's own message event redraws it). */
+  fleetStatuses: new Map<number, string>(),
   live: 'connecting' as 'connecting' | 'live' | 'reconnecting',
   /** The host the home page shows; null for every host. */
   host: null as string | null,
@@ -688,7 +690,9 @@ function renderFleet(): void {
   const fleet = state.fleet;
   if (fleet === null) return replaceChildren(view, h('h1', {}, 'Fleet'), h('p', {}, 'Loading…'));
   if (!fleet.available) return replaceChildren(view, h('h1', {}, 'Fleet'), h('p', { class: 'note' }, fleet.reason ?? 'no fleet'));
+  // What a person was writing, and to whom, stays when the view is drawn again.
   const existing = new Map([...view.querySelectorAll<HTMLTextAreaElement>('textarea[data-fleet]')].map((area) => [area.dataset.fleet!, area.value]));
+  const chosen = new Map([...view.querySelectorAll<HTMLSelectElement>('select[data-fleet]')].map((select) => [select.dataset.fleet!, select.value]));
   replaceChildren(
     view,
     h('h1', {}, 'Fleet'),
@@ -697,21 +701,32 @@ function renderFleet(): void {
       const inbox = state.inboxes.get(entry.fleet_id);
       const names = new Map(entry.members.map((member) => [member.member_id, member.name]));
       const recipients = entry.members.filter((member) => member.kind === 'member');
-      const to = h('select', { id: `to-${entry.fleet_id}`, 'aria-label': 'To' }, ...recipients.map((member) => h('option', { value: String(member.member_id) }, member.name)));
+      const to = h('select', { id: `to-${entry.fleet_id}`, 'aria-label': 'To', 'data-fleet': String(entry.fleet_id) }, ...recipients.map((member) => h('option', { value: String(member.member_id) }, member.name)));
+      const recipient = chosen.get(String(entry.fleet_id));
+      if (recipient !== undefined && recipients.some((member) => String(member.member_id) === recipient)) to.value = recipient;
       const text = h('textarea', { id: `message-${entry.fleet_id}`, rows: '2', 'aria-label': 'Message', 'data-fleet': String(entry.fleet_id) });
       text.value = existing.get(String(entry.fleet_id)) ?? '';
-      const status = h('p', { role: 'status', class: 'status' });
+      const statusId = `fleet-status-${entry.fleet_id}`;
+      const status = h('p', { role: 'status', class: 'status', id: statusId }, state.fleetStatuses.get(entry.fleet_id) ?? '');
       const form = h('form', { class: 'composer', 'aria-label': 'Send as Director' }, to, text, h('button', { type: 'submit', disabled: recipients.length === 0 || state.config?.read_only === true }, 'Send'), status);
+      // The view may be drawn again while a send is under way: say it in whichever form is on the page then.
+      const say = (words: string): void => {
+        state.fleetStatuses.set(entry.fleet_id, words);
+        const shown = document.getElementById(statusId);
+        if (shown !== null) shown.textContent = words;
+      };
       form.addEventListener('submit', (event) => {
         event.preventDefault();
         void (async () => {
-          status.textContent = 'sending…';
+          say('sending…');
           try {
             const sent = await api.post<{ notification_sent: boolean; diagnostic: string | null; message: { message_id: number } }>(`/api/fleet/${entry.fleet_id}/messages`, { to: Number(to.value), text: text.value });
-            status.textContent = sent.notification_sent ? `message ${sent.message.message_id} delivered` : `message ${sent.message.message_id} stored; ${sent.diagnostic ?? 'delivery pending'}`;
+            say(sent.notification_sent ? `message ${sent.message.message_id} delivered` : `message ${sent.message.message_id} stored; ${sent.diagnostic ?? 'delivery pending'}`);
+            const composer = document.getElementById(`message-${entry.fleet_id}`) as HTMLTextAreaElement | null;
+            if (composer !== null) composer.value = '';
             text.value = '';
           } catch (error) {
-            status.textContent = failureText(error);
+            say(failureText(error));
           }
         })();
       });
