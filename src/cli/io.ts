@@ -1,6 +1,7 @@
 import type { Readable, Writable } from 'node:stream';
 import { ArgumentError, DroverError, messageOf } from '../process/index.js';
 import { failureCode } from '../panes/index.js';
+import type { HeldTmuxBindings } from './held-bindings.js';
 
 export { messageOf, shellQuote } from '../process/index.js';
 
@@ -23,6 +24,11 @@ export interface CliIO {
    * without waiting to flush what it still holds.
    */
   abandonOutput?: () => void;
+  /**
+   * tmux bindings lent by a long-lived caller (`drover rpc`) to each command it runs: a command
+   * opening a tmux server borrows one from here and leaves it open (see releaseResolvedTmux).
+   */
+  tmuxBindings?: HeldTmuxBindings;
 }
 
 /**

@@ -388,6 +388,16 @@ export class Server {
     return this.closed;
   }
 
+  /**
+   * Whether this binding can vouch, without asking tmux, that it still reaches the server it was
+   * opened on: it is open and its control connection (a client of that very server process) is
+   * up. A long-lived holder of bindings opens a new one when this is false: the server may have
+   * been started again at the same socket (even the same inode), which this binding would refuse.
+   */
+  get connectedToItsServer(): boolean {
+    return !this.closed && this.transport instanceof ControlTransport && this.transport.connected;
+  }
+
   /** The transport typed operations currently use. */
   get transportKind(): 'spawn' | 'control' {
     return this.transport.kind;

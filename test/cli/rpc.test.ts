@@ -4,7 +4,7 @@ import { RPC_PROTOCOL, RPC_VERSION, RpcClient, type RpcEvent, type RpcReply } fr
 import { LongLivedChild } from '../../src/process/index.js';
 import { packageVersion } from '../../src/cli/version.js';
 import { CLI_PATH, cliSandbox } from '../support/cli.js';
-import { useTestServer } from '../support/tmux.js';
+import { RestartableServer, useTestServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 
 describe('drover rpc --stdio', () => {
@@ -100,5 +100,58 @@ describe('drover rpc --stdio', () => {
     await eventually('the second watch to see the change', () => later.some((event) => event.kind === 'pane'));
     await second.close();
     assert.equal(events.length, seen, 'no events reach a closed watch');
+  });
+});
+
+describe('drover rpc --stdio binds each tmux server once for all its calls', () => {
+  const sandbox = cliSandbox();
+  let tmux: RestartableServer;
+  let child: LongLivedChild;
+  let client: RpcClient;
+
+  before(async () => {
+    tmux = new RestartableServer();
+    await tmux.start();
+    child = await LongLivedChild.start([process.execPath, CLI_PATH, 'rpc', '--stdio'], { env: sandbox.env, cwd: sandbox.dir });
+    client = await RpcClient.connect({ input: child.stdout, output: child.stdin }, { timeoutMs: 10_000 });
+  });
+  after(async () => {
+    child?.stdin.end();
+    await child?.stop(2000);
+    await tmux?.dispose();
+  });
+
+  const ask = (method: string, params: Record<string, unknown>): Promise<RpcReply> => client.request(method, { socket_path: tmux.socketPath, ...params }, { timeoutMs: 20_000 });
+  const controlClients = async (): Promise<string[]> =>
+    (await tmux.tmuxCommand('list-clients', '-F', '#{client_control_mode} #{client_pid}'))
+      .split('\n')
+      .filter((line) => line.startsWith('1 '))
+      .map((line) => line.slice(2));
+  const keysOf = (reply: RpcReply): string[] => {
+    assert.ok('result' in reply && reply.exit_status === 0, JSON.stringify(reply));
+    return (reply.result as { pane_key: string }[]).map((row) => row.pane_key);
+  };
+
+  it('answers every call over one control client, binds a server started again at the socket, and leaves no client behind', async () => {
+    const first = keysOf(await ask('pane.map', { all_sessions: true }));
+    const held = await controlClients();
+    assert.equal(held.length, 1, 'one control client stays attached between calls');
+    assert.deepEqual(keysOf(await ask('pane.map', { all_sessions: true })), first);
+    const snapshot = await ask('mux.snapshot', {});
+    assert.equal(snapshot.exit_status, 0, JSON.stringify(snapshot));
+    assert.deepEqual(await controlClients(), held, 'later calls, of any command, use the same client');
+
+    // The same socket path, a new server: its panes are mapped, not refused as another run's.
+    await tmux.restart();
+    const second = keysOf(await ask('pane.map', { all_sessions: true }));
+    assert.equal(second.length, 1);
+    assert.notEqual(second[0], first[0], 'the new server run has other pane keys');
+    const stale = await ask('pane.capture', { pane: first[0] });
+    assert.ok('error' in stale, JSON.stringify(stale));
+    assert.deepEqual([stale.error.code, stale.exit_status], ['server_replaced', 6]);
+
+    child.stdin.end();
+    await child.stop(5000);
+    await eventually('the held control client to go', async () => ((await controlClients()).length === 0 ? true : undefined));
   });
 });

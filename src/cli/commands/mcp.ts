@@ -28,7 +28,7 @@ import { resolveEndpoint, serverNotRunning, type SocketFlags } from '../endpoint
 import { EXIT, UsageError, parseMilliseconds, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { packageVersion } from '../version.js';
-import { openResolvedMux, openResolvedTmux, resolveMux, unreachableMessage } from './mux.js';
+import { openResolvedMux, openResolvedTmux, releaseResolvedTmux, resolveMux, unreachableMessage } from './mux.js';
 
 interface McpOptions extends SocketFlags {
   mux?: string;
@@ -116,7 +116,7 @@ async function mcp(options: McpOptions, io: CliIO): Promise<number> {
     await transport.close();
     await application.close().catch(() => undefined);
     await hosts?.close().catch(() => undefined);
-    await server?.close().catch(() => undefined);
+    await releaseResolvedTmux(server, io).catch(() => undefined);
     await port?.close().catch(() => undefined);
   }
   if (io.signal.aborted) return EXIT.interrupted;

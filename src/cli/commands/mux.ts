@@ -121,9 +121,14 @@ export function openResolvedMux(resolved: ResolvedMux, io: CliIO, tmuxServer?: S
   return openMux(resolved.selection, { env: io.env, timeoutMs: MUX_TIMEOUT_MS, tmuxEndpoint: resolved.tmuxEndpoint, tmuxServer });
 }
 
-/** Opens the tmux server a tmux selection names, explaining which one was meant when none runs. */
+/**
+ * Opens the tmux server a tmux selection names, explaining which one was meant when none runs.
+ * Under a long-lived caller the binding is borrowed from its held ones (always over a control
+ * connection); give it back with releaseResolvedTmux.
+ */
 export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO, transport?: 'spawn' | 'control'): Promise<Server> {
   try {
+    if (io.tmuxBindings !== undefined) return await io.tmuxBindings.borrow(resolved.tmuxEndpoint!, io.env);
     return await Server.open(resolved.tmuxEndpoint!, { env: io.env, transport });
   } catch (error) {
     if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
@@ -131,6 +136,13 @@ export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO, transpo
     }
     throw error;
   }
+}
+
+/** Closes a binding openResolvedTmux gave, or gives it back when it was borrowed from a long-lived caller's held ones. */
+export async function releaseResolvedTmux(server: Server | undefined, io: CliIO): Promise<void> {
+  if (server === undefined) return;
+  if (io.tmuxBindings !== undefined) io.tmuxBindings.giveBack(server);
+  else await server.close();
 }
 
 /** A multiplexer that does not answer, in the words of a report: where it was looked for, and what to do. */
@@ -148,13 +160,16 @@ function muxFailure(error: unknown, resolved: ResolvedMux): unknown {
 
 async function withPort<T>(flags: MuxFlags, io: CliIO, body: (port: MuxPort, resolved: ResolvedMux) => Promise<T>): Promise<T> {
   const resolved = resolveMux(flags, io);
-  const port = openResolvedMux(resolved, io);
+  // A held binding when the caller lends one; a server that cannot be bound is left for the port to report as it always does.
+  const held = io.tmuxBindings !== undefined && resolved.tmuxEndpoint !== undefined ? await io.tmuxBindings.borrow(resolved.tmuxEndpoint, io.env).catch(() => undefined) : undefined;
+  const port = openResolvedMux(resolved, io, held);
   try {
     return await body(port, resolved);
   } catch (error) {
     throw muxFailure(error, resolved);
   } finally {
     await port.close();
+    if (held !== undefined) io.tmuxBindings?.giveBack(held);
   }
 }
 

@@ -61,7 +61,7 @@ import { EXIT, ExitError, UsageError, errorDocument, messageOf, parseMillisecond
 import type { AllHostsColumn, runAcrossHosts as runAcrossHostsNow } from '../all-hosts.js';
 import { resolveTmuxTarget } from '../pane-target.js';
 import type { CommandContext } from '../program.js';
-import { openResolvedMux, openResolvedTmux, resolveMux, type ResolvedMux } from './mux.js';
+import { openResolvedMux, openResolvedTmux, releaseResolvedTmux, resolveMux, type ResolvedMux } from './mux.js';
 
 /**
  * How a verb's failures become exit codes. Both schemes: a usage error or a capability the
@@ -128,7 +128,7 @@ async function withMux<T>(flags: PaneFlags, io: CliIO, body: (mux: PaneMux) => P
     return await body({ resolved, port, tmux, io });
   } finally {
     await port.close();
-    await tmux?.close();
+    await releaseResolvedTmux(tmux, io);
   }
 }
 

@@ -8,6 +8,7 @@ import { forwardedSocketProblem, RPC_PING, RPC_PROTOCOL, RPC_UNWATCH, RPC_VERSIO
 import { EXIT, UsageError, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { buildProgram, runCli } from '../program.js';
+import { HeldTmuxBindings } from '../held-bindings.js';
 import { hubBrokerSocket } from '../state.js';
 import { packageVersion } from '../version.js';
 import { watchPanes } from './rpc-watch.js';
@@ -198,18 +199,25 @@ export function registerRpcCommands(program: Command, context: CommandContext): 
         // Every command module, so every offered method is known up front.
         const { program: full } = await buildProgram(io, []);
         const methods = rpcMethods(full);
-        await serveRpc({
-          input: io.stdin,
-          output: io.stdout,
-          handshake: handshakeOf(io, methods.keys()),
-          signal: io.signal,
-          call: async (name, params, signal) => {
-            const method = methods.get(name);
-            if (method === undefined) throw new RpcRequestError('unknown_method', `drover-rpc has no method ${JSON.stringify(name)}; it offers ${[...methods.keys()].join(', ')}`);
-            return runCaptured(argvOf(method, params), io, signal);
-          },
-          watch: (params, emit, signal) => watchPanes(params, io, emit, signal),
-        });
+        // A hub polls every few seconds for as long as the link lives: each tmux server is bound once for all its calls.
+        const tmuxBindings = new HeldTmuxBindings();
+        const lent: CliIO = { ...io, tmuxBindings };
+        try {
+          await serveRpc({
+            input: io.stdin,
+            output: io.stdout,
+            handshake: handshakeOf(io, methods.keys()),
+            signal: io.signal,
+            call: async (name, params, signal) => {
+              const method = methods.get(name);
+              if (method === undefined) throw new RpcRequestError('unknown_method', `drover-rpc has no method ${JSON.stringify(name)}; it offers ${[...methods.keys()].join(', ')}`);
+              return runCaptured(argvOf(method, params), lent, signal);
+            },
+            watch: (params, emit, signal) => watchPanes(params, io, emit, signal),
+          });
+        } finally {
+          await tmuxBindings.close();
+        }
         return EXIT.ok;
       }),
     );

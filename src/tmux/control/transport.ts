@@ -42,6 +42,11 @@ export class ControlTransport implements CommandTransport {
     private readonly clientPath: string | undefined,
   ) {}
 
+  /** Whether the connection is up now: tmux has not ended it, nor has it been retired. */
+  get connected(): boolean {
+    return this.connection?.isOpen === true;
+  }
+
   /** Opens the connection now if a session exists; otherwise the first call will try again. */
   async warm(options: OperationOptions = {}): Promise<void> {
     await this.current(options.timeoutMs ?? 5000, options.signal);
