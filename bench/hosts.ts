@@ -7,14 +7,17 @@
  * - the merged pane map of the three hosts over their long-lived links (viewAcrossHosts, as
  *   `pane map --all-hosts` does it) vs. the naive way, one fresh
  *   `ssh HOST drover pane map --json` per host (all three at once, its best case), vs. each
- *   host's own map: in-process on its server (the map the link's drover runs there) and its CLI
- *   run on that host as its user. The goal compares the merged map with the slowest in-process one;
+ *   host's own map: in-process on its server, bound as the library binds by default (a tmux
+ *   client per command) and over a held control connection (as the link's drover binds it), and
+ *   its CLI run on that host as its user. The goal compares the merged map with the slowest
+ *   in-process one of the library's default binding;
  *   one host's map alone over its link beside its own map separates the link's cost from that of
  *   three hosts sharing this machine's cores.
  * - one small request (`ping`) over a link vs. a fresh ssh running `drover --version` there, and
  *   a fresh `ssh HOST true` (ssh alone).
  * - a delivery into a `cat` pane on a host over its link (the host's own `pane deliver`, with a
- *   delivery id) vs. the same delivery here, in-process, into a `cat` pane of a server of this user.
+ *   delivery id) vs. the same delivery here, in-process, into a `cat` pane of a server of this user,
+ *   bound over a control connection as the host's drover binds its own.
  *
  * Correctness first: every view lists every host's 50 panes, the same panes, none stale; every
  * delivery is submitted and found in its pane. Needs root (to make the users) and sshd; without
@@ -54,8 +57,10 @@ export interface HostsTimings {
   readonly naiveMap: readonly number[];
   /** The first host's map alone over its link. */
   readonly singleLinkMap: readonly number[];
-  /** Each host's in-process map on its own server. */
+  /** Each host's in-process map on its own server, bound as the library binds by default. */
   readonly localMaps: readonly (readonly number[])[];
+  /** The same over a held control connection, as the link's drover binds its server. */
+  readonly localControlMaps: readonly (readonly number[])[];
   /** Each host's CLI map, run there as its user. */
   readonly localCliMaps: readonly (readonly number[])[];
   readonly linkRtt: readonly number[];
@@ -75,6 +80,7 @@ export function hostsFigures(timings: HostsTimings): Record<string, number | boo
   const naiveMs = median(timings.naiveMap);
   const localMs = Math.max(...timings.localMaps.map(median));
   const localCliMs = Math.max(...timings.localCliMaps.map(median));
+  const localControlMs = Math.max(...timings.localControlMaps.map(median));
   const singleMs = median(timings.singleLinkMap);
   const firstLocalMs = median(timings.localMaps[0] ?? []);
   const rttMs = median(timings.linkRtt);
@@ -84,6 +90,7 @@ export function hostsFigures(timings: HostsTimings): Record<string, number | boo
   return {
     merged_map_over_local_map: round(mergedMs / localMs, 2),
     naive_map_over_merged_map: round(naiveMs / mergedMs, 2),
+    merged_map_over_local_control_map: round(mergedMs / localControlMs, 2),
     merged_map_over_local_cli_map: round(mergedMs / localCliMs, 2),
     one_host_link_map_over_its_local_map: round(singleMs / firstLocalMs, 2),
     fresh_ssh_over_link_rtt: round(freshMs / rttMs, 1),
@@ -91,6 +98,7 @@ export function hostsFigures(timings: HostsTimings): Record<string, number | boo
     merged_map_ms: round(mergedMs, 1),
     naive_map_ms: round(naiveMs, 1),
     slowest_local_map_ms: round(localMs, 1),
+    slowest_local_control_map_ms: round(localControlMs, 1),
     slowest_local_cli_map_ms: round(localCliMs, 1),
     one_host_link_map_ms: round(singleMs, 1),
     one_host_local_map_ms: round(firstLocalMs, 1),
@@ -176,6 +184,8 @@ export async function run(): Promise<Record<string, number | boolean>> {
   let here: Server | undefined;
   // Each host's tmux server, bound from here (root may drive any user's server) for its own map.
   const servers: Server[] = [];
+  // The same servers bound again over a control connection, as each host's drover rpc binds its own.
+  const controlServers: Server[] = [];
   const uids: string[] = [];
   try {
     const machines: BenchHost[] = [];
@@ -186,9 +196,11 @@ export async function run(): Promise<Record<string, number | boolean>> {
     const store = new RememberedRowsStore(join(dir, 'remembered'));
     for (const host of machines) servers.push(await Server.open(Endpoint.fromSocketPath(host.socket), { env }));
     const ports = servers.map((server) => createMuxPort(new TmuxAdapter({ server })));
+    for (const host of machines) controlServers.push(await Server.open(Endpoint.fromSocketPath(host.socket), { env, transport: 'control' }));
+    const controlPorts = controlServers.map((server) => createMuxPort(new TmuxAdapter({ server })));
     const freshSsh = (host: BenchHost, command: string): Promise<RunResult> => runChild([ssh, '-T', '-o', 'BatchMode=yes', '--', host.name, command], { env, timeoutMs: 60_000, limits: { stdoutBytes: 16 * 1024 * 1024 } });
 
-    const localMap = async (index: number): Promise<HostRow[]> => (await paneMap(ports[index]!, { kind: 'all' }, { env })).map(mapRowJson) as unknown as HostRow[];
+    const localMap = async (index: number, over = ports): Promise<HostRow[]> => (await paneMap(over[index]!, { kind: 'all' }, { env })).map(mapRowJson) as unknown as HostRow[];
     const localCliMap = async (host: BenchHost): Promise<HostRow[]> => {
       const result = await runChild(['runuser', '-u', host.user, '--', host.drover, 'pane', 'map', '--json', '--all-sessions'], { env: { PATH: env.PATH, HOME: host.sshd.home, LANG: 'C.UTF-8' }, timeoutMs: 60_000, limits: { stdoutBytes: 16 * 1024 * 1024 } });
       return JSON.parse(checked(result, `drover pane map as ${host.user}`).text()) as HostRow[];
@@ -205,6 +217,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
       const ids = paneIds(await localMap(index));
       if (ids.length !== PANES_PER_HOST) throw new Error(`correctness: ${host.name}'s own map lists ${ids.length} panes, expected ${PANES_PER_HOST}`);
       if (JSON.stringify(paneIds(await localCliMap(host))) !== JSON.stringify(ids)) throw new Error(`correctness: ${host.name}'s CLI map differs from its in-process map`);
+      if (JSON.stringify(paneIds(await localMap(index, controlPorts))) !== JSON.stringify(ids)) throw new Error(`correctness: ${host.name}'s map over a control connection differs from its in-process map`);
       expected.set(host.name, ids);
     }
     checkMerged(await mergedMap(), expected);
@@ -220,6 +233,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
         if (!('result' in reply) || rowListsOf(reply.result, MAP_REQUEST.listNames).rows!.length !== PANES_PER_HOST) throw new Error(`correctness: host-0's map over its link: ${JSON.stringify(reply).slice(0, 200)}`);
       },
       ...Object.fromEntries(machines.map((host, index) => [`local-${index}`, () => localMap(index)])),
+      ...Object.fromEntries(machines.map((host, index) => [`control-${index}`, () => localMap(index, controlPorts)])),
       ...Object.fromEntries(machines.map((host, index) => [`cli-${index}`, () => localCliMap(host)])),
     });
 
@@ -235,7 +249,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
     });
 
     // Deliveries: one cat pane on the first host over its link, one on a server of this user here.
-    here = await Server.start({ env });
+    here = await Server.start({ env, transport: 'control' });
     const hereSession = await here.newSession({ name: 'bench', width: 120, height: 30, cwd: dir, command: ['cat'] });
     const herePane = (await hereSession.listPanes())[0]!.id;
     const herePort = createMuxPort(new TmuxAdapter({ server: here }));
@@ -267,6 +281,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
       naiveMap: maps.naive!,
       singleLinkMap: maps.single!,
       localMaps: machines.map((_, index) => maps[`local-${index}`]!),
+      localControlMaps: machines.map((_, index) => maps[`control-${index}`]!),
       localCliMaps: machines.map((_, index) => maps[`cli-${index}`]!),
       linkRtt: rtt.link,
       freshSshDrover: rtt.drover,
@@ -281,6 +296,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
         ['measure', 'drover', 'compared with', 'ratio'],
         [
           ['pane map of 3×50 panes', `merged over links ${ms('merged_map_ms')}`, `slowest host's own map ${ms('slowest_local_map_ms')}`, `${figures.merged_map_over_local_map}× (goal ≤ ${MERGED_GOAL})`],
+          ['', '', `the same over a control connection ${ms('slowest_local_control_map_ms')}`, `${figures.merged_map_over_local_control_map}×`],
           ['', '', `slowest host's own CLI ${ms('slowest_local_cli_map_ms')}`, `${figures.merged_map_over_local_cli_map}×`],
           ['', '', `fresh ssh per host ${ms('naive_map_ms')}`, `naive ${figures.naive_map_over_merged_map}× slower`],
           ['pane map of 1 host (50)', `over its link ${ms('one_host_link_map_ms')}`, `its own map ${ms('one_host_local_map_ms')}`, `${figures.one_host_link_map_over_its_local_map}×`],
@@ -293,6 +309,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
   } finally {
     await hosts?.close();
     await here?.close();
+    for (const server of controlServers) await server.close();
     for (const server of servers) {
       await server.kill().catch(() => undefined);
       await server.close();

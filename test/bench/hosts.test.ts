@@ -14,6 +14,11 @@ const TIMINGS: HostsTimings = {
     [16, 15, 40],
     [9, 9, 9],
   ],
+  localControlMaps: [
+    [5, 5, 5],
+    [8, 8, 8],
+    [10, 10, 10],
+  ],
   localCliMaps: [
     [100, 100, 100],
     [120, 80, 200],
@@ -34,6 +39,8 @@ describe('the hosts bench figures', () => {
     assert.equal(figures.merged_map_over_local_map, 1.25);
     assert.equal(figures.merged_map_goal_met, true);
     assert.equal(figures.naive_map_over_merged_map, 15);
+    assert.equal(figures.slowest_local_control_map_ms, 10);
+    assert.equal(figures.merged_map_over_local_control_map, 2);
     assert.equal(figures.slowest_local_cli_map_ms, 120);
     assert.equal(figures.merged_map_over_local_cli_map, 0.17);
     assert.equal(figures.one_host_link_map_over_its_local_map, 1.5);
