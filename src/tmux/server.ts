@@ -390,12 +390,16 @@ export class Server {
 
   /**
    * Whether this binding can vouch, without asking tmux, that it still reaches the server it was
-   * opened on: it is open and its control connection (a client of that very server process) is
-   * up. A long-lived holder of bindings opens a new one when this is false: the server may have
-   * been started again at the same socket (even the same inode), which this binding would refuse.
+   * opened on: it is open, its socket file is the one it was opened on, and its control
+   * connection (a client of that very server process) is up. The connection is what decides: a
+   * server started again at the same path can reuse the socket's inode; the file check catches
+   * a restart before the connection's end has been read. A long-lived holder of bindings opens a
+   * new one when this is false, since this binding would refuse the new server.
    */
   get connectedToItsServer(): boolean {
-    return !this.closed && this.transport instanceof ControlTransport && this.transport.connected;
+    if (this.closed || !(this.transport instanceof ControlTransport) || !this.transport.connected) return false;
+    const now = identityOf(this.endpoint.socketPath);
+    return now !== undefined && now.dev === this.identity.dev && now.ino === this.identity.ino;
   }
 
   /** The transport typed operations currently use. */
