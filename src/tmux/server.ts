@@ -398,8 +398,7 @@ export class Server {
    */
   get connectedToItsServer(): boolean {
     if (this.closed || !(this.transport instanceof ControlTransport) || !this.transport.connected) return false;
-    const now = identityOf(this.endpoint.socketPath);
-    return now !== undefined && now.dev === this.identity.dev && now.ino === this.identity.ino;
+    return this.socketNow() === 'same';
   }
 
   /** The transport typed operations currently use. */
@@ -539,10 +538,17 @@ export class Server {
     return () => this.owned.delete(resource);
   }
 
-  private checkIdentity(): void {
+  /** The socket file now, beside the one this binding was opened on. */
+  private socketNow(): 'same' | 'replaced' | 'gone' {
     const now = identityOf(this.endpoint.socketPath);
-    if (!now) throw new ServerUnreachableError(`the tmux server socket ${this.endpoint.socketPath} is gone`);
-    if (now.dev !== this.identity.dev || now.ino !== this.identity.ino) throw this.replaced('was replaced');
+    if (!now) return 'gone';
+    return now.dev === this.identity.dev && now.ino === this.identity.ino ? 'same' : 'replaced';
+  }
+
+  private checkIdentity(): void {
+    const socket = this.socketNow();
+    if (socket === 'gone') throw new ServerUnreachableError(`the tmux server socket ${this.endpoint.socketPath} is gone`);
+    if (socket === 'replaced') throw this.replaced('was replaced');
   }
 
   private replaced(how: string, delivery: 'not_sent' | 'possibly_sent' = 'not_sent'): ServerReplacedError {
