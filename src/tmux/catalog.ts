@@ -12,10 +12,16 @@ export interface FieldSpec<T extends FieldType = FieldType, N extends boolean = 
   readonly type: T;
   /** An empty value is reported as null instead of an empty string or a decode error. */
   readonly emptyIsNull: N;
+  /**
+   * tmux reads the value from the system each time a format names it (a pane's running
+   * command, its directory), so a length and the bytes after it could come from two different
+   * reads. Such a field is framed by an end marker instead of a length.
+   */
+  readonly volatile?: boolean;
 }
 
-function field<const T extends FieldType, const N extends boolean = false>(wire: string, type: T, emptyIsNull?: N): FieldSpec<T, N> {
-  return Object.freeze({ wire, type, emptyIsNull: (emptyIsNull ?? false) as N });
+function field<const T extends FieldType, const N extends boolean = false>(wire: string, type: T, emptyIsNull?: N, volatile?: 'volatile'): FieldSpec<T, N> {
+  return Object.freeze({ wire, type, emptyIsNull: (emptyIsNull ?? false) as N, ...(volatile ? { volatile: true } : {}) });
 }
 
 export const SESSION_FIELDS = {
@@ -57,8 +63,8 @@ export const PANE_FIELDS = {
   paneIndex: field('pane_index', 'int'),
   paneActive: field('pane_active', 'bool'),
   panePid: field('pane_pid', 'int', true),
-  paneCurrentCommand: field('pane_current_command', 'string', true),
-  paneCurrentPath: field('pane_current_path', 'string', true),
+  paneCurrentCommand: field('pane_current_command', 'string', true, 'volatile'),
+  paneCurrentPath: field('pane_current_path', 'string', true, 'volatile'),
   paneStartCommand: field('pane_start_command', 'string', true),
   paneTitle: field('pane_title', 'string'),
   paneTty: field('pane_tty', 'string', true),

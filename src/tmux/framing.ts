@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { FieldDecodeError, LimitError } from './errors.js';
 import type { FieldSpec, FieldTable, FieldType } from './catalog.js';
 import { decodeUtf8 } from '../process/errors.js';
@@ -7,6 +8,11 @@ import { decodeUtf8 } from '../process/errors.js';
  * `#{n:var}:#{var}`, its byte length, a colon, then exactly that many bytes. No value (tabs,
  * newlines, the separator itself, invalid UTF-8) can break a row apart, and a mismatch is
  * detected instead of silently misread.
+ *
+ * A volatile field (one tmux reads from the system at each mention, such as a pane's running
+ * command) would be read twice that way, and a program starting between the two reads would
+ * tear the row. It is named once and followed by an end marker: random per drover process, so
+ * no value can carry it by chance.
  */
 
 export interface FramingLimits {
@@ -21,9 +27,13 @@ export const DEFAULT_FRAMING_LIMITS: Readonly<FramingLimits> = Object.freeze({
   maxFieldBytes: 64 * 1024,
 });
 
-/** A tmux format printing one framed row: a one-letter tag, then each field length-prefixed. */
+/** What ends a volatile field's bytes (letters and digits only: nothing tmux's format language reads). */
+export const VOLATILE_FIELD_END = `dRvEnD${randomBytes(12).toString('hex')}`;
+const VOLATILE_END_BYTES = Buffer.from(VOLATILE_FIELD_END, 'latin1');
+
+/** A tmux format printing one framed row: a one-letter tag, then each field length-prefixed (or end-marked when volatile). */
 export function rowFormat(tag: string, fields: readonly FieldSpec[]): string {
-  return tag + fields.map((f) => `#{n:${f.wire}}:#{${f.wire}}`).join('');
+  return tag + fields.map((f) => (f.volatile ? `#{${f.wire}}${VOLATILE_FIELD_END}` : `#{n:${f.wire}}:#{${f.wire}}`)).join('');
 }
 
 export interface RawRow {
@@ -37,10 +47,10 @@ const ZERO = 0x30;
 const NINE = 0x39;
 
 /**
- * Splits framed output into rows. `fieldCounts` gives, per tag, how many fields its rows
- * carry. Anything unexpected — an unknown tag, a bad length, a missing row end — fails.
+ * Splits framed output into rows. `rowFields` gives, per tag, the fields its rows carry, as
+ * rowFormat wrote them. Anything unexpected — an unknown tag, a bad length, a missing end — fails.
  */
-export function parseFramedRows(output: Buffer, fieldCounts: Readonly<Record<string, number>>, limits: FramingLimits = DEFAULT_FRAMING_LIMITS): RawRow[] {
+export function parseFramedRows(output: Buffer, rowFields: Readonly<Record<string, readonly FieldSpec[]>>, limits: FramingLimits = DEFAULT_FRAMING_LIMITS): RawRow[] {
   if (output.length > limits.maxBytes) {
     throw new LimitError(`tmux listing is ${output.length} bytes, over the ${limits.maxBytes}-byte snapshot limit`, 'snapshot_bytes', limits.maxBytes, {
       phase: 'decode',
@@ -54,11 +64,19 @@ export function parseFramedRows(output: Buffer, fieldCounts: Readonly<Record<str
       throw new LimitError(`tmux listing has more than ${limits.maxRows} rows`, 'snapshot_rows', limits.maxRows, { phase: 'decode', delivery: 'observed' });
     }
     const tag = String.fromCharCode(output[at]!);
-    const count = fieldCounts[tag];
-    if (count === undefined) throw new FieldDecodeError(`malformed framing: unexpected row tag at byte ${at}`);
+    const fields = Object.hasOwn(rowFields, tag) ? rowFields[tag] : undefined;
+    if (fields === undefined) throw new FieldDecodeError(`malformed framing: unexpected row tag at byte ${at}`);
     at += 1;
     const values: Buffer[] = [];
-    for (let i = 0; i < count; i += 1) {
+    for (const field of fields) {
+      if (field.volatile) {
+        const end = output.indexOf(VOLATILE_END_BYTES, at);
+        if (end < 0) throw new FieldDecodeError(`malformed framing: field ${field.wire} has no end marker after byte ${at}`);
+        checkFieldLength(end - at, limits);
+        values.push(output.subarray(at, end));
+        at = end + VOLATILE_END_BYTES.length;
+        continue;
+      }
       let length = 0;
       const digitsStart = at;
       while (at < output.length && output[at]! >= ZERO && output[at]! <= NINE) {
@@ -68,12 +86,7 @@ export function parseFramedRows(output: Buffer, fieldCounts: Readonly<Record<str
       }
       if (at === digitsStart || output[at] !== COLON) throw new FieldDecodeError(`malformed framing: missing field length at byte ${digitsStart}`);
       at += 1;
-      if (length > limits.maxFieldBytes) {
-        throw new LimitError(`a tmux field is ${length} bytes, over the ${limits.maxFieldBytes}-byte field limit`, 'field_bytes', limits.maxFieldBytes, {
-          phase: 'decode',
-          delivery: 'observed',
-        });
-      }
+      checkFieldLength(length, limits);
       if (at + length > output.length) throw new FieldDecodeError(`malformed framing: field runs past the end of the output at byte ${at}`);
       values.push(output.subarray(at, at + length));
       at += length;
@@ -83,6 +96,15 @@ export function parseFramedRows(output: Buffer, fieldCounts: Readonly<Record<str
     rows.push({ tag, values });
   }
   return rows;
+}
+
+function checkFieldLength(length: number, limits: FramingLimits): void {
+  if (length > limits.maxFieldBytes) {
+    throw new LimitError(`a tmux field is ${length} bytes, over the ${limits.maxFieldBytes}-byte field limit`, 'field_bytes', limits.maxFieldBytes, {
+      phase: 'decode',
+      delivery: 'observed',
+    });
+  }
 }
 
 const ID_PATTERN = /^[$@%]\d+$/;

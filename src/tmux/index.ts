@@ -16,7 +16,7 @@ export { CAPTURE_HOOK, captureHooks, captureHookScopes, parseCaptureHooks, requi
 export { compileTextPattern, type TextTest } from './pattern.js';
 export { Criteria, CriteriaError, CRITERIA_VERSION, RELATIONS, criteriaReads, type Expr, type CriteriaJson, type CriteriaEntity, type EvaluableRecord, type CriteriaReads } from './criteria.js';
 export * from './catalog.js';
-export { parseFramedRows, rowFormat, decodeField, DEFAULT_FRAMING_LIMITS, type FramingLimits, type RawRow } from './framing.js';
+export { parseFramedRows, rowFormat, decodeField, VOLATILE_FIELD_END, DEFAULT_FRAMING_LIMITS, type FramingLimits, type RawRow } from './framing.js';
 export { escapeFormat, protectArgument } from './escape.js';
 export { isPaneId, isSessionId, isWindowId, checkId, type PaneId, type SessionId, type WindowId, type EntityKind, type IdOf } from './ids.js';
 export {

@@ -287,7 +287,7 @@ export class Buffers {
 
   async list(options: OperationOptions = {}): Promise<BufferInfo[]> {
     const result = await this.server.command(['list-buffers', '-F', rowFormat('B', BUFFER_SPECS)], options);
-    return parseFramedRows(result.stdout, { B: 3 }).map((row) => ({
+    return parseFramedRows(result.stdout, { B: BUFFER_SPECS }).map((row) => ({
       name: row.values[0]!.toString('utf8'),
       size: Number(row.values[1]!.toString('latin1')),
       created: Number(row.values[2]!.toString('latin1')),

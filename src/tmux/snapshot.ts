@@ -328,9 +328,13 @@ const PANE_SPECS = tableSpecs(PANE_FIELDS);
 const CLIENT_SPECS = tableSpecs(CLIENT_FIELDS);
 const LINK_COUNT = tableSpecs(WINDOW_LINK_FIELDS).length;
 
-/** How many fields each row tag carries, the pane rows with the user options asked for. */
-function fieldCounts(paneOptions: readonly string[]): Readonly<Record<string, number>> {
-  return { S: SESSION_SPECS.length, W: LINK_AND_WINDOW_SPECS.length, P: PANE_SPECS.length + paneOptions.length, C: CLIENT_SPECS.length };
+/** The fields each row tag carries, the pane rows with the user options asked for. */
+function rowFields(paneOptions: readonly string[]): Readonly<Record<string, readonly FieldSpec[]>> {
+  return { S: SESSION_SPECS, W: LINK_AND_WINDOW_SPECS, P: paneSpecs(paneOptions), C: CLIENT_SPECS };
+}
+
+function paneSpecs(paneOptions: readonly string[]): FieldSpec[] {
+  return [...PANE_SPECS, ...userOptionSpecs(paneOptions)];
 }
 
 export interface SnapshotOptions {
@@ -363,7 +367,7 @@ function userOptionSpecs(names: readonly string[]): FieldSpec[] {
 /** Client records from a list-clients reply framed with CLIENT_FORMAT. */
 export function parseClientRecords(output: Buffer, binding: Server, limits: Partial<FramingLimits> = {}): ClientRecord[] {
   const graph = new SnapshotGraph(binding);
-  graph.add(parseFramedRows(output, { C: CLIENT_SPECS.length }, { ...DEFAULT_FRAMING_LIMITS, ...limits }));
+  graph.add(parseFramedRows(output, { C: CLIENT_SPECS }, { ...DEFAULT_FRAMING_LIMITS, ...limits }));
   return [...graph.clients];
 }
 
@@ -375,7 +379,7 @@ export function snapshotCommands(options: SnapshotOptions = {}): string[][] {
   const commands = [
     ['list-sessions', '-F', rowFormat('S', SESSION_SPECS)],
     ['list-windows', '-a', '-F', rowFormat('W', LINK_AND_WINDOW_SPECS)],
-    ['list-panes', '-a', '-F', rowFormat('P', [...PANE_SPECS, ...userOptionSpecs(paneOptionsOf(options))])],
+    ['list-panes', '-a', '-F', rowFormat('P', paneSpecs(paneOptionsOf(options)))],
   ];
   if (options.clients) commands.push(['list-clients', '-F', CLIENT_FORMAT]);
   return commands;
@@ -507,7 +511,7 @@ export function incompleteCapture(error: unknown): unknown {
 
 function capturedRows(output: Buffer, paneOptions: readonly string[], limits: Partial<FramingLimits> | undefined): RawRow[] {
   try {
-    return parseFramedRows(output, fieldCounts(paneOptions), { ...DEFAULT_FRAMING_LIMITS, ...limits });
+    return parseFramedRows(output, rowFields(paneOptions), { ...DEFAULT_FRAMING_LIMITS, ...limits });
   } catch (error) {
     throw incompleteCapture(error);
   }

@@ -244,6 +244,22 @@ for (const transport of ['spawn', 'control'] as const) describe(`server operatio
     }
   });
 
+  it('lists a pane whose program keeps renaming itself without tearing its row', async () => {
+    // tmux reads a pane's command from the system at each mention; with a length prefix read
+    // apart from the bytes, about one listing in fifteen of this pane came out torn.
+    const names = ['a', 'a-much-longer-name'];
+    const session = await t.server.newSession({ command: ['perl', '-e', `$0 = ($i++ % 2) ? "${names[0]}" : "${names[1]}", select(undef, undef, undef, 0.0002) while 1`] });
+    try {
+      const paneId = (await session.listPanes())[0]!.id;
+      const seen = new Set<string | null>();
+      for (let i = 0; i < 150; i += 1) seen.add((await t.server.snapshot()).pane(paneId)!.paneCurrentCommand);
+      seen.delete('perl'); // before its first rename
+      assert.deepEqual([...seen].sort(), names);
+    } finally {
+      await session.kill();
+    }
+  });
+
   it('reads the whole graph in one tmux invocation', async () => {
     const session = await t.server.newSession({ name: 'many' });
     for (let i = 0; i < 6; i += 1) await session.newWindow();

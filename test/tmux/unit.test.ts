@@ -20,8 +20,10 @@ import {
   resolveLayout,
   rowFormat,
   UnsupportedFeatureError,
+  VOLATILE_FIELD_END,
   versionAtLeast,
   type EvaluableRecord,
+  type FieldSpec,
 } from '../../src/tmux/index.js';
 
 function frame(tag: string, values: (string | Buffer)[]): Buffer {
@@ -34,32 +36,49 @@ function frame(tag: string, values: (string | Buffer)[]): Buffer {
   return Buffer.concat(parts);
 }
 
+/** `count` plain text fields, as a row tag's field list. */
+function texts(count: number): FieldSpec[] {
+  return Array.from({ length: count }, (_, i) => ({ wire: `text_${i}`, type: 'string' as const, emptyIsNull: false }));
+}
+
 describe('framing', () => {
   it('builds length-prefixed formats from catalog fields', () => {
     assert.equal(rowFormat('P', [PANE_FIELDS.paneId, PANE_FIELDS.paneTitle]), 'P#{n:pane_id}:#{pane_id}#{n:pane_title}:#{pane_title}');
   });
 
+  it('names a volatile field once, ended by a per-process marker, so a value read twice cannot tear the row', () => {
+    assert.equal(rowFormat('P', [PANE_FIELDS.paneId, PANE_FIELDS.paneCurrentCommand]), `P#{n:pane_id}:#{pane_id}#{pane_current_command}${VOLATILE_FIELD_END}`);
+    assert.match(VOLATILE_FIELD_END, /^[A-Za-z0-9]{30,}$/);
+    const fields = [PANE_FIELDS.paneId, PANE_FIELDS.paneCurrentCommand, PANE_FIELDS.paneCurrentPath, PANE_FIELDS.paneTitle];
+    const command = Buffer.from('a\nb:3:\n');
+    const row = Buffer.concat([Buffer.from('P2:%1'), command, Buffer.from(VOLATILE_FIELD_END), Buffer.from(VOLATILE_FIELD_END), Buffer.from('1:t\n')]);
+    const [parsed] = parseFramedRows(row, { P: fields });
+    assert.deepEqual(parsed!.values.map((value) => value.toString()), ['%1', command.toString(), '', 't']);
+    assert.throws(() => parseFramedRows(Buffer.from('P2:%1sleep\n'), { P: fields.slice(0, 2) }), /pane_current_command has no end marker/);
+    assert.throws(() => parseFramedRows(Buffer.concat([Buffer.from('P2:%1'), Buffer.from('x'.repeat(11)), Buffer.from(VOLATILE_FIELD_END), Buffer.from('\n')]), { P: fields.slice(0, 2) }, { maxRows: 10, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
+  });
+
   it('keeps values containing newlines, separators, colons and invalid UTF-8 intact', () => {
     const tricky = Buffer.concat([Buffer.from('a\tb\nc:3:x\n'), Buffer.from([0xff, 0xfe])]);
-    const rows = parseFramedRows(Buffer.concat([frame('S', ['$1', tricky]), frame('S', ['$2', ''])]), { S: 2 });
+    const rows = parseFramedRows(Buffer.concat([frame('S', ['$1', tricky]), frame('S', ['$2', ''])]), { S: texts(2) });
     assert.equal(rows.length, 2);
     assert.deepEqual(rows[0]!.values[1], tricky);
     assert.equal(rows[1]!.values[1]!.length, 0);
   });
 
   it('fails explicitly on malformed framing', () => {
-    assert.throws(() => parseFramedRows(Buffer.from('S2:$1'), { S: 1 }), FieldDecodeError);
-    assert.throws(() => parseFramedRows(Buffer.from('S3:$1\n'), { S: 1 }), FieldDecodeError);
-    assert.throws(() => parseFramedRows(Buffer.from('X2:$1\n'), { S: 1 }), FieldDecodeError);
-    assert.throws(() => parseFramedRows(Buffer.from('S:$1\n'), { S: 1 }), FieldDecodeError);
-    assert.throws(() => parseFramedRows(Buffer.from('S1:ab\n'), { S: 1 }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S2:$1'), { S: texts(1) }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S3:$1\n'), { S: texts(1) }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('X2:$1\n'), { S: texts(1) }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S:$1\n'), { S: texts(1) }), FieldDecodeError);
+    assert.throws(() => parseFramedRows(Buffer.from('S1:ab\n'), { S: texts(1) }), FieldDecodeError);
   });
 
   it('enforces row, byte and field bounds', () => {
     const two = Buffer.concat([frame('S', ['a']), frame('S', ['b'])]);
-    assert.throws(() => parseFramedRows(two, { S: 1 }, { maxRows: 1, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
-    assert.throws(() => parseFramedRows(two, { S: 1 }, { maxRows: 10, maxBytes: 4, maxFieldBytes: 10 }), LimitError);
-    assert.throws(() => parseFramedRows(frame('S', ['x'.repeat(11)]), { S: 1 }, { maxRows: 10, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
+    assert.throws(() => parseFramedRows(two, { S: texts(1) }, { maxRows: 1, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
+    assert.throws(() => parseFramedRows(two, { S: texts(1) }, { maxRows: 10, maxBytes: 4, maxFieldBytes: 10 }), LimitError);
+    assert.throws(() => parseFramedRows(frame('S', ['x'.repeat(11)]), { S: texts(1) }, { maxRows: 10, maxBytes: 1024, maxFieldBytes: 10 }), LimitError);
   });
 
   it('decodes by catalog type with declared null sentinels only', () => {
