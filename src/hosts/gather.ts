@@ -73,8 +73,9 @@ export class RememberedRowsStore {
     return { atMicros: saved.seen_at_us as number, lists: saved.lists as RowLists };
   }
 
+  /** Not synced to disk: written after every answer of a polled view, and only a cache of what the host said. */
   write(host: string, method: string, params: RpcParams, rows: RememberedRows): void {
-    writeFileAtomic(this.path(host, method, params), `${JSON.stringify({ host, method, params, seen_at_us: rows.atMicros, lists: rows.lists })}\n`);
+    writeFileAtomic(this.path(host, method, params), `${JSON.stringify({ host, method, params, seen_at_us: rows.atMicros, lists: rows.lists })}\n`, { durable: false });
   }
 }
 

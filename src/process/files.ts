@@ -2,17 +2,26 @@ import { closeSync, fsyncSync, mkdirSync, openSync, renameSync, rmSync, writeFil
 import { basename, dirname, join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 
+export interface WriteOptions {
+  /**
+   * Sync the file to disk before it is moved into place (the default). A cache that can be
+   * rebuilt goes without: a crash may then leave it empty, never torn, and a reader takes an
+   * empty file as none.
+   */
+  readonly durable?: boolean;
+}
+
 /**
  * Writes `text` to a new, hidden file beside `target` (the same directory, so renaming or
- * linking it onto `target` is atomic), synced to disk, with `mode`; returns its path. The
- * caller moves it into place or removes it.
+ * linking it onto `target` is atomic), synced to disk unless `durable` is false, with `mode`;
+ * returns its path. The caller moves it into place or removes it.
  */
-export function writeFileBeside(target: string, text: string, mode = 0o600): string {
+export function writeFileBeside(target: string, text: string, mode = 0o600, options: WriteOptions = {}): string {
   const temporary = join(dirname(target), `.${basename(target)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(temporary, 'wx', mode);
   try {
     writeFileSync(fd, text);
-    fsyncSync(fd);
+    if (options.durable ?? true) fsyncSync(fd);
   } catch (error) {
     closeSync(fd);
     rmSync(temporary, { force: true });
@@ -27,9 +36,9 @@ export function writeFileBeside(target: string, text: string, mode = 0o600): str
  * part (another process may read it at any time, or this one be killed mid-write). The
  * directory is made (0700) when missing; the file is 0600.
  */
-export function writeFileAtomic(path: string, text: string): void {
+export function writeFileAtomic(path: string, text: string, options: WriteOptions = {}): void {
   mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  const temporary = writeFileBeside(path, text);
+  const temporary = writeFileBeside(path, text, 0o600, options);
   try {
     renameSync(temporary, path);
   } catch (error) {

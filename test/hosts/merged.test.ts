@@ -1,10 +1,11 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import fs, { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { syncBuiltinESMExports } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { mergeHostViews, mergedViewJson, paneKeyOnHost, RememberedRowsStore, type HostAnswer } from '../../src/hosts/index.js';
-import { formatTimestamp } from '../../src/process/index.js';
+import { formatTimestamp, writeFileAtomic } from '../../src/process/index.js';
 
 const SECOND_US = 1_000_000;
 const NOW_US = 1_800_000_000 * SECOND_US;
@@ -111,5 +112,31 @@ describe('remembered rows', () => {
     store.write('gpu', 'pane.map', { all_sessions: true }, newer);
     assert.deepEqual(store.read('gpu', 'pane.map', { all_sessions: true }), newer);
     assert.deepEqual(readdirSync(join(dir, 'gpu')).filter((name) => name.endsWith('.tmp')), [], 'no temporary file left');
+  });
+
+  it('writes without syncing to disk, as a cache polled views rewrite after every answer; an emptied file reads as none', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-remembered-'));
+    after(() => rmSync(dir, { recursive: true, force: true }));
+    const original = fs.fsyncSync;
+    let syncs = 0;
+    fs.fsyncSync = (fd) => {
+      syncs += 1;
+      original(fd);
+    };
+    syncBuiltinESMExports();
+    try {
+      writeFileAtomic(join(dir, 'durable.json'), '{}');
+      assert.equal(syncs, 1, 'a durable write syncs (the check sees fsync)');
+      const store = new RememberedRowsStore(dir);
+      store.write('gpu', 'pane.map', { all_sessions: true }, { lists: { rows: [row('%3')] }, atMicros: NOW_US });
+      assert.equal(syncs, 1);
+    } finally {
+      fs.fsyncSync = original;
+      syncBuiltinESMExports();
+    }
+    // What a crash after the rename but before the data reached the disk can leave.
+    const [file] = readdirSync(join(dir, 'gpu'));
+    writeFileSync(join(dir, 'gpu', file!), '');
+    assert.equal(new RememberedRowsStore(dir).read('gpu', 'pane.map', { all_sessions: true }), undefined);
   });
 });
