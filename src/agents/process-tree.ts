@@ -99,12 +99,17 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
     // The command name (what /proc/PID/comm holds too) is in parentheses and may itself
     // contain ") ", so it ends at the last one.
     const nameEnd = stat.lastIndexOf(')');
-    const ppid = Number(stat.slice(nameEnd + 2).split(' ')[1]);
+    // The fields after the name: state, ppid, … with the thread count the 18th (stat's 20th).
+    const fields = stat.slice(nameEnd + 2).split(' ');
+    const ppid = Number(fields[1]);
     const threadName = stat.slice(stat.indexOf('(') + 1, nameEnd);
     const argv = readFileSync(join(dir, 'cmdline'), 'utf8').split('\0');
     if (argv.at(-1) === '') argv.pop();
     const comm = RUNTIME_THREAD_NAMES.has(threadName) && argv[0] !== undefined ? basename(argv[0]) : threadName;
-    const children = readdirSync(join(dir, 'task')).flatMap((tid) =>
+    // Children are listed per thread; most processes have one, whose id is the process's own,
+    // so the task directory is listed only for the others (a map reads every pane's tree).
+    const tids = fields[17] === '1' ? [String(pid)] : readdirSync(join(dir, 'task'));
+    const children = tids.flatMap((tid) =>
       readFileSync(join(dir, 'task', tid, 'children'), 'utf8')
         .split(' ')
         .filter((word) => word !== '')

@@ -50,7 +50,9 @@ describe('createProcessClassifier', () => {
 function fakeProcess(root: string, pid: number, ppid: number, comm: string, argv: string[], childrenByTask: Record<number, number[]>): void {
   const dir = join(root, String(pid));
   mkdirSync(dir, { recursive: true });
-  writeFileSync(join(dir, 'stat'), `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560 0 0\n`);
+  // As Linux writes it, up to the thread count (the 20th field) and the start time after it.
+  const threads = Object.keys(childrenByTask).length;
+  writeFileSync(join(dir, 'stat'), `${pid} (${comm}) S ${ppid} ${pid} ${pid} 0 -1 4194560 0 0 0 0 0 0 0 0 20 0 ${threads} 0 12345\n`);
   writeFileSync(join(dir, 'cmdline'), argv.map((word) => `${word}\0`).join(''));
   for (const [tid, children] of Object.entries(childrenByTask)) {
     mkdirSync(join(dir, 'task', tid), { recursive: true });
@@ -87,6 +89,15 @@ describe('readProcessTree over a /proc layout', () => {
     assert.equal(firstAgent(tree)?.pid, 200);
     assert.equal(firstAgent(tree)?.agent, 'gemini', 'a node process running gemini is gemini');
     assert.equal(renderProcessTree(tree), '100 bash [other]\n  200 node [agent: gemini]\n    400 odd) name [other]\n  300 git [git]\n');
+  });
+
+  it('reads a one-thread process’s children from its own task without listing the task directory', () => {
+    fakeProcess(proc, 700, 1, 'sh', ['sh'], { 700: [300] });
+    // A thread the stat line does not count: listing the directory would find its child too.
+    mkdirSync(join(proc, '700', 'task', '701'));
+    writeFileSync(join(proc, '700', 'task', '701', 'children'), '400 ');
+    assert.deepEqual(procLookup(proc).facts(700)?.children, [300]);
+    assert.deepEqual(procLookup(proc).facts(200)?.children, [400], 'a process of two threads has each one’s children');
   });
 
   it('has the JSON shape of `drover pane process`', () => {
