@@ -36,9 +36,32 @@ export function rowFormat(tag: string, fields: readonly FieldSpec[]): string {
   return tag + fields.map((f) => (f.volatile ? `#{${f.wire}}${VOLATILE_FIELD_END}` : `#{n:${f.wire}}:#{${f.wire}}`)).join('');
 }
 
-export interface RawRow {
-  readonly tag: string;
-  readonly values: readonly Buffer[];
+/**
+ * One framed row: its tag and where each field's bytes lie in the listing. A field's bytes are
+ * taken (a view, not a copy) only when read: a snapshot of many panes is read a few fields each.
+ */
+export class RawRow {
+  constructor(
+    readonly tag: string,
+    private readonly output: Buffer,
+    /** Start and end offset of each field, in order. */
+    private readonly bounds: readonly number[],
+  ) {}
+
+  get width(): number {
+    return this.bounds.length / 2;
+  }
+
+  /** The bytes of field `index` (0-based, in row order). */
+  field(index: number): Buffer {
+    if (!Number.isInteger(index) || index < 0 || index >= this.width) throw new RangeError(`row ${this.tag} has no field ${index} (it has ${this.width})`);
+    return this.output.subarray(this.bounds[2 * index], this.bounds[2 * index + 1]);
+  }
+
+  /** Every field's bytes, in row order. */
+  get values(): Buffer[] {
+    return Array.from({ length: this.width }, (_, index) => this.field(index));
+  }
 }
 
 const COLON = 0x3a;
@@ -67,13 +90,13 @@ export function parseFramedRows(output: Buffer, rowFields: Readonly<Record<strin
     const fields = Object.hasOwn(rowFields, tag) ? rowFields[tag] : undefined;
     if (fields === undefined) throw new FieldDecodeError(`malformed framing: unexpected row tag at byte ${at}`);
     at += 1;
-    const values: Buffer[] = [];
+    const bounds: number[] = [];
     for (const field of fields) {
       if (field.volatile) {
         const end = output.indexOf(VOLATILE_END_BYTES, at);
         if (end < 0) throw new FieldDecodeError(`malformed framing: field ${field.wire} has no end marker after byte ${at}`);
         checkFieldLength(end - at, limits);
-        values.push(output.subarray(at, end));
+        bounds.push(at, end);
         at = end + VOLATILE_END_BYTES.length;
         continue;
       }
@@ -88,12 +111,12 @@ export function parseFramedRows(output: Buffer, rowFields: Readonly<Record<strin
       at += 1;
       checkFieldLength(length, limits);
       if (at + length > output.length) throw new FieldDecodeError(`malformed framing: field runs past the end of the output at byte ${at}`);
-      values.push(output.subarray(at, at + length));
+      bounds.push(at, at + length);
       at += length;
     }
     if (output[at] !== NEWLINE) throw new FieldDecodeError(`malformed framing: row does not end where its lengths say (byte ${at})`);
     at += 1;
-    rows.push({ tag, values });
+    rows.push(new RawRow(tag, output, bounds));
   }
   return rows;
 }

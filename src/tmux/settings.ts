@@ -288,9 +288,9 @@ export class Buffers {
   async list(options: OperationOptions = {}): Promise<BufferInfo[]> {
     const result = await this.server.command(['list-buffers', '-F', rowFormat('B', BUFFER_SPECS)], options);
     return parseFramedRows(result.stdout, { B: BUFFER_SPECS }).map((row) => ({
-      name: row.values[0]!.toString('utf8'),
-      size: Number(row.values[1]!.toString('latin1')),
-      created: Number(row.values[2]!.toString('latin1')),
+      name: row.field(0).toString('utf8'),
+      size: Number(row.field(1).toString('latin1')),
+      created: Number(row.field(2).toString('latin1')),
     }));
   }
 }

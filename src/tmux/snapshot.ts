@@ -23,42 +23,55 @@ import type { Server } from './server.js';
 
 let nextCaptureId = 1;
 
-/** Each table's specs by wire name, built once rather than per captured row. */
-const specsByTable = new WeakMap<FieldTable, ReadonlyMap<string, FieldSpec>>();
-
-function specsOf(table: FieldTable): ReadonlyMap<string, FieldSpec> {
-  let specs = specsByTable.get(table);
-  if (!specs) {
-    specs = new Map(tableSpecs(table).map((s) => [s.wire, s]));
-    specsByTable.set(table, specs);
-  }
-  return specs;
+/** A table's fields in row order and each one's place by wire name, built once rather than per captured row. */
+interface TableLayout {
+  readonly specs: readonly FieldSpec[];
+  readonly indexByWire: ReadonlyMap<string, number>;
 }
 
+const layoutsByTable = new WeakMap<FieldTable, TableLayout>();
+
+function layoutOf(table: FieldTable): TableLayout {
+  let layout = layoutsByTable.get(table);
+  if (!layout) {
+    const specs = tableSpecs(table);
+    layout = { specs, indexByWire: new Map(specs.map((s, i) => [s.wire, i])) };
+    layoutsByTable.set(table, layout);
+  }
+  return layout;
+}
+
+type FieldValue = string | number | boolean | null;
+
+/**
+ * One captured row. It keeps the row's values as parsed and decodes a field only when read: a
+ * caller reads a few of a pane's fields, and a snapshot of many panes is built on every map.
+ */
 abstract class SnapshotRecord implements EvaluableRecord {
   abstract readonly entity: CriteriaEntity;
   protected readonly graph: SnapshotGraph;
-  private readonly rawByWire: ReadonlyMap<string, Buffer>;
-  private readonly decoded = new Map<string, string | number | boolean | null>();
-  private readonly specs: ReadonlyMap<string, FieldSpec>;
+  private readonly layout: TableLayout;
+  private readonly row: RawRow;
+  /** Where this record's fields start in its row (a window row carries its link's fields first). */
+  private readonly first: number;
+  /** Decoded fields by position; a hole is a field not read yet (no field decodes to undefined). */
+  private readonly decoded: (FieldValue | undefined)[] = [];
 
-  constructor(graph: SnapshotGraph, table: FieldTable, values: readonly Buffer[]) {
+  constructor(graph: SnapshotGraph, table: FieldTable, row: RawRow, first = 0) {
     this.graph = graph;
-    this.specs = specsOf(table);
-    this.rawByWire = new Map([...this.specs.keys()].map((wire, i) => [wire, values[i]!]));
+    this.layout = layoutOf(table);
+    this.row = row;
+    this.first = first;
   }
 
   /** The exact bytes tmux printed for a field. */
   raw(wire: string): Buffer {
-    const value = this.rawByWire.get(wire);
-    if (value === undefined) throw new ArgumentError(`${this.entity} has no field ${wire}`);
-    return value;
+    return this.row.field(this.first + this.indexOf(wire));
   }
 
   /** The field decoded by its catalog type; invalid UTF-8 raises FieldDecodeError. */
-  value(wire: string): string | number | boolean | null {
-    if (!this.decoded.has(wire)) this.decoded.set(wire, decodeField(this.specOf(wire), this.raw(wire)));
-    return this.decoded.get(wire)!;
+  value(wire: string): FieldValue {
+    return this.valueAt(this.indexOf(wire));
   }
 
   abstract related(relation: string): readonly EvaluableRecord[];
@@ -69,23 +82,32 @@ abstract class SnapshotRecord implements EvaluableRecord {
   }
 
   /** Fields by tmux name; text that is not valid UTF-8 is shown with replacement characters. */
-  toJSON(): Record<string, string | number | boolean | null> {
-    const out: Record<string, string | number | boolean | null> = {};
-    for (const [wire, spec] of this.specs) {
+  toJSON(): Record<string, FieldValue> {
+    const out: Record<string, FieldValue> = {};
+    for (const [index, spec] of this.layout.specs.entries()) {
       try {
-        out[wire] = this.value(wire);
+        out[spec.wire] = this.valueAt(index);
       } catch (error) {
         if (!(error instanceof FieldDecodeError) || spec.type !== 'string') throw error;
-        out[wire] = this.raw(wire).toString('utf8');
+        out[spec.wire] = this.row.field(this.first + index).toString('utf8');
       }
     }
     return out;
   }
 
-  private specOf(wire: string): FieldSpec {
-    const spec = this.specs.get(wire);
-    if (!spec) throw new ArgumentError(`${this.entity} has no field ${wire}`);
-    return spec;
+  private valueAt(index: number): FieldValue {
+    let value = this.decoded[index];
+    if (value === undefined) {
+      value = decodeField(this.layout.specs[index]!, this.row.field(this.first + index));
+      this.decoded[index] = value;
+    }
+    return value;
+  }
+
+  private indexOf(wire: string): number {
+    const index = this.layout.indexByWire.get(wire);
+    if (index === undefined) throw new ArgumentError(`${this.entity} has no field ${wire}`);
+    return index;
   }
 }
 
@@ -137,13 +159,13 @@ export class WindowLinkRecord {
   readonly windowActive: boolean;
   private readonly graph: SnapshotGraph;
 
-  constructor(graph: SnapshotGraph, values: readonly Buffer[]) {
+  constructor(graph: SnapshotGraph, row: RawRow) {
     this.graph = graph;
     const specs = tableSpecs(WINDOW_LINK_FIELDS);
-    this.sessionId = decodeField(specs[0]!, values[0]!) as SessionId;
-    this.windowIndex = decodeField(specs[1]!, values[1]!) as number;
-    this.windowId = decodeField(specs[2]!, values[2]!) as WindowId;
-    this.windowActive = decodeField(specs[3]!, values[3]!) as boolean;
+    this.sessionId = decodeField(specs[0]!, row.field(0)) as SessionId;
+    this.windowIndex = decodeField(specs[1]!, row.field(1)) as number;
+    this.windowId = decodeField(specs[2]!, row.field(2)) as WindowId;
+    this.windowActive = decodeField(specs[3]!, row.field(3)) as boolean;
     Object.freeze(this);
   }
 
@@ -418,29 +440,29 @@ class SnapshotGraph {
     for (const row of rows) {
       switch (row.tag) {
         case 'S': {
-          const record = new SessionRecord(this, SESSION_FIELDS, row.values);
+          const record = new SessionRecord(this, SESSION_FIELDS, row);
           this.sessions.set(record.sessionId as SessionId, record);
           break;
         }
         case 'W': {
-          const link = new WindowLinkRecord(this, row.values.slice(0, LINK_COUNT));
+          const link = new WindowLinkRecord(this, row);
           this.links.push(link);
           push(this.linksBySession, link.sessionId, link);
           push(this.linksByWindow, link.windowId, link);
-          if (!this.windows.has(link.windowId)) this.windows.set(link.windowId, new WindowRecord(this, WINDOW_FIELDS, row.values.slice(LINK_COUNT)));
+          if (!this.windows.has(link.windowId)) this.windows.set(link.windowId, new WindowRecord(this, WINDOW_FIELDS, row, LINK_COUNT));
           break;
         }
         case 'P': {
-          const record = new PaneRecord(this, PANE_FIELDS, row.values);
+          const record = new PaneRecord(this, PANE_FIELDS, row);
           const id = record.paneId as PaneId;
           if (this.panes.has(id)) break; // a window linked into several sessions lists its panes once per link
           this.panes.set(id, record);
-          this.userOptions.set(id, new Map(this.paneOptions.map((name, i) => [name, row.values[PANE_SPECS.length + i]!])));
+          if (this.paneOptions.length > 0) this.userOptions.set(id, new Map(this.paneOptions.map((name, i) => [name, row.field(PANE_SPECS.length + i)])));
           push(this.panesByWindow, record.windowId as WindowId, record);
           break;
         }
         case 'C':
-          this.clients.push(new ClientRecord(this, CLIENT_FIELDS, row.values));
+          this.clients.push(new ClientRecord(this, CLIENT_FIELDS, row));
           break;
       }
     }

@@ -66,6 +66,17 @@ describe('framing', () => {
     assert.equal(rows[1]!.values[1]!.length, 0);
   });
 
+  it('gives the fields of a row by position, as views of the listing taken when read', () => {
+    const output = Buffer.concat([frame('S', ['$1', 'work']), frame('S', ['$2', ''])]);
+    const [first, second] = parseFramedRows(output, { S: texts(2) });
+    assert.equal(first!.width, 2);
+    assert.equal(first!.field(1).toString(), 'work');
+    assert.equal(first!.field(1).buffer, output.buffer, 'a view, not a copy');
+    assert.equal(second!.field(1).length, 0);
+    assert.throws(() => first!.field(2), /row S has no field 2 \(it has 2\)/);
+    assert.throws(() => first!.field(-1), RangeError);
+  });
+
   it('fails explicitly on malformed framing', () => {
     assert.throws(() => parseFramedRows(Buffer.from('S2:$1'), { S: texts(1) }), FieldDecodeError);
     assert.throws(() => parseFramedRows(Buffer.from('S3:$1\n'), { S: texts(1) }), FieldDecodeError);
