@@ -14,11 +14,14 @@ if (Number(version.split('.')[0]) < OLDEST_NODE_MAJOR) {
   process.stderr.write(`drover: error: ${message}\n  install a newer Node.js, or put one first on PATH\n`);
   process.exitCode = 1;
 } else {
-  // Node keeps the code it compiled from drover's modules on disk and reuses it while the files
-  // are unchanged, so a start skips parsing and compiling them again. The cache is Node's own
-  // (under the temporary directory, or where NODE_COMPILE_CACHE says; NODE_DISABLE_COMPILE_CACHE=1
-  // turns it off); Node 22.0 has no such cache. It covers what is loaded after this call.
-  const { enableCompileCache } = await import('node:module');
-  enableCompileCache?.();
-  await import('./main.js');
+  // The bundle runs drover's code through a code cache of its own, saved after the command ran
+  // (see code-cache.ts). tsc's unbundled tree has no bundle beside it and is imported as ES
+  // modules, with Node's compile cache (under the temporary directory, or where NODE_COMPILE_CACHE
+  // says; NODE_DISABLE_COMPILE_CACHE=1 turns both off).
+  const { runBundledCli } = await import('./code-cache.js');
+  if (!runBundledCli(new URL(import.meta.url))) {
+    const { enableCompileCache } = await import('node:module');
+    enableCompileCache?.();
+    await import('./main.js');
+  }
 }

@@ -36,7 +36,18 @@ const io: CliIO = {
   },
 };
 
-process.exitCode = await runCli(process.argv.slice(2), io);
-if (controller.signal.aborted && process.exitCode === EXIT.ok) process.exitCode = EXIT.interrupted;
-// Output nobody will read would hold the process open for good.
-if (outputAbandoned) process.exit();
+// No top-level await: the bundle runs this module as a CommonJS script (see code-cache.ts). A
+// command whose work ran out without its promise settling (a wait on nothing left to happen) is
+// a failure, as an unsettled top-level await would be, never a silent success.
+let settled = false;
+process.once('beforeExit', () => {
+  if (settled) return;
+  process.exitCode = EXIT.failure;
+  process.stderr.write('drover: error: the command stopped before it finished, with nothing left to wait for\n');
+});
+void runCli(process.argv.slice(2), io).then((status) => {
+  settled = true;
+  process.exitCode = controller.signal.aborted && status === EXIT.ok ? EXIT.interrupted : status;
+  // Output nobody will read would hold the process open for good.
+  if (outputAbandoned) process.exit();
+});
