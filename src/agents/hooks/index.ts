@@ -1,4 +1,3 @@
-import type { AgentState } from '../state.js';
 import type { AgentKind } from '../screens/types.js';
 import { claudeHookInstaller } from './claude.js';
 import { codexHookInstaller } from './codex.js';
@@ -7,15 +6,11 @@ import { opencodeHookInstaller } from './opencode.js';
 import type { AgentHookInstaller } from './types.js';
 
 export * from './types.js';
+export { hookReports } from './reports.js';
 
 /** Each known agent's hook installer. */
 const INSTALLERS: Partial<Record<AgentKind, AgentHookInstaller>> = { claude: claudeHookInstaller, codex: codexHookInstaller, gemini: geminiHookInstaller, opencode: opencodeHookInstaller };
 
 export function hookInstallerFor(kind: AgentKind): AgentHookInstaller | undefined {
   return INSTALLERS[kind];
-}
-
-/** The states an agent's own hooks report once `drover agent setup` installed them. */
-export function hookReports(kind: AgentKind): readonly AgentState[] {
-  return INSTALLERS[kind]?.reports ?? [];
 }

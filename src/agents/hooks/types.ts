@@ -1,4 +1,5 @@
 import type { AgentKind } from '../screens/types.js';
+import type { HookState } from './reports.js';
 
 /**
  * How drover learns one agent's state from the agent itself: the agent's own hook, notify
@@ -7,7 +8,7 @@ import type { AgentKind } from '../screens/types.js';
 export interface AgentHookInstaller {
   readonly agent: AgentKind;
   /** Which states the agent's mechanism can report; the screen fills in the rest. */
-  readonly reports: readonly ('active' | 'waiting' | 'idle')[];
+  readonly reports: readonly HookState[];
   /** The file drover writes or edits, from the environment (HOME and the agent's own config-directory variable). */
   configPath(env: NodeJS.ProcessEnv): string;
   /**

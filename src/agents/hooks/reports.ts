@@ -1,0 +1,29 @@
+import type { AgentKind } from '../screens/types.js';
+import type { AgentState } from '../state.js';
+
+/** A state an agent's own hook mechanism can report; the screen fills in the rest. */
+export type HookState = 'active' | 'waiting' | 'idle';
+
+/**
+ * The states each agent's hooks report once `drover agent setup` installed them. Kept apart
+ * from the installers, which each take their entry from here: every pane map reads it, and
+ * should load no installer (nor the TOML parser Codex's needs) to do so.
+ */
+const HOOK_REPORTS: Readonly<Partial<Record<AgentKind, readonly HookState[]>>> = {
+  claude: ['active', 'waiting', 'idle'],
+  codex: ['active', 'waiting', 'idle'],
+  gemini: ['active', 'waiting', 'idle'],
+  opencode: ['active', 'waiting', 'idle'],
+};
+
+/** The states an agent's own hooks report once `drover agent setup` installed them. */
+export function hookReports(kind: AgentKind): readonly AgentState[] {
+  return HOOK_REPORTS[kind] ?? [];
+}
+
+/** The states the hooks drover installs for `kind` report (an agent drover installs hooks for). */
+export function installedHookReports(kind: AgentKind): readonly HookState[] {
+  const reports = HOOK_REPORTS[kind];
+  if (reports === undefined) throw new Error(`drover installs no hooks for ${kind}`);
+  return reports;
+}
