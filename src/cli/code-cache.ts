@@ -12,7 +12,8 @@
  * the temporary directory, as drover-code-cache-UID with one directory per Node version inside.
  * That directory must be the user's own and writable by nobody else, or the cache is not used;
  * NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's. A cache file names the size and
- * modification time of the chunk it was made from and is used only while both still hold; V8
+ * modification time of the chunk it was made from and is used only while both still hold (its
+ * name holds a hash of the chunk's directory, so each install has its own); V8
  * itself refuses a cache made by another V8 or under other flags. A chunk's cache is saved again
  * when a command that has not run it before runs it (up to a bound), so the functions each
  * command needs end up in it. A cache that cannot be read or written is skipped: it only saves
@@ -77,6 +78,16 @@ export function commandKey(argv: readonly string[]): string {
   return argv.filter((arg) => /^[a-z][a-z-]*$/.test(arg)).slice(0, 2).join(' ') || '(none)';
 }
 
+/**
+ * The file a chunk's cache is saved in: the chunk's name and a hash of its directory, so two
+ * installs of drover (a clone and a global install, say) never take turns overwriting one file.
+ */
+export function cacheFileName(chunkDir: string, name: string): string {
+  let hash = 0x811c9dc5; // FNV-1a, 32 bits: a short path needs no more
+  for (const byte of Buffer.from(chunkDir)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
+  return `${name}.${hash.toString(16).padStart(8, '0')}.cache`;
+}
+
 /** Loads CommonJS chunks from one directory, each once, through the code cache. */
 export class ChunkLoader {
   private readonly modules = new Map<string, { exports: unknown }>();
@@ -102,7 +113,7 @@ export class ChunkLoader {
     if (known !== undefined) return known.exports;
     const source = readFileSync(file, 'utf8');
     const { size, mtimeMs } = statSync(file);
-    const cacheFile = this.cacheDir === undefined ? undefined : join(this.cacheDir, `${name}.cache`);
+    const cacheFile = this.cacheDir === undefined ? undefined : join(this.cacheDir, cacheFileName(this.dir, name));
     const cached = cacheFile === undefined ? 'off' : readCache(cacheFile, size, mtimeMs);
     // One line, so the chunk's line numbers in a stack trace are its own.
     const wrapped = `(function (exports, require, module, __filename, __dirname, __droverImportMetaUrl) {${source}\n})`;

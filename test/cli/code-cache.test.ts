@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { codeCacheDir, commandKey } from '../../src/cli/code-cache.js';
+import { cacheFileName, codeCacheDir, commandKey } from '../../src/cli/code-cache.js';
 import { run } from '../../src/process/index.js';
 
 const LOADER = new URL('../../src/cli/code-cache.js', import.meta.url).href;
@@ -79,17 +79,17 @@ describe('the code cache the bundled CLI runs through', () => {
     writeChunks();
     const first = await loadInFreshNode(chunks, cacheDir, 'pane map');
     assert.deepEqual(first.outcomes, { 'main.cjs': 'missing', 'lib.cjs': 'missing' });
-    assert.deepEqual(readdirSync(cacheDir).sort(), ['lib.cjs.cache', 'main.cjs.cache']);
-    assert.deepEqual(headerOf(join(cacheDir, 'main.cjs.cache')).commands, ['pane map']);
-    const saved = readFileSync(join(cacheDir, 'main.cjs.cache'));
+    assert.deepEqual(readdirSync(cacheDir).sort(), [cacheFileName(chunks, 'lib.cjs'), cacheFileName(chunks, 'main.cjs')].sort());
+    assert.deepEqual(headerOf(join(cacheDir, cacheFileName(chunks, 'main.cjs'))).commands, ['pane map']);
+    const saved = readFileSync(join(cacheDir, cacheFileName(chunks, 'main.cjs')));
 
     const second = await loadInFreshNode(chunks, cacheDir, 'pane map');
     assert.deepEqual(second.outcomes, { 'main.cjs': 'used', 'lib.cjs': 'used' });
     assert.equal(second.exports.sum, 5);
-    assert.deepEqual(readFileSync(join(cacheDir, 'main.cjs.cache')), saved, 'a cache that served this command is not written again');
+    assert.deepEqual(readFileSync(join(cacheDir, cacheFileName(chunks, 'main.cjs'))), saved, 'a cache that served this command is not written again');
 
     await loadInFreshNode(chunks, cacheDir, 'fleet list');
-    assert.deepEqual(headerOf(join(cacheDir, 'main.cjs.cache')).commands, ['pane map', 'fleet list']);
+    assert.deepEqual(headerOf(join(cacheDir, cacheFileName(chunks, 'main.cjs'))).commands, ['pane map', 'fleet list']);
   });
 
   it('compiles a chunk changed since its cache was made afresh, and replaces that cache', async () => {
@@ -99,14 +99,14 @@ describe('the code cache the bundled CLI runs through', () => {
     utimesSync(join(chunks, 'lib.cjs'), later, later);
     const changed = await loadInFreshNode(chunks, cacheDir, 'pane map');
     assert.deepEqual(changed.outcomes, { 'main.cjs': 'used', 'lib.cjs': 'stale' });
-    assert.equal(headerOf(join(cacheDir, 'lib.cjs.cache')).source[1], later.getTime());
+    assert.equal(headerOf(join(cacheDir, cacheFileName(chunks, 'lib.cjs'))).source[1], later.getTime());
     assert.deepEqual((await loadInFreshNode(chunks, cacheDir, 'pane map')).outcomes, { 'main.cjs': 'used', 'lib.cjs': 'used' });
   });
 
   it('runs a chunk whose cache V8 refuses (corrupt) and replaces the cache', async () => {
     writeChunks();
     await loadInFreshNode(chunks, cacheDir, 'pane map');
-    const cacheFile = join(cacheDir, 'main.cjs.cache');
+    const cacheFile = join(cacheDir, cacheFileName(chunks, 'main.cjs'));
     const bytes = readFileSync(cacheFile);
     const body = bytes.indexOf(0x0a, 'drover-code-cache 1\n'.length) + 1;
     writeFileSync(cacheFile, Buffer.concat([bytes.subarray(0, body), Buffer.alloc(bytes.length - body, 0x5a)]));
@@ -114,6 +114,20 @@ describe('the code cache the bundled CLI runs through', () => {
     assert.equal(refused.outcomes['main.cjs'], 'rejected');
     assert.equal(refused.exports.sum, 5);
     assert.equal((await loadInFreshNode(chunks, cacheDir, 'pane map')).outcomes['main.cjs'], 'used');
+  });
+
+  it('keeps the caches of two installs apart', async () => {
+    writeChunks();
+    const other = join(dir, 'other-install');
+    rmSync(other, { recursive: true, force: true });
+    mkdirSync(other);
+    writeFileSync(join(other, 'main.cjs'), 'exports.sum = 7; exports.padding = "a longer chunk than the first install\'s";');
+    await loadInFreshNode(chunks, cacheDir, 'pane map');
+    await loadInFreshNode(other, cacheDir, 'pane map');
+    assert.equal((await loadInFreshNode(chunks, cacheDir, 'pane map')).outcomes['main.cjs'], 'used');
+    const second = await loadInFreshNode(other, cacheDir, 'pane map');
+    assert.deepEqual(second, { exports: { sum: 7, padding: "a longer chunk than the first install's" }, outcomes: { 'main.cjs': 'used' } });
+    assert.notEqual(cacheFileName(chunks, 'main.cjs'), cacheFileName(other, 'main.cjs'));
   });
 
   it('does not use a cache directory that others can write, and writes nothing into it', async () => {
@@ -144,7 +158,7 @@ describe('the code cache the bundled CLI runs through', () => {
     const first = await run([process.execPath, BIN, '--version'], { env, timeoutMs: 30_000 });
     assert.equal(first.exitCode, 0, first.stderrText());
     const versionDir = join(cacheRoot, `drover-code-cache-${process.getuid!()}`, `${process.version}-${process.arch}`);
-    assert.ok(readdirSync(versionDir).includes('main.cjs.cache'), readdirSync(versionDir).join(', '));
+    assert.ok(readdirSync(versionDir).includes(cacheFileName(dirname(BIN), 'main.cjs')), readdirSync(versionDir).join(', '));
     const second = await run([process.execPath, BIN, '--version'], { env, timeoutMs: 30_000 });
     assert.equal(second.text(), first.text());
     const usage = await run([process.execPath, BIN, 'no-such-command'], { env, timeoutMs: 30_000 });
