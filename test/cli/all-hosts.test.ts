@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { parsePaneKey, sameZellijRun } from '../../src/mux/index.js';
@@ -310,9 +310,7 @@ describe('views across hosts through a real OpenSSH server on loopback', { skip 
     sshd = await startSshd();
     env = { DROVER_SSH_BIN: sshd.sshWrapper, XDG_CONFIG_HOME: '', DROVER_CONFIG: '' };
     // The other machine's own default tmux server and drover (this build), its state in the login's home.
-    const remoteDrover = join(sshd.dir, 'drover');
-    const state = join(sshd.home, 'state');
-    writeFileSync(remoteDrover, `#!/bin/sh\nexport DROVER_STATE_DIR='${state}' DROVER_DB='${state}/drover.db' TMUX_TMPDIR='${sshd.home}'\nexec '${sshd.node}' '${CLI_PATH}' "$@"\n`, { mode: 0o755 });
+    const remoteDrover = sshd.installDrover(CLI_PATH);
     await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s box-session -x 80 -y 24`);
     const started = await run(['tmux', 'new-session', '-d', '-s', 'here', '-x', '80', '-y', '24', 'cat'], { env: sandbox.env });
     assert.equal(started.exitCode, 0, started.stderrText());
