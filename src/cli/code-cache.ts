@@ -5,19 +5,18 @@
  * Why not Node's own compile cache: Node saves a module's cache when it compiles the module,
  * before any of it runs, so it holds little more than the module's top level. Every function a
  * command calls is compiled on its first call, again on every start. A cache saved at exit holds
- * those functions too, and a command's start skips compiling them (`drover pane map` starts about
- * 20 ms sooner).
+ * those functions too, and a command's start skips compiling them (a cold `drover pane map` over
+ * 100 panes took 14 ms less than with Node's cache).
  *
  * The cache lives beside Node's own compile cache: in the directory NODE_COMPILE_CACHE names, else
  * the temporary directory, as drover-code-cache-UID with one directory per Node version inside.
  * That directory must be the user's own and writable by nobody else, or the cache is not used;
  * NODE_DISABLE_COMPILE_CACHE=1 turns it off, as it does Node's. A cache file names the size and
- * modification time of the chunk it was made from and is used only while both still hold (its
- * name holds a hash of the chunk's directory, so each install has its own); V8
- * itself refuses a cache made by another V8 or under other flags. A chunk's cache is saved again
- * when a command that has not run it before runs it (up to a bound), so the functions each
- * command needs end up in it. A cache that cannot be read or written is skipped: it only saves
- * time.
+ * modification time of the chunk it was made from and is used only while both still hold (the
+ * file's name holds a hash of the chunk's directory, so each install has its own); V8 itself
+ * refuses a cache made by another V8 or under other flags. A chunk's cache is saved again when a
+ * command that has not run it before runs it (up to a bound), so the functions each command
+ * needs end up in it. A cache that cannot be read or written is skipped: it only saves time.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -27,7 +26,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Script } from 'node:vm';
 
 /** The chunk that holds the CLI proper, beside the bin in the bundle. */
-export const BUNDLED_MAIN = 'main.cjs';
+const BUNDLED_MAIN = 'main.cjs';
 
 const MAGIC = 'drover-code-cache 1\n';
 /** Distinct commands whose compiled functions a chunk's cache takes in; past it the cache stays as it is. */
