@@ -66,7 +66,7 @@ abstract class SnapshotRecord implements EvaluableRecord {
 
   /** The exact bytes tmux printed for a field. */
   raw(wire: string): Buffer {
-    return this.row.field(this.first + this.indexOf(wire));
+    return this.rawAt(this.indexOf(wire));
   }
 
   /** The field decoded by its catalog type; invalid UTF-8 raises FieldDecodeError. */
@@ -89,7 +89,7 @@ abstract class SnapshotRecord implements EvaluableRecord {
         out[spec.wire] = this.valueAt(index);
       } catch (error) {
         if (!(error instanceof FieldDecodeError) || spec.type !== 'string') throw error;
-        out[spec.wire] = this.row.field(this.first + index).toString('utf8');
+        out[spec.wire] = this.rawAt(index).toString('utf8');
       }
     }
     return out;
@@ -98,10 +98,15 @@ abstract class SnapshotRecord implements EvaluableRecord {
   private valueAt(index: number): FieldValue {
     let value = this.decoded[index];
     if (value === undefined) {
-      value = decodeField(this.layout.specs[index]!, this.row.field(this.first + index));
+      value = decodeField(this.layout.specs[index]!, this.rawAt(index));
       this.decoded[index] = value;
     }
     return value;
+  }
+
+  /** The bytes of this record's field at `index` (its place in the table, not in the row). */
+  private rawAt(index: number): Buffer {
+    return this.row.field(this.first + index);
   }
 
   private indexOf(wire: string): number {

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describeHookEvents, mergeEventHooks, planSettingsHooks, type HookEvent } from './json-settings.js';
-import { installedHookReports } from './reports.js';
+import { HOOK_REPORTS } from './reports.js';
 import type { AgentHookInstaller } from './types.js';
 
 /** Claude Code's global settings, where its hooks live. */
@@ -34,7 +34,7 @@ export function mergeClaudeHooks(settings: Record<string, unknown>, drover: read
 /** Claude Code's hooks in its global settings.json (CLAUDE_CONFIG_DIR honoured). */
 export const claudeHookInstaller: AgentHookInstaller = {
   agent: 'claude',
-  reports: installedHookReports('claude'),
+  reports: HOOK_REPORTS.claude,
   configPath: claudeSettingsPath,
   plan: (current, drover, path) => planSettingsHooks(current, drover, path, CLAUDE_HOOK_EVENTS),
   describe: () => describeHookEvents(CLAUDE_HOOK_EVENTS),

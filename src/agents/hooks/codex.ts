@@ -6,7 +6,7 @@ import { parse } from 'smol-toml';
 import { ArgumentError } from '../../process/index.js';
 import type { AgentState } from '../state.js';
 import { AGENT_HOOK_MARKER, agentHookCommand } from './command.js';
-import { installedHookReports } from './reports.js';
+import { HOOK_REPORTS } from './reports.js';
 import type { AgentHookInstaller } from './types.js';
 
 /**
@@ -186,7 +186,7 @@ export function codexConfigPath(env: NodeJS.ProcessEnv = process.env): string {
 /** Codex's lifecycle hooks (not the older `notify`, which only reports the end of a turn). */
 export const codexHookInstaller: AgentHookInstaller = {
   agent: 'codex',
-  reports: installedHookReports('codex'),
+  reports: HOOK_REPORTS.codex,
   configPath: codexConfigPath,
   plan: planCodexConfig,
   describe: () => CODEX_HOOK_EVENTS.map(({ event, state }) => `${event} → ${state}`),

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { describeHookEvents, mergeEventHooks, planSettingsHooks, type HookEvent } from './json-settings.js';
-import { installedHookReports } from './reports.js';
+import { HOOK_REPORTS } from './reports.js';
 import type { AgentHookInstaller } from './types.js';
 
 /** Gemini CLI's user settings: `$GEMINI_CLI_HOME/.gemini/settings.json`, HOME when that is unset. */
@@ -36,7 +36,7 @@ export function mergeGeminiHooks(settings: Record<string, unknown>, drover: read
 /** Gemini CLI's hooks in its user settings.json (GEMINI_CLI_HOME honoured). */
 export const geminiHookInstaller: AgentHookInstaller = {
   agent: 'gemini',
-  reports: installedHookReports('gemini'),
+  reports: HOOK_REPORTS.gemini,
   configPath: geminiSettingsPath,
   plan: (current, drover, path) => planSettingsHooks(current, drover, path, GEMINI_HOOK_EVENTS, { name: HOOK_NAME }),
   describe: () => describeHookEvents(GEMINI_HOOK_EVENTS),

@@ -1,7 +1,7 @@
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ArgumentError } from '../../process/index.js';
-import { installedHookReports } from './reports.js';
+import { HOOK_REPORTS } from './reports.js';
 import type { AgentHookInstaller } from './types.js';
 
 /** The plugin's file name in opencode's `plugins/` directory (opencode loads every .js there). */
@@ -107,7 +107,7 @@ function planOpencodePlugin(current: string | undefined, drover: readonly string
 /** opencode's plugins: a JS module in its plugins directory, fed every event of its bus. */
 export const opencodeHookInstaller: AgentHookInstaller = {
   agent: 'opencode',
-  reports: installedHookReports('opencode'),
+  reports: HOOK_REPORTS.opencode,
   configPath: opencodePluginPath,
   plan: planOpencodePlugin,
   describe: () => EVENTS,

@@ -9,21 +9,15 @@ export type HookState = 'active' | 'waiting' | 'idle';
  * from the installers, which each take their entry from here: every pane map reads it, and
  * should load no installer (nor the TOML parser Codex's needs) to do so.
  */
-const HOOK_REPORTS: Readonly<Partial<Record<AgentKind, readonly HookState[]>>> = {
+export const HOOK_REPORTS = {
   claude: ['active', 'waiting', 'idle'],
   codex: ['active', 'waiting', 'idle'],
   gemini: ['active', 'waiting', 'idle'],
   opencode: ['active', 'waiting', 'idle'],
-};
+} as const satisfies Partial<Record<AgentKind, readonly HookState[]>>;
 
 /** The states an agent's own hooks report once `drover agent setup` installed them. */
 export function hookReports(kind: AgentKind): readonly AgentState[] {
-  return HOOK_REPORTS[kind] ?? [];
-}
-
-/** The states the hooks drover installs for `kind` report (an agent drover installs hooks for). */
-export function installedHookReports(kind: AgentKind): readonly HookState[] {
-  const reports = HOOK_REPORTS[kind];
-  if (reports === undefined) throw new Error(`drover installs no hooks for ${kind}`);
-  return reports;
+  const reports: Partial<Record<AgentKind, readonly HookState[]>> = HOOK_REPORTS;
+  return reports[kind] ?? [];
 }
