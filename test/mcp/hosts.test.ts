@@ -176,17 +176,17 @@ describe('drover mcp delivering to a host through a flaky proxy in front of a re
 
   it('answers possibly_sent with the delivery id when the link is cut mid-delivery, and the same call with that id is typed once', async () => {
     const received = join(sshd.home, 'received.txt');
-    // When the delivery's Enter reaches the pane, the host's answer is held in the network, so
-    // the cut below comes after the prompt was typed and before the MCP server heard of it.
-    const holdAnswers = JSON.stringify({ mode: 'stall', direction: 'to_client' });
     const pane = (
-      await sshd.exec(
-        `TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${join(FIXTURES, 'line-sink.js')}' '${received}' '${flaky.control}' '${holdAnswers}'`,
-      )
+      await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux new-session -d -s sink -x 80 -y 24 -P -F '#{pane_id}' '${sshd.node}' '${join(FIXTURES, 'line-sink.js')}' '${received}'`)
     ).trim();
     await eventually('the sink to show its prompt', async () => ((await sshd.exec(`TMUX_TMPDIR='${sshd.home}' tmux capture-pane -p -t '${pane}'`)).includes('>') ? true : undefined));
     const lines = (): string[] => (existsSync(received) ? readFileSync(received, 'utf8').split('\n').filter((line) => line !== '') : []);
 
+    // The server's link comes up (the pane read through it), then the host's answers are held in
+    // the network before the delivery is even asked for: its receipt cannot reach the server, and
+    // the cut below comes after the prompt was typed and before the server heard of it.
+    assert.match(String(ok(await session.client.callTool({ name: 'capture', arguments: { pane_id: `box::${pane}` } })).content), />/);
+    flaky.network({ mode: 'stall', direction: 'to_client' });
     const delivering = session.client.callTool({ name: 'deliver', arguments: { pane_id: `box::${pane}`, text: 'typed exactly once' } }, undefined, { timeout: 180_000 });
     await eventually('the prompt to reach the pane', async () => (lines().length > 0 ? true : undefined), 60_000);
     flaky.network({ mode: 'cut' });
