@@ -7,7 +7,7 @@
 // A command's chunks hold only the modules its code imports (direct-imports.mjs): `drover pane
 // map` starts without zod, yaml or the MCP SDK, which only the commands that use them load.
 // The CLI's chunks are turned into CommonJS scripts (.cjs), which the bin runs through a code
-// cache saved after the command ran (src/cli/code-cache.ts); the bin's own chunk stays an ES module.
+// cache saved after the command ran (src/cli/code-cache.ts); the bin is a script too.
 // An optional argument names another build root than dist (a build tree of one's own).
 import { build, transform } from 'esbuild';
 import { chmodSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -28,13 +28,21 @@ const shared = {
   metafile: true,
   logLevel: 'warning',
 };
-// The bin and its loader, ES modules. The CLI proper is left out (it is built below, as scripts):
-// the bin imports it only where no bundle lies beside it (tsc's unbundled tree).
+// The bin and its loader, one CommonJS script: Node starts a script without its ES module loader
+// (about 5 ms of every start). The loader is imported dynamically, so it runs only after the
+// version check. The CLI proper is left out (it is built below, as scripts): the bin imports it
+// only where no bundle lies beside it (tsc's unbundled tree). A package.json beside the bin
+// makes Node read dist/cli's .js files as scripts in this ES module package.
 const bin = await build({
   ...shared,
+  splitting: false,
+  format: 'cjs',
   entryPoints: { drover: `${root}/src/cli/drover.js` },
+  define: { 'import.meta.url': '__droverBinUrl' },
+  banner: { js: '"use strict";\nvar __droverBinUrl = require("node:url").pathToFileURL(__filename).href;' },
   plugins: [{ name: 'cli-apart', setup: (b) => b.onResolve({ filter: /^\.\/main\.js$/ }, () => ({ path: './main.js', external: true })) }],
 });
+writeFileSync(`${outdir}/package.json`, `${JSON.stringify({ type: 'commonjs' })}\n`);
 chmodSync(`${outdir}/drover.js`, 0o755);
 // The CLI proper, an entry of its own with a fixed name, which the bin finds beside itself.
 const cli = await build({
