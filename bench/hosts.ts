@@ -2,7 +2,8 @@
  * drover across machines, over a real OpenSSH server: three hosts, each a Unix user made for the
  * run and reached through its own sshd on 127.0.0.1 (a free port, throwaway keys), with 50 `cat`
  * panes on that user's own tmux server and this build's CLI as its `drover`. Side by side in one
- * run, each sample taking its turn with the others:
+ * run, each sample taking its turn with the others, after ten untimed turns of them all (the
+ * hosts' long-lived drovers and this process warmed up alike):
  *
  * - the merged pane map of the three hosts over their long-lived links (viewAcrossHosts, as
  *   `pane map --all-hosts` does it) vs. the naive way, one fresh
@@ -38,7 +39,9 @@ import { log, median, percentile, round, sampleInTurns } from './support.js';
 
 const HOSTS = 3;
 const PANES_PER_HOST = 50;
-const MAP_SAMPLES = 15;
+const MAP_SAMPLES = 25;
+/** Untimed turns before each timed set: the hosts' long-lived drovers warm up as this process does. */
+const WARMUP_TURNS = 10;
 const RTT_SAMPLES = 30;
 const DELIVERIES = 30;
 const MERGED_GOAL = 1.5;
@@ -235,7 +238,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
       ...Object.fromEntries(machines.map((host, index) => [`local-${index}`, () => localMap(index)])),
       ...Object.fromEntries(machines.map((host, index) => [`control-${index}`, () => localMap(index, controlPorts)])),
       ...Object.fromEntries(machines.map((host, index) => [`cli-${index}`, () => localCliMap(host)])),
-    });
+    }, { warmupTurns: WARMUP_TURNS });
 
     const [first] = machines as [BenchHost];
     const link = hosts.link(first.name);
@@ -246,7 +249,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
       },
       drover: async () => checked(await freshSsh(first, `'${first.drover}' --version`), `ssh ${first.name} drover --version`),
       true: async () => checked(await freshSsh(first, 'true'), `ssh ${first.name} true`),
-    });
+    }, { warmupTurns: WARMUP_TURNS });
 
     // Deliveries: one cat pane on the first host over its link, one on a server of this user here.
     here = await Server.start({ env, transport: 'control' });
@@ -270,7 +273,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
         if (receipt.status !== 'submitted') throw new Error(`correctness: the local delivery was not submitted: ${receipt.status} ${receipt.reason}`);
         texts.local.push(text);
       },
-    });
+    }, { warmupTurns: WARMUP_TURNS });
     const thereHistory = (await servers[0]!.pane(therePane).capture({ start: '-', join: true })).toString('utf8');
     const hereHistory = (await here.pane(herePane).capture({ start: '-', join: true })).toString('utf8');
     const missing = [...texts.remote.filter((text) => !thereHistory.includes(text)), ...texts.local.filter((text) => !hereHistory.includes(text))];

@@ -7,10 +7,13 @@ export async function sample(samples: number, fn: () => Promise<unknown>): Promi
 
 /**
  * Times several commands in turns (a, b, c, a, b, c…) so that a machine that slows down or
- * speeds up mid-run weighs on each of them alike; returns each one's durations.
+ * speeds up mid-run weighs on each of them alike; returns each one's durations. `warmupTurns`
+ * untimed turns run first, so that code in long-lived processes (this one, or a host's) is
+ * timed after the same number of runs for every command, not cold for some and hot for others.
  */
-export async function sampleInTurns<K extends string>(samples: number, fns: Record<K, () => Promise<unknown>>): Promise<Record<K, number[]>> {
+export async function sampleInTurns<K extends string>(samples: number, fns: Record<K, () => Promise<unknown>>, { warmupTurns = 0 } = {}): Promise<Record<K, number[]>> {
   const keys = Object.keys(fns) as K[];
+  for (let i = 0; i < warmupTurns; i += 1) for (const key of keys) await fns[key]();
   const times = Object.fromEntries(keys.map((key) => [key, [] as number[]])) as Record<K, number[]>;
   for (let i = 0; i < samples; i += 1) {
     for (const key of keys) {
