@@ -1,4 +1,4 @@
-import { looksLikePaneKey, parsePaneKey, type MuxPort } from '../mux/index.js';
+import { isValidMuxId, looksLikePaneKey, parsePaneKey, type MuxPort } from '../mux/index.js';
 import { systemClock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PaneInputBusyError } from './errors.js';
@@ -75,11 +75,12 @@ export async function holdingPaneInput<T>(port: MuxPort, pane: string, hold: Pan
   // A pane key (what a hub hands a host) locks the pane it names; `body` checks its run.
   const parsed = looksLikePaneKey(pane) ? parsePaneKey(pane) : undefined;
   const paneId = parsed?.ok ? parsed.key.paneId : pane;
-  const snapshot = await port.snapshot({ signal: hold.signal });
-  const found = snapshot.panes.find((candidate) => candidate.paneId === paneId);
-  if (found === undefined) return body();
+  // An id no multiplexer could list names no pane to share: `body` reports it.
+  if (!isValidMuxId(paneId)) return body();
+  const { incarnation, location } = await port.locatePane(paneId, { signal: hold.signal });
+  if (location === undefined) return body();
   const locks = new PaneLocks(paneLockDirectory(resolveDatabasePath(hold.env)));
-  const keys = await localPaneInputKeys(hold.env, { port, paneId, incarnation: snapshot.incarnation, spaceId: found.spaceId });
+  const keys = await localPaneInputKeys(hold.env, { port, paneId, incarnation, spaceId: location.spaceId });
   const busy = (): Error => new PaneInputBusyError(`pane ${paneId}'s input stayed busy for ${PANE_INPUT_WAIT_MS} ms (another drover process, a fleet dispatcher most likely, was typing into it); nothing was typed`);
   return holdingKeys(locks, keys, { deadline: systemClock.now() + PANE_INPUT_WAIT_MS, signal: hold.signal }, busy, body);
 }

@@ -30,6 +30,7 @@ import type {
   MuxOpenedWorktree,
   MuxCallOptions,
   MuxOutcome,
+  MuxPaneLookup,
   MuxPaneProcess,
   MuxPaneSize,
   MuxPort,
@@ -211,6 +212,22 @@ class GatedMuxPort implements MuxPort {
       const snapshot = await this.adapter.snapshot(options);
       this.bind(snapshot.incarnation);
       return snapshot;
+    });
+  }
+
+  locatePane(paneId: string, options: MuxCallOptions = {}): Promise<MuxPaneLookup> {
+    const problem = firstProblem(badId('pane', paneId), badCallOptions(options));
+    if (problem !== undefined) return Promise.reject(new MuxError(this.mux, `locatePane: ${problem}`, { reason: 'refused', phase: 'validate', delivery: 'not_sent' }));
+    return this.floor(async () => {
+      if (this.adapter.locatePane !== undefined) {
+        const lookup = await this.adapter.locatePane(paneId, options);
+        this.bind(lookup.incarnation);
+        return lookup;
+      }
+      const snapshot = await this.adapter.snapshot(options);
+      this.bind(snapshot.incarnation);
+      const pane = snapshot.panes.find((candidate) => candidate.paneId === paneId);
+      return { incarnation: snapshot.incarnation, location: pane === undefined ? undefined : { spaceId: pane.spaceId, tabId: pane.tabId } };
     });
   }
 

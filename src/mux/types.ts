@@ -279,6 +279,18 @@ export interface MuxWatchOptions {
   readonly onDown?: (reason: string) => void;
 }
 
+/** Where a pane stands: the space and tab snapshot() lists it under. */
+export interface MuxPaneLocation {
+  readonly spaceId: string;
+  readonly tabId: string;
+}
+
+/** One pane looked up: the run that answered, and where the pane stands (undefined when that run lists no such pane). */
+export interface MuxPaneLookup {
+  readonly incarnation: string;
+  readonly location: MuxPaneLocation | undefined;
+}
+
 export interface MuxWatch {
   /** Idempotent; no callback fires after it returns. */
   close(): void;
@@ -306,6 +318,12 @@ export interface MuxPort extends MuxDescription {
   sameIncarnation(a: string, b: string): boolean;
   /** Every space, tab and pane; a budget, when given, bounds the whole read. */
   snapshot(options?: MuxCallOptions): Promise<MuxSnapshot>;
+  /**
+   * Where one pane stands, as snapshot() would list it, reading no other pane where the
+   * multiplexer allows (a write's locks need the pane's space, not the whole listing). Throws a
+   * MuxError as snapshot() does; a pane that run does not list is a location of undefined.
+   */
+  locatePane(paneId: string, options?: MuxCallOptions): Promise<MuxPaneLookup>;
   /** "Look now": the next snapshot is current and a census drops to its floor. Writes nothing. */
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
@@ -376,6 +394,8 @@ export interface MuxAdapter extends MuxDescription {
   /** Absent: incarnations are the same run exactly when they are equal. */
   sameIncarnation?(a: string, b: string): boolean;
   snapshot(options: MuxCallOptions): Promise<MuxSnapshot>;
+  /** Absent: the port finds the pane in a snapshot. */
+  locatePane?(paneId: string, options: MuxCallOptions): Promise<MuxPaneLookup>;
   refresh(): Promise<void>;
   watch(options: MuxWatchOptions): MuxWatch;
   /** Pure: this multiplexer's spelling of one parsed key, with no I/O. */

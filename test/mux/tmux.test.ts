@@ -44,6 +44,24 @@ describe('the tmux adapter', { concurrency: false }, () => {
     assert.deepEqual(conformance.snapshotProblems(snapshot, portOver(owned.server)), []);
   });
 
+  it('locates a pane in a window linked into two sessions under the first session listing it, as the snapshot does', async () => {
+    await withServer(async (server) => {
+      await seed(server);
+      const port = portOver(server);
+      const before = await port.snapshot();
+      const shared = before.tabs.find((tab) => before.spaces.find((space) => space.spaceId === tab.spaceId)?.label === 'work')!;
+      // tmux lists sessions by name, so scratch lists the linked window before work does.
+      await server.command(['link-window', '-d', '-s', shared.tabId, '-t', 'scratch:']);
+      const snapshot = await port.snapshot();
+      const scratch = snapshot.spaces.find((space) => space.label === 'scratch')!.spaceId;
+      assert.equal(snapshot.panes.find((pane) => pane.tabId === shared.tabId)!.spaceId, scratch);
+      for (const pane of snapshot.panes) {
+        assert.deepEqual(await port.locatePane(pane.paneId), { incarnation: snapshot.incarnation, location: { spaceId: pane.spaceId, tabId: pane.tabId } });
+      }
+      assert.deepEqual(await port.locatePane('%999'), { incarnation: snapshot.incarnation, location: undefined });
+    });
+  });
+
   it('passes the read-only conformance checks', async () => {
     const results = await conformance.runReadOnlyChecks(portOver(owned.server));
     assert.deepEqual(results.filter((result) => result.problems.length > 0 || result.skipped !== undefined), []);

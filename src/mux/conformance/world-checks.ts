@@ -133,6 +133,29 @@ const CHECKS: readonly WorldCheck[] = [
     },
   },
   {
+    name: 'locatePane places every pane where the snapshot lists it, and a closed one nowhere',
+    async run(world) {
+      const snapshot = await world.port.snapshot();
+      const problems: string[] = [];
+      for (const listed of snapshot.panes) {
+        const { incarnation, location } = await world.port.locatePane(listed.paneId);
+        if (incarnation !== snapshot.incarnation) problems.push(`locatePane(${listed.paneId}) answered for run ${incarnation}, the snapshot for ${snapshot.incarnation}`);
+        if (location?.spaceId !== listed.spaceId || location.tabId !== listed.tabId) {
+          problems.push(`locatePane(${listed.paneId}) answered ${JSON.stringify(location)}; the snapshot lists it in space ${listed.spaceId}, tab ${listed.tabId}`);
+        }
+      }
+      const supports = world.port.declaration.supports;
+      if (!supports.splitPane || !supports.closePane) return problems;
+      const split = await world.port.splitPane({ besidePaneId: snapshot.panes.find((candidate) => candidate.alive)!.paneId, direction: 'right' });
+      if (!split.ok) return [...problems, `splitPane answered ${describeOutcome(split)}`];
+      const closed = await world.port.closePane(split.value.paneId);
+      if (!closed.ok) return [...problems, `closePane(${split.value.paneId}) answered ${describeOutcome(closed)}`];
+      const gone = await world.port.locatePane(split.value.paneId);
+      if (gone.location !== undefined) problems.push(`locatePane of the closed pane ${split.value.paneId} answered ${JSON.stringify(gone.location)}`);
+      return problems;
+    },
+  },
+  {
     name: 'refresh sees a silent change',
     async run(world) {
       const tab = (await world.port.snapshot()).tabs[0]!;

@@ -71,6 +71,7 @@ import {
   type MuxGridRequest,
   type MuxOutcome,
   type MuxPane,
+  type MuxPaneLookup,
   type MuxPaneProcess,
   type MuxPaneSize,
   type MuxScreen,
@@ -285,6 +286,27 @@ export class TmuxAdapter implements MuxAdapter {
     const listing = await this.listing(options);
     // The listing taught the binding its run, so this asks tmux nothing.
     return this.publish(listing, await this.serverIncarnation({}));
+  }
+
+  /**
+   * The pane's window, then every window of every session (no pane is formatted, so no process
+   * of any pane is read): its space is the first session listing that window, as in publish().
+   */
+  async locatePane(paneId: string, options: MuxCallOptions): Promise<MuxPaneLookup> {
+    const deadline = this.deadline(options);
+    let lines: string[];
+    try {
+      const pane = this.native('pane', paneId);
+      const listed = await this.tmux((server) => this.group(server, [['display-message', '-p', '-t', pane, '#{window_id}'], ['list-windows', '-a', '-F', '#{session_id} #{window_id}']], deadline), step(deadline));
+      lines = listed.text().split('\n');
+    } catch (error) {
+      if (error instanceof TmuxMuxError && error.reason === 'gone') return { incarnation: await this.serverIncarnation({}), location: undefined };
+      throw error;
+    }
+    const windowId = lines[0]!;
+    const session = lines.slice(1).find((line) => line.endsWith(` ${windowId}`))?.split(' ')[0];
+    const incarnation = await this.serverIncarnation({});
+    return { incarnation, location: session === undefined ? undefined : { spaceId: tmuxIds.space(session), tabId: tmuxIds.tab(windowId) } };
   }
 
   private publish(listing: TmuxSnapshot, incarnation: string): MuxSnapshot {
