@@ -1,5 +1,5 @@
 import { performance } from 'node:perf_hooks';
-import { MuxError, paneChannel, unsupportedDetail, unwrapOutcome, type MuxCapability, type MuxDeclaration, type MuxName, type MuxOutcome, type MuxPort, type MuxSnapshot } from '../mux/index.js';
+import { isValidMuxId, MuxError, paneChannel, unsupportedDetail, unwrapOutcome, type MuxCapability, type MuxDeclaration, type MuxName, type MuxOutcome, type MuxPort, type MuxSnapshot } from '../mux/index.js';
 import { tailLines } from '../panes/index.js';
 import { DroverError, messageOf, type ErrorContext } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
@@ -157,9 +157,9 @@ export class FleetBackend {
 
   /** Where a pane lives (the invoking pane, for the Director). */
   async locate(pane: string, deadline: number): Promise<PaneLocation> {
-    const found = (await this.snapshot(deadline, `finding pane ${pane}`)).panes.find((candidate) => candidate.paneId === pane);
-    if (found === undefined) throw new MuxError(this.name, `${this.name} has no pane ${pane}`, { reason: 'gone', delivery: 'not_sent' });
-    return { session: found.spaceId, window: found.tabId, pane };
+    const location = isValidMuxId(pane) ? (await this.port.locatePane(pane, this.budget(deadline, `finding pane ${pane}`))).location : undefined;
+    if (location === undefined) throw new MuxError(this.name, `${this.name} has no pane ${pane}`, { reason: 'gone', delivery: 'not_sent' });
+    return { session: location.spaceId, window: location.tabId, pane };
   }
 
   /** The Director's tab as boxes, or undefined when the Director is not in `tabId` (given) or not there at all. */
