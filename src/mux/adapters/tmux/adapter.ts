@@ -71,6 +71,7 @@ import {
   type MuxGridRequest,
   type MuxOutcome,
   type MuxPane,
+  type MuxPaneLocation,
   type MuxPaneLookup,
   type MuxPaneProcess,
   type MuxPaneSize,
@@ -294,19 +295,18 @@ export class TmuxAdapter implements MuxAdapter {
    */
   async locatePane(paneId: string, options: MuxCallOptions): Promise<MuxPaneLookup> {
     const deadline = this.deadline(options);
-    let lines: string[];
+    let location: MuxPaneLocation | undefined;
     try {
       const pane = this.native('pane', paneId);
       const listed = await this.tmux((server) => this.group(server, [['display-message', '-p', '-t', pane, '#{window_id}'], ['list-windows', '-a', '-F', '#{session_id} #{window_id}']], deadline), step(deadline));
-      lines = listed.text().split('\n');
+      const [windowId, ...windows] = listed.text().split('\n') as [string, ...string[]];
+      const session = windows.find((line) => line.endsWith(` ${windowId}`))?.split(' ')[0];
+      if (session !== undefined) location = { spaceId: tmuxIds.space(session), tabId: tmuxIds.tab(windowId) };
     } catch (error) {
-      if (error instanceof TmuxMuxError && error.reason === 'gone') return { incarnation: await this.serverIncarnation({}), location: undefined };
-      throw error;
+      if (!(error instanceof TmuxMuxError && error.reason === 'gone')) throw error;
     }
-    const windowId = lines[0]!;
-    const session = lines.slice(1).find((line) => line.endsWith(` ${windowId}`))?.split(' ')[0];
-    const incarnation = await this.serverIncarnation({});
-    return { incarnation, location: session === undefined ? undefined : { spaceId: tmuxIds.space(session), tabId: tmuxIds.tab(windowId) } };
+    // The binding learnt its run with that command; only a first contact that failed asks again here.
+    return { incarnation: await this.serverIncarnation({}), location };
   }
 
   private publish(listing: TmuxSnapshot, incarnation: string): MuxSnapshot {
