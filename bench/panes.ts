@@ -163,7 +163,7 @@ export async function run(): Promise<Record<string, number | boolean>> {
 
     log(`drover pane map --json   ${droverMs.toFixed(1)} ms   children: ${counted.tmux} tmux + ${counted.git} git`);
     log(`  of which CLI start-up  ${startupMs.toFixed(1)} ms (drover --version); the map itself in-process ${libraryMs.toFixed(1)} ms`);
-    log(`  node -e 0 alone        ${nodeMs.toFixed(1)} ms${env.NODE_EXTRA_CA_CERTS ? ' (NODE_EXTRA_CA_CERTS is set: Node reads those certificates at every start)' : ''}; drover above it ${(droverMs - nodeMs).toFixed(1)} ms`);
+    log(`  node -e 0 alone        ${nodeMs.toFixed(1)} ms; drover above it ${(droverMs - nodeMs).toFixed(1)} ms`);
     log(`naive baseline           ${naiveMs.toFixed(1)} ms   children: ${total + 1} tmux + ${2 * total} git`);
     log(`naive/drover ${(naiveMs / droverMs).toFixed(1)}x; target under ${TARGET_MS} ms: ${droverMs < TARGET_MS ? 'met' : 'missed'}; tmux spawns per pane: ${counted.tmux < total ? 'none' : 'yes'}`);
     return {
