@@ -210,6 +210,30 @@ export function readProcessTree(rootPid: number, nameAgent: AgentNamer, lookup: 
 }
 
 /**
+ * The agent a pane runs: the first agent under `rootPid` (root included), parents before
+ * children, as firstAgent finds it in the whole tree, but reading no process past it. An agent's
+ * own processes (its tools, its MCP servers, their children) are never read, and a map reads
+ * every pane's tree.
+ */
+export function findFirstAgent(rootPid: number, nameAgent: AgentNamer, lookup: ProcessLookup): { readonly pid: number; readonly agent: string } | undefined {
+  const seen = new Set<number>();
+  const walk = (pid: number): { readonly pid: number; readonly agent: string } | undefined => {
+    if (seen.has(pid)) return undefined;
+    seen.add(pid);
+    const facts = lookup.facts(pid);
+    if (facts === undefined) return undefined;
+    const agent = nameAgent(facts.comm, facts.argv);
+    if (agent !== undefined) return { pid, agent };
+    for (const child of facts.children) {
+      const found = walk(child);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  };
+  return walk(rootPid);
+}
+
+/**
  * The nearest of up to `maxDepth` ancestors of `pid` (its parent first) that classifies as
  * an agent: the process an agent hook runs for.
  */

@@ -2,10 +2,9 @@ import { performance } from 'node:perf_hooks';
 import {
   agentNames,
   createAgentNamer,
-  firstAgent,
+  findFirstAgent,
   knownAgentKind,
   providersOrBuiltins,
-  readProcessTree,
   systemProcessLookup,
   type AgentKind,
   type AgentNamer,
@@ -45,9 +44,8 @@ export function agentNamerFor(cwd: string = process.cwd()): AgentNamer {
 
 /** The agent a pane runs by its process tree: the first agent under the pane's own program. */
 export function paneAgent(panePid: number, nameAgent: AgentNamer, lookup: ProcessLookup): PaneAgent {
-  const tree = Number.isSafeInteger(panePid) && panePid > 0 ? readProcessTree(panePid, nameAgent, lookup) : undefined;
-  const agent = tree === undefined ? undefined : firstAgent(tree);
-  if (agent === undefined || agent.agent === null) return NO_AGENT;
+  const agent = Number.isSafeInteger(panePid) && panePid > 0 ? findFirstAgent(panePid, nameAgent, lookup) : undefined;
+  if (agent === undefined) return NO_AGENT;
   return { name: agent.agent, kind: knownAgentKind(agent.agent) ?? null, pid: agent.pid };
 }
 

@@ -9,6 +9,7 @@ import {
   agentNames,
   createAgentNamer,
   createProcessClassifier,
+  findFirstAgent,
   firstAgent,
   procLookup,
   psLookup,
@@ -89,6 +90,22 @@ describe('readProcessTree over a /proc layout', () => {
     assert.equal(firstAgent(tree)?.pid, 200);
     assert.equal(firstAgent(tree)?.agent, 'gemini', 'a node process running gemini is gemini');
     assert.equal(renderProcessTree(tree), '100 bash [other]\n  200 node [agent: gemini]\n    400 odd) name [other]\n  300 git [git]\n');
+  });
+
+  it('finds the agent a pane runs as the whole tree would, reading no process past it', () => {
+    const read: number[] = [];
+    const lookup = procLookup(proc);
+    const counting = { facts: (pid: number) => (read.push(pid), lookup.facts(pid)) };
+    assert.deepEqual(findFirstAgent(100, nameAgent, counting), { pid: 200, agent: 'gemini' });
+    assert.deepEqual(read, [100, 200], 'neither the agent’s child (400) nor the sibling after it (300) is read');
+    for (const root of [100, 200, 300, 400, 999]) {
+      const tree = readProcessTree(root, nameAgent, lookup);
+      const whole = tree === undefined ? undefined : firstAgent(tree);
+      const expected = whole === undefined || whole.agent === null ? undefined : { pid: whole.pid, agent: whole.agent };
+      assert.deepEqual(findFirstAgent(root, nameAgent, lookup), expected, `the tree under ${root}`);
+    }
+    assert.deepEqual(findFirstAgent(100, createAgentNamer(['git']), lookup), { pid: 200, agent: 'gemini' }, 'parents and earlier siblings first');
+    assert.deepEqual(findFirstAgent(300, createAgentNamer(['git']), lookup), { pid: 300, agent: 'git' }, 'the root itself counts');
   });
 
   it('reads a one-thread process’s children from its own task without listing the task directory', () => {
