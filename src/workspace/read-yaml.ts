@@ -3,6 +3,23 @@ import { WorkspaceError, combineProblems } from './errors.js';
 import { TreeBudget, indexPath, keyPath, type TreeMap, type TreeValue, type WorkspaceLimits } from './tree.js';
 
 /**
+ * What each of the YAML parser's error codes means, said without the file's text: the parser's
+ * own messages quote what they found, and a workspace file may hold a secret.
+ */
+const YAML_PROBLEMS: Readonly<Record<string, string>> = Object.freeze({
+  BAD_INDENT: 'the indentation does not line up with the lines around it',
+  TAB_AS_INDENT: 'a tab is used as indentation (YAML indents with spaces)',
+  MISSING_CHAR: 'something is missing: a closing quote or bracket, the "-" of a list item, the ":" after a key or the "," between items',
+  BLOCK_AS_IMPLICIT_KEY: 'a mapping cannot begin on the line of its own key (as in "a: b: c")',
+  MULTILINE_IMPLICIT_KEY: 'a key must fit on one line',
+  UNEXPECTED_TOKEN: 'unexpected text: check the indentation and the brackets before it',
+  BAD_DQ_ESCAPE: 'a double-quoted string holds an escape YAML does not know',
+  BAD_SCALAR_START: 'a plain value cannot begin with this character (quote the value)',
+  BLOCK_IN_FLOW: 'an indented list or mapping cannot sit inside [ ] or { }',
+  KEY_OVER_1024_CHARS: 'a key is longer than 1024 characters',
+});
+
+/**
  * YAML 1.2 (core schema) into the workspace tree. Anchors, aliases, tags, directives,
  * complex keys and multiple documents are refused where they appear, before anything is
  * resolved; duplicate keys are refused with their path.
@@ -30,8 +47,8 @@ export function readYaml(text: string, limits: WorkspaceLimits): TreeValue {
   }
   const syntaxErrors = (first?.errors ?? []).map((error) => {
     const { line, col } = lineCounter.linePos(error.pos[0]);
-    const what = error.code.toLowerCase().replaceAll('_', ' ');
-    return new WorkspaceError(`invalid YAML (${what}) at line ${line}, column ${col}`, { path: '$', code: 'syntax', line, column: col });
+    const what = YAML_PROBLEMS[error.code] ?? error.code.toLowerCase().replaceAll('_', ' ');
+    return new WorkspaceError(`invalid YAML at line ${line}, column ${col}: ${what}`, { path: '$', code: 'syntax', line, column: col });
   });
   if (syntaxErrors.length > 0) throw combineProblems(syntaxErrors);
   const contents = first?.contents ?? null;

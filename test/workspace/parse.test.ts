@@ -285,6 +285,19 @@ describe('parseWorkspace: every problem in one run', () => {
       assert.ok(typeof problem.line === 'number' && problem.line >= 2, problem.message);
     }
   });
+
+  it('says what is wrong with the YAML in words, at its line and column', () => {
+    const cases: [string, number, RegExp][] = [
+      ['session_name: s\nwindows:\n  - window_name: a\n   panes: []\n', 4, /the "-" of a list item/],
+      ['session_name: s\nwindows:\n\t- window_name: a\n', 3, /a tab is used as indentation/],
+      ['session_name: s\nwindows: a: b\n', 2, /a mapping cannot begin on the line of its own key/],
+    ];
+    for (const [text, line, words] of cases) {
+      const error = assertRejected(() => parseYaml(text), { code: 'syntax', path: '$' });
+      assert.match(error.message, new RegExp(`invalid YAML at line ${line}, column \\d+: `), error.message);
+      assert.match(error.message, words);
+    }
+  });
 });
 
 describe('parseWorkspace: YAML and JSON syntax', () => {

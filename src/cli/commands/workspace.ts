@@ -398,7 +398,7 @@ function reportFollowUpFailure(io: CliIO, json: boolean, document: Record<string
 }
 
 export function registerWorkspaceCommands(program: Command, context: CommandContext): void {
-  const workspace = program.command('workspace').description('tmuxp-style workspace files: check, plan and load a session layout');
+  const workspace = program.command('workspace').description('tmuxp-style workspace files: validate, plan and load a session layout, or import a tmuxinator project');
   const expandEnv = ['--expand-env <name>', 'expand ${NAME} and $NAME for this variable from the environment (repeatable)', collect] as const;
   const createDirs = ['--create-dirs', 'create start directories that do not exist (the plan lists them)'] as const;
 
