@@ -209,15 +209,21 @@ export function readProcessTree(rootPid: number, nameAgent: AgentNamer, lookup: 
   return walk(rootPid);
 }
 
+/** An agent process found under a pane: its pid and the agent's name. */
+export interface FoundAgent {
+  readonly pid: number;
+  readonly agent: string;
+}
+
 /**
  * The agent a pane runs: the first agent under `rootPid` (root included), parents before
  * children, as firstAgent finds it in the whole tree, but reading no process past it. An agent's
  * own processes (its tools, its MCP servers, their children) are never read, and a map reads
  * every pane's tree.
  */
-export function findFirstAgent(rootPid: number, nameAgent: AgentNamer, lookup: ProcessLookup): { readonly pid: number; readonly agent: string } | undefined {
+export function findFirstAgent(rootPid: number, nameAgent: AgentNamer, lookup: ProcessLookup): FoundAgent | undefined {
   const seen = new Set<number>();
-  const walk = (pid: number): { readonly pid: number; readonly agent: string } | undefined => {
+  const walk = (pid: number): FoundAgent | undefined => {
     if (seen.has(pid)) return undefined;
     seen.add(pid);
     const facts = lookup.facts(pid);
