@@ -13,7 +13,7 @@ export interface FleetDoctorSection {
     kind: StoreKind | null;
     /** The SQLite file, or the PostgreSQL URL with its password masked. */
     location: string | null;
-    /** What chose the store: DROVER_BROKER, the config file's broker key, or DROVER_DB (the default). */
+    /** What chose the store: DROVER_BROKER, the config file's broker key, DROVER_DB, or `default` (nothing set). */
     chosenBy: string | null;
     /** A SQLite file exists; a PostgreSQL server answered. */
     reachable: boolean;

@@ -37,7 +37,7 @@ export function chooseStore(env: NodeJS.ProcessEnv = process.env): StoreChoice {
   if (variable !== undefined && variable.trim() !== '') return parseSetting(variable.trim(), 'DROVER_BROKER', env);
   const configured = configuredBroker(env);
   if (configured) return parseSetting(configured.value, `the broker key in ${configured.path}`, env);
-  return { kind: 'sqlite', path: resolveDatabasePath(env), source: 'DROVER_DB' };
+  return { kind: 'sqlite', path: resolveDatabasePath(env), source: env.DROVER_DB === undefined ? 'default' : 'DROVER_DB' };
 }
 
 /** How a store choice may be shown: a path, or a URL with its password masked. */

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { after, describe, it } from 'node:test';
@@ -66,6 +67,8 @@ describe('choosing the store', () => {
     assert.deepEqual(chooseStore({ ...base, DROVER_BROKER: 'postgres://other/db' }), { kind: 'postgresql', url: 'postgres://other/db', source: 'DROVER_BROKER' });
     assert.deepEqual(chooseStore(base), { kind: 'postgresql', url: 'postgresql://drover:secret@db.example/fleet', source: `the broker key in ${config}` });
     assert.deepEqual(chooseStore({ DROVER_DB: base.DROVER_DB, DROVER_CONFIG: join(dir, 'absent.yaml') }), { kind: 'sqlite', path: base.DROVER_DB, source: 'DROVER_DB' });
+    // Nothing set: the default file, and doctor must not claim DROVER_DB chose it.
+    assert.deepEqual(chooseStore({ DROVER_CONFIG: join(dir, 'absent.yaml') }), { kind: 'sqlite', path: join(homedir(), '.local', 'share', 'drover', 'drover.db'), source: 'default' });
   });
 
   it('refuses a setting that names no store, naming where it came from and never showing a password', (t) => {
