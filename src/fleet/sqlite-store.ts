@@ -101,7 +101,7 @@ export class SqliteStore implements SqlStore {
 
   static open(options: SqliteStoreOptions = {}): SqliteStore {
     const path = options.path === undefined ? resolveDatabasePath(options.env) : resolve(options.path);
-    if (options.readOnly) return SqliteStore.openForReading(path);
+    if (options.readOnly) return SqliteStore.openForReading(path, (options.env ?? process.env).DROVER_DB !== undefined);
     createPrivateDirectory(dirname(path), 'the database directory');
     const existing = inspect(path);
     let db: Database.Database;
@@ -123,9 +123,11 @@ export class SqliteStore implements SqlStore {
     }
   }
 
-  private static openForReading(path: string): SqliteStore {
+  /** `namedByVariable`: DROVER_DB is set, so a missing file may be a typo in it rather than a fresh start. */
+  private static openForReading(path: string, namedByVariable: boolean): SqliteStore {
     if (inspect(path) === undefined) {
-      throw new StoreError(`no drover database at ${path}: nothing has been stored there (is DROVER_DB set to the file you mean?)`);
+      const hint = namedByVariable ? 'is DROVER_DB set to the file you mean?' : 'no fleet has been created yet';
+      throw new StoreError(`no drover database at ${path}: nothing has been stored there (${hint})`);
     }
     let db: Database.Database;
     try {
@@ -146,7 +148,7 @@ export class SqliteStore implements SqlStore {
       // Written by an older drover: upgraded once, through a writing connection, then read.
       db.close();
       SqliteStore.open({ path }).db.close();
-      return SqliteStore.openForReading(path);
+      return SqliteStore.openForReading(path, namedByVariable);
     }
     return new SqliteStore(path, db, { openedAt: version, current: version, latest: LATEST_SQLITE_SCHEMA_VERSION }, true);
   }

@@ -59,7 +59,7 @@ export async function openBroker(options: OpenBrokerOptions = {}): Promise<Broke
   const choice = chooseStore(options.env ?? process.env);
   if (choice.kind === 'remote') return RemoteBroker.connect({ socketPath: choice.socketPath, readOnly: options.readOnly });
   const store =
-    choice.kind === 'sqlite' ? SqliteStore.open({ path: choice.path, readOnly: options.readOnly }) : await PostgresStore.open({ url: choice.url, readOnly: options.readOnly });
+    choice.kind === 'sqlite' ? SqliteStore.open({ path: choice.path, readOnly: options.readOnly, env: options.env }) : await PostgresStore.open({ url: choice.url, readOnly: options.readOnly });
   return new SqlBroker(store, { wallMicros: options.wallMicros });
 }
 

@@ -94,6 +94,9 @@ describe('SqliteStore.open', () => {
     const dir = tempDirectory(t);
     const missing = join(dir, 'typo', 'drover.db');
     assert.throws(() => SqliteStore.open({ path: missing, readOnly: true }), (error: unknown) => error instanceof StoreError && error.message.startsWith(`no drover database at ${missing}`));
+    // The hint fits where the path came from: a typo in DROVER_DB, or a fleet never made.
+    assert.throws(() => SqliteStore.open({ readOnly: true, env: { DROVER_DB: missing } }), /\(is DROVER_DB set to the file you mean\?\)$/);
+    assert.throws(() => SqliteStore.open({ path: missing, readOnly: true, env: {} }), /\(no fleet has been created yet\)$/);
     assert.equal(existsSync(join(dir, 'typo')), false);
 
     const path = join(dir, 'drover.db');
