@@ -41,11 +41,15 @@ export class WorkspaceError extends DroverError {
   readonly column: number | undefined;
   /** Every problem found in one reading (refused features first, then as they were read); at least this one. */
   readonly problems: readonly WorkspaceError[];
+  /** The message without the path in front. */
+  readonly reason: string;
 
   constructor(message: string, details: WorkspaceErrorDetails) {
     const { path, code, unsupportedFeature, line, column, problems, ...context } = details;
-    super(`${path}: ${message}`, { phase: code === 'io' ? 'read' : 'validate', delivery: 'not_sent', ...context });
+    // `$` is the document as a whole: a reader learns nothing from it, so only inner paths are shown.
+    super(path === '$' ? message : `${path}: ${message}`, { phase: code === 'io' ? 'read' : 'validate', delivery: 'not_sent', ...context });
     this.path = path;
+    this.reason = message;
     this.code = code;
     this.unsupportedFeature = unsupportedFeature;
     this.line = line;
@@ -62,7 +66,7 @@ export function combineProblems(problems: readonly WorkspaceError[]): WorkspaceE
   const [first, ...rest] = problems;
   if (first === undefined) throw new Error('combineProblems needs at least one problem');
   if (rest.length === 0) return first;
-  const message = [first.message.slice(first.path.length + 2), ...rest.map((problem) => problem.message)].join('; ');
+  const message = [first.reason, ...rest.map((problem) => problem.message)].join('; ');
   const { path, code, unsupportedFeature, line, column } = first;
   return new WorkspaceError(message, { path, code, unsupportedFeature, line, column, problems });
 }

@@ -205,7 +205,7 @@ export async function readBoundedFile(path: string, maxBytes: number): Promise<s
     // Non-blocking so that a FIFO is reported as not a regular file instead of waiting for a writer.
     handle = await open(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
-    throw new WorkspaceError(`cannot open the workspace file (${errnoCode(cause)})`, { path: '$', code: 'io', cause });
+    throw new WorkspaceError(`cannot open the workspace file (${errnoReason(cause)})`, { path: '$', code: 'io', cause });
   }
   try {
     const stat = await handle.stat();
@@ -228,15 +228,25 @@ export async function readBoundedFile(path: string, maxBytes: number): Promise<s
       throw new WorkspaceError('the workspace file is not valid UTF-8', { path: '$', code: 'syntax', cause: error });
     }
     if (error instanceof WorkspaceError) throw error;
-    throw new WorkspaceError(`cannot read the workspace file (${errnoCode(error)})`, { path: '$', code: 'io', cause: error });
+    throw new WorkspaceError(`cannot read the workspace file (${errnoReason(error)})`, { path: '$', code: 'io', cause: error });
   } finally {
     await handle.close();
   }
 }
 
-function errnoCode(error: unknown): string {
+/** The reason a file could not be read, in words where the error code is a common one. */
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of its path is not a directory',
+  ELOOP: 'too many symbolic links',
+};
+
+function errnoReason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
-  return typeof code === 'string' ? code : 'error';
+  if (typeof code !== 'string') return 'error';
+  return ERRNO_WORDS[code] === undefined ? code : `${ERRNO_WORDS[code]}, ${code}`;
 }
 
 interface Settings extends ExpansionContext {

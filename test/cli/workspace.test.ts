@@ -282,7 +282,7 @@ describe('drover workspace', () => {
 
     const erb = await sandbox.drover(['workspace', 'import', 'tmuxinator', write('erb.yml', 'name: e\nwindows:\n  - a: <%= cmd %>\n')]);
     assert.equal(erb.exitCode, 2);
-    assert.match(erb.stderrText(), /erb\.yml: \$: this tmuxinator project uses ERB \(<% … %>, line 3\)/);
+    assert.match(erb.stderrText(), /erb\.yml: this tmuxinator project uses ERB \(<% … %>, line 3\)/);
     assert.equal(erb.text(), '');
   });
 

@@ -37,6 +37,7 @@ export function assertRejected(
   assert.equal(error.code, expected.code, error.message);
   assert.equal(error.path, expected.path, error.message);
   if (expected.feature !== undefined) assert.equal(error.unsupportedFeature, expected.feature, error.message);
-  assert.ok(error.message.startsWith(`${expected.path}: `), error.message);
+  // The message names the path, unless the problem is the document as a whole (`$`).
+  assert.equal(error.message, expected.path === '$' ? error.reason : `${expected.path}: ${error.reason}`);
   return error;
 }
