@@ -106,6 +106,8 @@ function bareGroup(program: Command, argv: readonly string[]): Command | undefin
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i]!;
     if (command === program && GLOBAL_OPTIONS_WITH_VALUES.has(arg)) {
+      // `drover -L` lacks the option's value: commander reports that, not help.
+      if (i + 1 === argv.length) return undefined;
       i += 1;
       continue;
     }

@@ -64,6 +64,10 @@ describe('drover help', () => {
       assert.match(result.text(), /^Usage: drover/, `drover ${args.join(' ')}`);
       assert.equal(result.stderrText(), '');
     }
+    // A global option without its value is a usage error, not a request for help.
+    const dangling = await sandbox.drover(['-L']);
+    assert.equal(dangling.exitCode, 2);
+    assert.match(dangling.stderrText(), /^drover: error: option '-L, --socket-name <name>' argument missing\n/);
   });
 
   it('ends every command’s --help with an example, and marks required options', async () => {
