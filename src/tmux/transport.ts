@@ -58,6 +58,15 @@ export interface CommandTransport {
   close(): Promise<void>;
 }
 
+/**
+ * Every client drover runs for its own reading (not one drawing on a person's terminal) says it
+ * takes UTF-8. Without it, tmux decides from LC_ALL, LC_CTYPE and LANG, and where none names
+ * UTF-8 (a container, cron, a bare ssh command) it replaces every control character and every
+ * non-ASCII character of a listing with "_": a window named "résumé" then breaks the framing of
+ * a snapshot, and a separator character between fields is lost.
+ */
+export const UTF8_CLIENT_FLAG = '-u';
+
 /** The environment for tmux clients: $TMUX and $TMUX_PANE removed so nothing implicit leaks in. */
 export function clientEnvironment(env: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const copy = { ...env };
@@ -83,7 +92,7 @@ export class SpawnTransport implements CommandTransport {
   }
 
   async execute(args: readonly string[], options: ExecOptions): Promise<CommandResult> {
-    const argv = [this.endpoint.executable, ...this.endpoint.args, ...args];
+    const argv = [this.endpoint.executable, UTF8_CLIENT_FLAG, ...this.endpoint.args, ...args];
     const result: RunResult = await run(argv, {
       input: options.input,
       timeoutMs: options.timeoutMs,

@@ -21,7 +21,7 @@ import {
 } from '../errors.js';
 import { isGuardRefusal } from '../incarnation.js';
 import { checkId, type PaneId, type SessionId } from '../ids.js';
-import { clientEnvironment, type CommandResult, type CommandTransport, type ExecOptions } from '../transport.js';
+import { clientEnvironment, UTF8_CLIENT_FLAG, type CommandResult, type CommandTransport, type ExecOptions } from '../transport.js';
 import { ConnectionLostError, ControlProtocolError, type LossReason } from './errors.js';
 import { ControlParser, MAX_BLOCK_BYTES, MAX_LINE_BYTES, decodeNotification, type GuardedBlock } from './parser.js';
 import { quoteArgument } from './quote.js';
@@ -471,7 +471,7 @@ export class ControlConnection implements CommandTransport {
     const { endpoint } = this.spec;
     // -N: never start a server; a bare `tmux -C` would create a session, so the target is explicit.
     const guard = this.spec.guard === undefined ? [] : [...this.spec.guard, ';'];
-    const argv = [endpoint.executable, '-N', ...endpoint.args, '-C', ...guard, 'attach-session', '-t', session, '-f', flags.join(',')];
+    const argv = [endpoint.executable, '-N', UTF8_CLIENT_FLAG, ...endpoint.args, '-C', ...guard, 'attach-session', '-t', session, '-f', flags.join(',')];
     deadline.remaining();
     const child = await LongLivedChild.start(argv, { env: clientEnvironment(this.spec.env), stderrBytes: this.limits.maxStderrBytes });
     this.generationCount += 1;
