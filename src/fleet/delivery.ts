@@ -10,6 +10,7 @@ import {
   MIN_LITERAL_MS,
   TRANSPORT_BUDGET_MS,
   INSUFFICIENT_BUDGET_MESSAGE,
+  leadFor,
   leadReservation,
   resumeLine,
   submitAgentLine,
@@ -144,7 +145,8 @@ function panesElsewhere(broker: Broker): boolean {
 /**
  * Drains a recipient's messages awaiting notification into its pane, oldest first by
  * (created_at, message_id), under one pane input lock hold and one five-second budget.
- * The first line leads with Escape, later lines are typed directly. notified_at is stamped
+ * The first line leads with Escape (not into a shell at its prompt: leadFor), later lines are
+ * typed directly. notified_at is stamped
  * only after a complete submission, so delivery is at-least-once: any failure leaves the
  * message pending with one not-notified diagnostic, for the next send or `message wait`.
  * Store failures other than busy, unreachable or out of budget are thrown with their cause.
@@ -214,7 +216,8 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       }
     }
 
-    let lead: Lead = 'escape';
+    // The lead of the hold's first line (leadFor); every later line of the hold goes directly.
+    let holdLead: Lead | undefined;
     for (;;) {
       // 4. The oldest message not yet attempted, claimed, with the recipient re-read.
       const read = await budgeted(broker, deadline - clock.now(), (bounded) => bounded.claimNext(recipientId, fleetId, claimRequest(attempted, remote === null ? CLAIM_LEASE_MS : REMOTE_CLAIM_LEASE_MS)));
@@ -258,6 +261,8 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         }
         if (receipt.status !== 'submitted') return failClaimed(remoteReceiptReason(remote.host, receipt));
       } else {
+        const first = holdLead === undefined;
+        const lead: Lead = rules !== undefined || !first ? 'direct' : await leadFor(input!, deadline);
         // 5. Enough budget left for this lead's reservation plus a minimal literal?
         if (deadline - clock.now() < (rules === undefined ? leadReservation(lead) : 0) + MIN_LITERAL_MS) {
           if (result.notified.length === 0) return failClaimed(INSUFFICIENT_BUDGET_MESSAGE);
@@ -269,9 +274,11 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         // 6. Submit its line: to a coding agent on its screen's evidence, to a shell as keystrokes.
         try {
           if (rules === undefined) {
-            const line = formatNotificationLine(message);
+            holdLead ??= lead;
+            // The clause about a dismissed prompt goes with every line of a hold that led with Escape.
+            const line = formatNotificationLine(message, { escapeLead: holdLead === 'escape' });
             // A hold's first message is the one a dispatcher that died under this lock was delivering.
-            const resumed = lead === 'escape' ? await resumeLine({ input: input!, line, deadline }) : 'absent';
+            const resumed = first ? await resumeLine({ input: input!, line, deadline }) : 'absent';
             if (resumed === 'absent') await submitLine({ input: input!, line, lead, deadline, clock });
           } else {
             const outcome = await submitAgentLine({ input: input!, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
@@ -306,7 +313,6 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       // and the busy screen some agents briefly draw an idle composer that would take, and lose,
       // a second paste. The next line goes in the next hold, once the turn is over.
       if (rules !== undefined) return result;
-      lead = 'direct';
     }
   } finally {
     guard.release();

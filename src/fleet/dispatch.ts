@@ -1,4 +1,4 @@
-import { SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
+import { isShellCommand, SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import type { MuxScreen, PaneChannel } from '../mux/index.js';
 import { cursorFollows, lineEndingAt, textBeforeCursor, watchUntil, WATCH_INTERVAL_MS } from '../panes/index.js';
 import { DroverError, messageOf } from '../process/index.js';
@@ -23,8 +23,8 @@ export const LOCK_WAIT_MS = TRANSPORT_BUDGET_MS - INPUT_RESERVATION_MS;
 
 export const INSUFFICIENT_BUDGET_MESSAGE = 'insufficient pane input budget for literal input, settle and Enter';
 
-/** What a submission does to a pane: read its screen, type, paste, press keys (neutral spellings). */
-export type InputChannel = Pick<PaneChannel, 'read' | 'type' | 'paste' | 'keys'>;
+/** What a submission does to a pane: read its screen and what runs there, type, paste, press keys (neutral spellings). */
+export type InputChannel = Pick<PaneChannel, 'read' | 'process' | 'type' | 'paste' | 'keys'>;
 
 /**
  * A member's pane as a submission reaches it, through the mux port. `channel(deadline)` is the
@@ -47,6 +47,24 @@ export type Lead = 'escape' | 'direct';
 /** Time held back for settle and Enter (and the Escape settle) before any literal time. */
 export function leadReservation(lead: Lead): number {
   return SUBMIT_SETTLE_MS + ENTER_MS + (lead === 'escape' ? ESCAPE_SETTLE_MS : 0);
+}
+
+/**
+ * The lead for a pane whose program drover has no screen rules for. Escape is there to close a
+ * prompt such a program may be holding. A shell at its own prompt holds none, and its line
+ * editor (bash's readline, zsh's) takes Escape as the start of a key sequence and swallows the
+ * next characters typed with it: a pane whose foreground program is a shell gets its line
+ * directly. A pane that cannot be asked in time keeps the Escape lead. `deadline` is the
+ * submission's.
+ */
+export async function leadFor(input: PaneInput, deadline: number): Promise<Lead> {
+  try {
+    // Asked within what the Escape lead and a minimal literal leave of the submission's budget.
+    const { foreground } = await input.channel(deadline - leadReservation('escape') - MIN_LITERAL_MS).process();
+    return isShellCommand(foreground) ? 'direct' : 'escape';
+  } catch {
+    return 'escape';
+  }
 }
 
 export interface SubmitOptions {

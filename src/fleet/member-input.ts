@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { AbortedError, terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
-import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, submitAgentLine, submitLine } from './dispatch.js';
+import { INPUT_RESERVATION_MS, TRANSPORT_BUDGET_MS, leadFor, submitAgentLine, submitLine } from './dispatch.js';
 import { codingAgentRules, paneGoneReason, type PortOpener } from './delivery.js';
 import { isPaneGone, isServerReplaced, PaneGoneError, PaneInputBusyError, PaneInputError, PlacementError, PlacementStaleError } from './errors.js';
 import { placementLockKey, type PaneLocks } from './lock.js';
@@ -32,7 +32,8 @@ export interface MemberDispatch {
 
 /**
  * Submits a prompt to a member as a user turn: to a coding agent on its screen's evidence
- * (never into a busy turn or a dialog), to a plain shell as a line after Escape.
+ * (never into a busy turn or a dialog), to any other program as a line after Escape (a shell
+ * at its prompt without it: see leadFor).
  */
 export async function promptMember(options: MemberInputOptions & { text: string }): Promise<MemberDispatch> {
   validateLiteralLine(options.text, 'text');
@@ -41,7 +42,7 @@ export async function promptMember(options: MemberInputOptions & { text: string 
 
 /**
  * Types `! COMMAND` as keys (so the agent's `!` shell mode catches it) and Enter, only once the
- * agent's screen shows its composer; a plain shell gets the Escape lead.
+ * agent's screen shows its composer; any other program gets the line as a prompt does.
  */
 export async function execInMember(options: MemberInputOptions & { command: string }): Promise<MemberDispatch> {
   validateLiteralLine(options.command, 'command');
@@ -85,7 +86,7 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
     const input = await options.openPort(placement, deadline);
     try {
       if (rules === undefined) {
-        await submitLine({ input, line, lead: 'escape', deadline, clock });
+        await submitLine({ input, line, lead: await leadFor(input, deadline), deadline, clock });
       } else if (what === 'prompt') {
         const outcome = await submitAgentLine({ input, line, rules, deadline, clock });
         if (outcome.status !== 'submitted') {

@@ -125,6 +125,8 @@ export class FakePort {
    * shows its composer, takes pastes and turns busy on Enter for `busyReads` reads.
    */
   readonly agent = new ScreenAgent();
+  /** The pane's foreground program, as the multiplexer names it: not a shell, so a plain member's line leads with Escape. */
+  foreground = 'node';
   /** Runs (and is awaited) as each call starts, before the call succeeds or fails. */
   onCall: ((call: PortCall) => void | Promise<void>) | undefined;
   /** Replaces every screen read (a pane that is gone, say). */
@@ -163,6 +165,8 @@ export class FakePort {
             await record('read');
             return { paneId: pane, ...(this.readScreen === undefined ? this.agent.screen() : await this.readScreen(pane)) };
           },
+          // Asking what runs is no input: not recorded, and it takes no fake time.
+          process: () => Promise.resolve({ paneId: pane, pid: null, foreground: this.foreground, dead: false, exitStatus: null }),
           type: (text) => record('literal', text),
           paste: async (text) => {
             await record('paste', text);
@@ -250,7 +254,7 @@ export const screenAgentRules: AgentScreenRules = {
  * A plain-shell member's pane that hands each keystroke (Escape, the literal line, Enter) to
  * `keystroke`: its screen stays blank and it is never pasted into.
  */
-export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal' | 'enter', text?: string) => Promise<void>): PaneInput {
+export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal' | 'enter', text?: string) => Promise<void>, foreground = 'node'): PaneInput {
   const unused = (what: string) => () => Promise.reject(new Error(`a shell member's pane is never ${what}`));
   // A pane that draws nothing: no line shows in it, so every settle waits out its bound.
   const blank: MuxScreen = { paneId: pane, rows: Array.from({ length: 24 }, () => []), lines: Array.from({ length: 24 }, () => ''), width: 80, height: 24, cursor: { x: 0, y: 0, visible: true } };
@@ -259,6 +263,7 @@ export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal
     pastes: true,
     channel: () => ({
       read: () => Promise.resolve(blank),
+      process: () => Promise.resolve({ paneId: pane, pid: null, foreground, dead: false, exitStatus: null }),
       paste: unused('pasted into'),
       type: (text) => keystroke('literal', text),
       keys: (keys) => (keys.length === 1 && keys[0] === 'Escape' ? keystroke('escape') : keys.length === 1 && keys[0] === 'Enter' ? keystroke('enter') : unused('sent named keys')()),

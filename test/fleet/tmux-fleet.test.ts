@@ -241,6 +241,28 @@ describe('pane input on real tmux', () => {
     }
   });
 
+  it('types each line whole into bash at its prompt: no Escape for its line editor to swallow the first characters with', async (t) => {
+    const s = await tmuxFleet(t);
+    const runtime = await FleetRuntime.open({ broker: s.broker, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'bash-member', 'bash --norc --noprofile -i') }, tmuxEndpoint: s.server.endpoint });
+    t.after(() => runtime.close());
+    const bob = await createMember(runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    await eventually('bash to own the pane', async () => (await s.server.snapshot()).pane(bob.pane as `%${number}`)?.paneCurrentCommand === 'bash');
+    const messages = await Promise.all(['rerun the tests', 'then report'].map((text) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text })));
+    const attempt = await deliverPending({ ...runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId });
+    assert.deepEqual([attempt.notified, attempt.diagnostic], [messages.map((message) => message.messageId), null]);
+    // Led by Escape, readline took "[d" with it ("rover: command not found") and bash was left
+    // inside the quote of the clause about a dismissed prompt. The second line may be echoed as
+    // typed ahead, before bash answers the first: each shows whole, and bash ran each once.
+    const lines = (await Promise.all(messages.map((message) => s.broker.showMessage(message.messageId)))).map((message) => formatNotificationLine(message, { escapeLead: false }));
+    let shown = '';
+    await eventually('both lines, whole, each run by bash as a command', async () => {
+      shown = await paneHistory(s.server, bob.pane);
+      return lines.every((line) => shown.includes(line)) && shown.split('bash: [drover: command not found').length === 3 ? shown : undefined;
+    }).catch((error: Error) => assert.fail(`${error.message}:\n${shown}`));
+    await promptMember({ broker: runtime.broker, locks: runtime.locks, memberId: bob.member.memberId, openPort: runtime.openPort, text: 'echo prompt-arrived' });
+    await s.server.waitForOutput(s.server.pane(bob.pane), /echo prompt-arrived\nprompt-arrived\n/, { timeoutMs: 10_000 });
+  });
+
   it('types prompts and native commands into a coding agent, and refuses control characters typing nothing', async (t) => {
     const s = await tmuxFleet(t);
     const runtime = await FleetRuntime.open({ broker: s.broker, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'agent', `"${process.execPath}" "${FAKE_AGENT}" --busy-ms 0`) }, tmuxEndpoint: s.server.endpoint });
