@@ -45,6 +45,17 @@ async function setup(t: { after(fn: () => unknown): void }) {
 }
 
 describe('deliverPending', () => {
+  it('types into a shell at its prompt without the Escape lead or the clause about it', async (t) => {
+    const s = await setup(t);
+    s.port.foreground = '-bash';
+    const messages = await Promise.all([1, 2].map((n) => s.send(s.director, s.bob, `update ${n}`)));
+    const attempt = await deliverPending(s.options(s.bob));
+    assert.deepEqual(attempt.notified, messages.map((m) => m.messageId));
+    assert.deepEqual(s.port.inputs.map((c) => c.op), ['literal', 'enter', 'literal', 'enter']);
+    assert.deepEqual(s.port.literals, messages.map((m) => formatNotificationLine(m, { escapeLead: false })));
+    assert.ok(s.port.literals.every((line) => !line.includes('Escape')));
+  });
+
   it('drains oldest first under one lock hold: Escape lead first, direct after, each stamped', async (t) => {
     const s = await setup(t);
     const messages = await Promise.all([1, 2, 3, 4, 5].map((n) => s.send(n % 2 ? s.alice : s.director, s.bob, `update ${n}`)));
