@@ -146,9 +146,9 @@ function panesElsewhere(broker: Broker): boolean {
  * Drains a recipient's messages awaiting notification into its pane, oldest first by
  * (created_at, message_id), under one pane input lock hold and one five-second budget.
  * The first line leads with Escape (not into a shell at its prompt: leadFor), later lines are
- * typed directly. notified_at is stamped
- * only after a complete submission, so delivery is at-least-once: any failure leaves the
- * message pending with one not-notified diagnostic, for the next send or `message wait`.
+ * typed directly. notified_at is stamped only after a complete submission, so delivery is
+ * at-least-once: any failure leaves the message pending with one not-notified diagnostic, for
+ * the next send or `message wait`.
  * Store failures other than busy, unreachable or out of budget are thrown with their cause.
  */
 export async function deliverPending(options: DeliveryOptions): Promise<DeliveryAttempt> {
