@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { DroverError, run } from '../process/index.js';
 import type { AgentKind } from './screens/types.js';
+import { isShellCommand } from './shells.js';
 
 export type ProcessClass = 'agent' | 'node' | 'git' | 'other';
 
@@ -75,6 +76,9 @@ export interface ProcessFacts {
   comm: string;
   argv: string[];
   children: number[];
+  /** Its process group, and the foreground process group of its terminal (Linux only). */
+  group?: number;
+  terminalGroup?: number;
 }
 
 /**
@@ -99,7 +103,8 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
     // The command name (what /proc/PID/comm holds too) is in parentheses and may itself
     // contain ") ", so it ends at the last one.
     const nameEnd = stat.lastIndexOf(')');
-    // The fields after the name: state, ppid, … with the thread count the 18th (stat's 20th).
+    // The fields after the name: state, ppid, pgrp, session, tty_nr, tpgid, … with the thread
+    // count the 18th (stat's 20th).
     const fields = stat.slice(nameEnd + 2).split(' ');
     const ppid = Number(fields[1]);
     const threadName = stat.slice(stat.indexOf('(') + 1, nameEnd);
@@ -115,7 +120,7 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
         .filter((word) => word !== '')
         .map(Number),
     );
-    return { ppid, comm, argv, children };
+    return { ppid, comm, argv, children, group: Number(fields[2]), terminalGroup: Number(fields[5]) };
   } catch {
     return undefined;
   }
@@ -237,6 +242,33 @@ export function findFirstAgent(rootPid: number, nameAgent: AgentNamer, lookup: P
     return undefined;
   };
   return walk(rootPid);
+}
+
+/**
+ * The program that reads a terminal whose foreground process group is led by a shell that did
+ * not hand it over: `sh -c 'cat; true'`, where the shell waits for cat instead of replacing
+ * itself with it, and cat stays in the shell's group. tmux names the group's leader, the
+ * shell, as the pane's foreground command. Starting from any process of the pane (`pid`), this
+ * is the first process of that group under its leader that is not a shell itself (the program,
+ * not the tools it runs); undefined when there is none (a shell at its prompt, whose jobs have
+ * groups of their own) or the lookup gives no process groups.
+ */
+export function programInShellGroup(pid: number, lookup: ProcessLookup): string | undefined {
+  const group = lookup.facts(pid)?.terminalGroup;
+  if (group === undefined || group <= 0) return undefined;
+  const seen = new Set<number>();
+  const walk = (parent: number): string | undefined => {
+    if (seen.has(parent)) return undefined;
+    seen.add(parent);
+    for (const child of lookup.facts(parent)?.children ?? []) {
+      const facts = lookup.facts(child);
+      if (facts === undefined || facts.group !== group) continue;
+      const program = isShellCommand(facts.comm) ? walk(child) : facts.comm;
+      if (program !== undefined) return program;
+    }
+    return undefined;
+  };
+  return walk(group);
 }
 
 /**

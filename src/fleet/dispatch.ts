@@ -1,6 +1,6 @@
-import { isShellCommand, SUBMIT_TIMEOUT_MS, submitToAgent, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
+import { isShellCommand, SUBMIT_TIMEOUT_MS, submitToAgent, systemProcessLookup, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import type { MuxScreen, PaneChannel } from '../mux/index.js';
-import { cursorFollows, lineEndingAt, textBeforeCursor, watchUntil, WATCH_INTERVAL_MS } from '../panes/index.js';
+import { cursorFollows, foregroundProgram, lineEndingAt, textBeforeCursor, watchUntil, WATCH_INTERVAL_MS } from '../panes/index.js';
 import { DroverError, messageOf } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneInputError } from './errors.js';
@@ -60,8 +60,10 @@ export function leadReservation(lead: Lead): number {
 export async function leadFor(input: PaneInput, deadline: number): Promise<Lead> {
   try {
     // Asked within what the Escape lead and a minimal literal leave of the submission's budget.
-    const { foreground } = await input.channel(deadline - leadReservation('escape') - MIN_LITERAL_MS).process();
-    return isShellCommand(foreground) ? 'direct' : 'escape';
+    const process = await input.channel(deadline - leadReservation('escape') - MIN_LITERAL_MS).process();
+    // A shell that runs a program without handing it the terminal (`sh -c cat`) is not at its prompt.
+    if (!isShellCommand(process.foreground) || !isShellCommand(foregroundProgram(process, await systemProcessLookup()))) return 'escape';
+    return 'direct';
   } catch {
     return 'escape';
   }

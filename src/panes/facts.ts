@@ -3,14 +3,16 @@ import {
   agentNames,
   createAgentNamer,
   findFirstAgent,
+  isShellCommand,
   knownAgentKind,
+  programInShellGroup,
   providersOrBuiltins,
   systemProcessLookup,
   type AgentKind,
   type AgentNamer,
   type ProcessLookup,
 } from '../agents/index.js';
-import { MuxError, paneChannel, type MuxPane, type MuxPort, type PaneChannel } from '../mux/index.js';
+import { MuxError, paneChannel, type MuxPane, type MuxPaneProcess, type MuxPort, type PaneChannel } from '../mux/index.js';
 import { PaneNotFoundError } from './errors.js';
 import { resolvePane, type PaneRef } from './target.js';
 
@@ -72,6 +74,16 @@ export async function listedPane(port: MuxPort, paneId: string): Promise<MuxPane
 }
 
 /**
+ * Who owns a pane's terminal: the multiplexer's foreground command, except where that is a
+ * shell running a program in its own process group (`sh -c cat`): then that program. Without
+ * the pane's pid (a multiplexer that does not report it) the multiplexer's word stands.
+ */
+export function foregroundProgram(process: Pick<MuxPaneProcess, 'pid' | 'foreground'>, lookup: ProcessLookup): string {
+  if (process.pid === null || !isShellCommand(process.foreground)) return process.foreground;
+  return programInShellGroup(process.pid, lookup) ?? process.foreground;
+}
+
+/**
  * What runs in the pane: its process where the multiplexer reports one (paneProcess), else what
  * the snapshot says of it. The agent comes from the process tree when there is a pid, else from
  * the multiplexer's own detection.
@@ -81,8 +93,9 @@ export async function readPaneFacts(channel: PaneChannel, nameAgent: AgentNamer)
   if (port.declaration.supports.paneProcess) {
     const process = await channel.process();
     if (process.dead) return { foreground: process.foreground, dead: true, agent: NO_AGENT, pid: process.pid };
-    const agent = process.pid === null ? detectedAgent(await listedPane(port, paneId)) : paneAgent(process.pid, nameAgent, await systemProcessLookup());
-    return { foreground: process.foreground, dead: false, agent, pid: process.pid };
+    if (process.pid === null) return { foreground: process.foreground, dead: false, agent: detectedAgent(await listedPane(port, paneId)), pid: null };
+    const lookup = await systemProcessLookup();
+    return { foreground: foregroundProgram(process, lookup), dead: false, agent: paneAgent(process.pid, nameAgent, lookup), pid: process.pid };
   }
   const pane = await listedPane(port, paneId);
   return { foreground: pane.foregroundCommand ?? '', dead: !pane.alive, agent: detectedAgent(pane), pid: pane.pid ?? null };

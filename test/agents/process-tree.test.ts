@@ -12,12 +12,14 @@ import {
   findFirstAgent,
   firstAgent,
   procLookup,
+  programInShellGroup,
   psLookup,
   systemProcessLookup,
   findAgentAncestor,
   readProcessTree,
   renderProcessTree,
   treeHasAgent,
+  type ProcessFacts,
   type ProcessNode,
 } from '../../src/agents/index.js';
 import { fixture } from '../panes/fixtures.js';
@@ -60,6 +62,31 @@ function fakeProcess(root: string, pid: number, ppid: number, comm: string, argv
     writeFileSync(join(dir, 'task', tid, 'children'), children.map((child) => `${child} `).join(''));
   }
 }
+
+describe('programInShellGroup', () => {
+  /** pid → [comm, process group, the terminal's foreground group, children]. */
+  const lookupOf = (table: Record<number, [string, number | undefined, number | undefined, number[]]>) => ({
+    facts: (pid: number): ProcessFacts | undefined => {
+      const row = table[pid];
+      return row === undefined ? undefined : { ppid: 1, comm: row[0], argv: [row[0]], group: row[1], terminalGroup: row[2], children: row[3] };
+    },
+  });
+
+  it('finds the program a shell runs in its own group: the first that is not a shell, not the tools it runs', () => {
+    // sh -c 'sh -c "claude; true"; true': claude, and the rg it runs, stay in the outer shell's group.
+    const lookup = lookupOf({ 10: ['sh', 10, 10, [11]], 11: ['sh', 10, 10, [12]], 12: ['claude', 10, 10, [13]], 13: ['rg', 10, 10, []] });
+    assert.equal(programInShellGroup(10, lookup), 'claude');
+    assert.equal(programInShellGroup(13, lookup), 'claude', 'asked from any process of the pane');
+  });
+
+  it('finds none for a shell at its prompt, whose jobs have groups of their own, or where groups are unknown', () => {
+    assert.equal(programInShellGroup(20, lookupOf({ 20: ['bash', 20, 20, [21]], 21: ['sleep', 21, 20, []] })), undefined);
+    // An interactive shell started from another took the terminal's group for itself.
+    assert.equal(programInShellGroup(30, lookupOf({ 30: ['sh', 30, 31, [31]], 31: ['bash', 31, 31, []] })), undefined);
+    assert.equal(programInShellGroup(40, lookupOf({ 40: ['sh', undefined, undefined, [41]], 41: ['cat', undefined, undefined, []] })), undefined);
+    assert.equal(programInShellGroup(50, lookupOf({ 50: ['sh', 50, -1, [51]], 51: ['cat', 50, -1, []] })), undefined, 'no controlling terminal');
+  });
+});
 
 describe('readProcessTree over a /proc layout', () => {
   let proc: string;

@@ -46,6 +46,14 @@ describe('delivery into programs drover has no screen rules for, in real tmux', 
     await screenShows(pane, `${TEXT}\n${TEXT}\n`);
   });
 
+  it('cat run by a shell that waits for it (no exec): the shell leads the foreground group, cat reads the terminal', async () => {
+    // tmux names the group's leader, sh, as the pane's foreground command; cat is in its group.
+    const pane = await start(['sh', '-c', 'echo cat-ready; cat; true'], 'cat-ready');
+    const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
+    assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
+    await screenShows(pane, `${TEXT}\n${TEXT}\n`);
+  });
+
   it('cat at the bottom of a full pane: Enter scrolls the screen', async () => {
     const pane = await start(['sh', '-c', 'seq 1 40; echo cat-ready; exec cat'], 'cat-ready', { height: 10 });
     const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);
