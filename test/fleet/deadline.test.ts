@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
 import { TRANSPORT_BUDGET_MS, createMember, deliverPending, formatNotificationLine, type DeliveryOptions, type PaneInput, type PortOpener } from '../../src/fleet/index.js';
 import { eventually } from '../support/wait.js';
-import { paneHistory, paneProgram, screenAgentRules, tempDirectory, tmuxFleet, type TmuxFleet } from './support.js';
+import { echoRunning, paneHistory, paneProgram, screenAgentRules, tempDirectory, tmuxFleet, type TmuxFleet } from './support.js';
 
 /** The runner's bound for killing and reaping a client that ran out of time, plus scheduling slack. */
 const CLEANUP_MS = 500 + 250;
@@ -82,6 +82,7 @@ describe('a submission whose tmux server stops answering', () => {
   it('to a shell: paused for a while, the submission still goes in within the budget', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    await echoRunning(s.server, bob.pane);
     const message = await s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'late but whole' });
     const server = await stopper(t, s);
     const pause = (): void => {

@@ -6,7 +6,7 @@ import { LongLivedChild } from '../../src/process/index.js';
 import { PostgresStore, SqlBroker, SqliteStore, createMember, formatNotificationLine, type Message } from '../../src/fleet/index.js';
 import { postgresSkipReason, startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { eventually } from '../support/wait.js';
-import { paneHistory, tempDirectory, tmuxFleet, type TmuxFleet } from './support.js';
+import { echoRunning, paneHistory, tempDirectory, tmuxFleet, type TmuxFleet } from './support.js';
 
 const FAULT_CHILD = fileURLToPath(new URL('../fixtures/fleet/fault-child.js', import.meta.url));
 const MEMBERS = 3;
@@ -34,6 +34,7 @@ async function loadFleet(t: { after(fn: () => unknown): void }, cluster: Postgre
   const members = [];
   for (let i = 0; i < MEMBERS; i += 1) {
     const created = await createMember(s.runtime, { fleetId: s.fleetId, name: `member-${i}`, cwd: s.dir });
+    await echoRunning(s.server, created.pane);
     members.push({ memberId: created.member.memberId, pane: created.pane });
   }
   return { s, members, env: { PATH: process.env.PATH, HOME: s.dir, ...s.runtime.memberEnvironment() } };

@@ -6,7 +6,7 @@ import { LongLivedChild, run } from '../../src/process/index.js';
 import { createMember, deliverPending, formatNotificationLine } from '../../src/fleet/index.js';
 import { CLI_PATH } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
-import { paneHistory, tmuxFleet, type TmuxFleet } from './support.js';
+import { echoRunning, paneHistory, tmuxFleet, type TmuxFleet } from './support.js';
 
 const SEND_CHILD = fileURLToPath(new URL('../fixtures/fleet/tmux-send-child.js', import.meta.url));
 
@@ -45,7 +45,9 @@ async function sender(t: { after(fn: () => unknown): void }, s: TmuxFleet, to: n
 }
 
 async function memberWithPane(s: TmuxFleet, name: string) {
-  return createMember(s.runtime, { fleetId: s.fleetId, name, cwd: s.dir });
+  const created = await createMember(s.runtime, { fleetId: s.fleetId, name, cwd: s.dir });
+  await echoRunning(s.server, created.pane);
+  return created;
 }
 
 // One at a time: every sender must fit the real five-second input budget, and sibling tests

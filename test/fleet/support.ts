@@ -2,9 +2,10 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { agentScreen, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/agents/index.js';
+import { agentScreen, procLookup, type AgentScreen, type AgentScreenRules, type ScreenPhase } from '../../src/agents/index.js';
 import { DroverError, TimeoutError } from '../../src/process/index.js';
 import type { MuxScreen } from '../../src/mux/index.js';
+import { foregroundProgram } from '../../src/panes/index.js';
 import type { Server } from '../../src/tmux/index.js';
 import {
   FleetRuntime,
@@ -22,6 +23,7 @@ import {
   type SignalHost,
 } from '../../src/fleet/index.js';
 import { startTestServer } from '../support/tmux.js';
+import { eventually } from '../support/wait.js';
 
 /** A fresh directory removed by the returned cleanup, even when the test fails. */
 export function tempDirectory(t: { after(fn: () => void): void }): string {
@@ -328,6 +330,19 @@ export function paneProgram(dir: string, name: string, command: string): string 
  */
 export function echoProgram(dir: string): string {
   return paneProgram(dir, 'echo-lines', `sh -c 'echo "drover db: $DROVER_DB"; exec cat -v'`);
+}
+
+/**
+ * Waits until cat reads a member pane running echoProgram. Until then the pane's foreground is
+ * the shell tmux starts it with, which a delivery takes for a shell at its prompt and types into
+ * without Escape: a test that compares whole lines must not meet that moment.
+ */
+export async function echoRunning(server: Server, pane: string): Promise<void> {
+  await eventually(`cat to read pane ${pane}`, async () => {
+    const record = (await server.snapshot()).pane(pane as `%${number}`);
+    const pid = record?.panePid;
+    return typeof pid === 'number' && foregroundProgram({ pid, foreground: record?.paneCurrentCommand ?? '' }, procLookup()) === 'cat';
+  });
 }
 
 export interface TmuxFleet extends Fixture {

@@ -23,7 +23,7 @@ import {
   type ClosedPane,
 } from '../../src/fleet/index.js';
 import { eventually } from '../support/wait.js';
-import { FAKE_AGENT, fakeSpans, paneHistory, paneProgram, tmuxFleet, type TmuxFleet } from './support.js';
+import { FAKE_AGENT, fakeSpans, echoRunning, paneHistory, paneProgram, tmuxFleet, type TmuxFleet } from './support.js';
 
 interface Geometry {
   id: string;
@@ -210,6 +210,7 @@ describe('pane input on real tmux', () => {
   it('five pending messages are all delivered in one hold, oldest first, each line whole', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    await echoRunning(s.server, bob.pane);
     const messages = await Promise.all([1, 2, 3, 4, 5].map((n) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: `update ${n}\twith a tab` })));
     const ids = messages.map((m) => m.messageId);
     const options = { ...s.runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId };
