@@ -256,7 +256,7 @@ export const screenAgentRules: AgentScreenRules = {
  * A plain-shell member's pane that hands each keystroke (Escape, the literal line, Enter) to
  * `keystroke`: its screen stays blank and it is never pasted into.
  */
-export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal' | 'enter', text?: string) => Promise<void>, foreground = 'node'): PaneInput {
+export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal' | 'enter', text?: string) => Promise<void>): PaneInput {
   const unused = (what: string) => () => Promise.reject(new Error(`a shell member's pane is never ${what}`));
   // A pane that draws nothing: no line shows in it, so every settle waits out its bound.
   const blank: MuxScreen = { paneId: pane, rows: Array.from({ length: 24 }, () => []), lines: Array.from({ length: 24 }, () => ''), width: 80, height: 24, cursor: { x: 0, y: 0, visible: true } };
@@ -265,7 +265,8 @@ export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal
     pastes: true,
     channel: () => ({
       read: () => Promise.resolve(blank),
-      process: () => Promise.resolve({ paneId: pane, pid: null, foreground, dead: false, exitStatus: null }),
+      // A program that is not a shell: its lines lead with Escape.
+      process: () => Promise.resolve({ paneId: pane, pid: null, foreground: 'node', dead: false, exitStatus: null }),
       paste: unused('pasted into'),
       type: (text) => keystroke('literal', text),
       keys: (keys) => (keys.length === 1 && keys[0] === 'Escape' ? keystroke('escape') : keys.length === 1 && keys[0] === 'Enter' ? keystroke('enter') : unused('sent named keys')()),
