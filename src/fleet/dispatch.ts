@@ -61,9 +61,9 @@ export async function leadFor(input: PaneInput, deadline: number): Promise<Lead>
   try {
     // Asked within what the Escape lead and a minimal literal leave of the submission's budget.
     const process = await input.channel(deadline - leadReservation('escape') - MIN_LITERAL_MS).process();
-    // A shell that runs a program without handing it the terminal (`sh -c cat`) is not at its prompt.
-    if (!isShellCommand(process.foreground) || !isShellCommand(foregroundProgram(process, await systemProcessLookup()))) return 'escape';
-    return 'direct';
+    // Only a shell needs its process group read: one that runs a program without handing it
+    // the terminal (`sh -c cat`) is not at its prompt.
+    return isShellCommand(process.foreground) && isShellCommand(foregroundProgram(process, await systemProcessLookup())) ? 'direct' : 'escape';
   } catch {
     return 'escape';
   }
