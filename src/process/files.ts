@@ -46,3 +46,18 @@ export function writeFileAtomic(path: string, text: string, options: WriteOption
     throw error;
   }
 }
+
+/** The reason a file could not be read, in words where the error code is a common one. */
+const ERRNO_WORDS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EACCES: 'permission denied',
+  EISDIR: 'it is a directory',
+  ENOTDIR: 'a part of its path is not a directory',
+  ELOOP: 'too many symbolic links',
+};
+
+export function errnoReason(error: unknown): string {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string') return 'error';
+  return ERRNO_WORDS[code] === undefined ? code : `${ERRNO_WORDS[code]}, ${code}`;
+}

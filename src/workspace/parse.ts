@@ -2,7 +2,7 @@ import { constants } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { dirname, extname, isAbsolute, resolve } from 'node:path';
-import { ArgumentError, DecodeError, decodeUtf8 } from '../process/index.js';
+import { ArgumentError, DecodeError, decodeUtf8, errnoReason } from '../process/index.js';
 import {
   WORKSPACE_PROFILE,
   WORKSPACE_VERSION,
@@ -232,21 +232,6 @@ export async function readBoundedFile(path: string, maxBytes: number): Promise<s
   } finally {
     await handle.close();
   }
-}
-
-/** The reason a file could not be read, in words where the error code is a common one. */
-const ERRNO_WORDS: Readonly<Record<string, string>> = {
-  ENOENT: 'no such file',
-  EACCES: 'permission denied',
-  EISDIR: 'it is a directory',
-  ENOTDIR: 'a part of its path is not a directory',
-  ELOOP: 'too many symbolic links',
-};
-
-function errnoReason(error: unknown): string {
-  const code = (error as { code?: unknown } | null)?.code;
-  if (typeof code !== 'string') return 'error';
-  return ERRNO_WORDS[code] === undefined ? code : `${ERRNO_WORDS[code]}, ${code}`;
 }
 
 interface Settings extends ExpansionContext {
