@@ -96,15 +96,19 @@ export function errorDocument(error: unknown): { error: Record<string, unknown> 
 }
 
 
-/** The one way an error reaches people: `drover: error: …` on stderr, later lines indented. */
-export function writeError(io: CliIO, message: string): void {
+/** The one way a diagnostic reaches people: `drover: KIND: …` on stderr, later lines indented. */
+function writeDiagnostic(io: CliIO, kind: 'error' | 'warning', message: string): void {
   const [first, ...rest] = message.split('\n');
-  writeLine(io.stderr, `drover: error: ${first}`);
+  writeLine(io.stderr, `drover: ${kind}: ${first}`);
   for (const line of rest) writeLine(io.stderr, `  ${line}`);
 }
 
+export function writeError(io: CliIO, message: string): void {
+  writeDiagnostic(io, 'error', message);
+}
+
 export function writeWarning(io: CliIO, message: string): void {
-  writeLine(io.stderr, `drover: warning: ${message}`);
+  writeDiagnostic(io, 'warning', message);
 }
 
 /** Reports a failure: the error line on stderr and, with --json, the error document on stdout. */
