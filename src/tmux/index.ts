@@ -55,3 +55,4 @@ export {
 } from './commands.js';
 export { OwnedDaemon, type OwnedDaemonRecord, type DaemonStartOptions } from './owned.js';
 export * from './control/index.js';
+export { defaultConfigFiles, loadConfigFiles, type ConfigLoad } from './config-files.js';

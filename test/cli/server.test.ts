@@ -97,6 +97,118 @@ describe('drover up / snapshot / down', () => {
   });
 });
 
+describe('drover up and the user\'s tmux configuration', () => {
+  const sandbox = cliSandbox();
+  interface Up {
+    socket_path: string;
+    tmux_config: { files: string[]; errors: string[] } | null;
+    snapshot: { window_links: { window_index: number }[] };
+  }
+  /** A HOME of its own for one test, with these files in it. */
+  const homeWith = (files: Record<string, string>): string => {
+    const home = mkdtempSync(join(sandbox.dir, 'home-'));
+    for (const [name, text] of Object.entries(files)) {
+      mkdirSync(dirname(join(home, name)), { recursive: true });
+      writeFileSync(join(home, name), text);
+    }
+    return home;
+  };
+  const option = async (socket: string, name: string): Promise<string> => (await run(['tmux', '-S', socket, 'show-options', '-gqv', name], { env: sandbox.env })).text().trim();
+  // Each test records its own server, whose directory goes under the sandbox: a failing test leaves nothing running.
+  const envFor = (home: string): NodeJS.ProcessEnv => ({ HOME: home, TMPDIR: sandbox.dir, DROVER_STATE_DIR: join(home, 'state') });
+  const down = async (env: NodeJS.ProcessEnv): Promise<void> => {
+    const stopped = await sandbox.drover(['down'], { env });
+    assert.equal(stopped.exitCode, 0, stopped.stderrText());
+  };
+
+  it('runs ~/.tmux.conf in the private server before its first session, as tmux itself would', async () => {
+    const home = homeWith({ '.tmux.conf': 'set -g base-index 1\nset -g @drover-probe loaded\n' });
+    const env = envFor(home);
+    const up = await sandbox.drover(['up', '--json'], { env });
+    assert.equal(up.exitCode, 0, up.stderrText());
+    assert.equal(up.stderrText(), '');
+    const started = JSON.parse(up.text()) as Up;
+    assert.deepEqual(started.tmux_config, { files: [join(home, '.tmux.conf')], errors: [] });
+    assert.deepEqual(started.snapshot.window_links.map((link) => link.window_index), [1], 'base-index held for the first session');
+    assert.equal(await option(started.socket_path, '@drover-probe'), 'loaded');
+    const text = await sandbox.drover(['up'], { env });
+    assert.doesNotMatch(text.text(), /^config:/m, 'a server that was already running reports no configuration');
+    await down(env);
+    const again = await sandbox.drover(['up'], { env });
+    assert.match(again.text(), new RegExp(`^config: ${join(home, '.tmux.conf')}$`, 'm'));
+    await down(env);
+  });
+
+  it('runs the files of --tmux-config instead, in order, and /dev/null for none', async () => {
+    const home = homeWith({ '.tmux.conf': 'set -g @from-home yes\n', 'first.conf': 'set -g @order first\n', 'second.conf': 'set -g @order second\nset -g base-index 3\n' });
+    const env = envFor(home);
+    const up = await sandbox.drover(['up', '--json', '--tmux-config', 'first.conf', '--tmux-config', join(home, 'second.conf')], { env, cwd: home });
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const started = JSON.parse(up.text()) as Up;
+    assert.deepEqual(started.tmux_config?.files, [join(home, 'first.conf'), join(home, 'second.conf')]);
+    assert.equal(await option(started.socket_path, '@order'), 'second');
+    assert.equal(await option(started.socket_path, '@from-home'), '');
+    assert.deepEqual(started.snapshot.window_links.map((link) => link.window_index), [3]);
+    const reused = await sandbox.drover(['up', '--tmux-config', '/dev/null'], { env });
+    assert.equal(reused.exitCode, 0, reused.stderrText());
+    assert.match(reused.stderrText(), /^drover: warning: --tmux-config changed nothing: the server was already running$/m);
+    await down(env);
+    const none = await sandbox.drover(['up', '--json', '--tmux-config', '/dev/null'], { env });
+    const bare = JSON.parse(none.text()) as Up;
+    assert.equal(await option(bare.socket_path, '@from-home'), '');
+    assert.deepEqual(bare.snapshot.window_links.map((link) => link.window_index), [0]);
+    await down(env);
+  });
+
+  it('keeps a server whose configuration has errors and says what tmux reported, file and line', async () => {
+    const home = homeWith({
+      // An unknown option fails while the file runs: the lines around it still apply.
+      '.tmux.conf': 'set -g @before yes\nset -g no-such-option 1\nset -g @after yes\n',
+      // A syntax error stops the whole file before any of it runs.
+      'broken.conf': 'set -g @broken-ran yes\nbind-key -T\n',
+    });
+    const env = envFor(home);
+    const up = await sandbox.drover(['up', '--json', '--tmux-config', join(home, '.tmux.conf'), '--tmux-config', join(home, 'broken.conf')], { env });
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const started = JSON.parse(up.text()) as Up;
+    assert.equal(started.tmux_config?.errors.length, 2, up.stderrText());
+    assert.match(started.tmux_config!.errors[0]!, new RegExp(`^${join(home, '.tmux.conf')}: invalid option: no-such-option$`));
+    assert.match(started.tmux_config!.errors[1]!, new RegExp(`^${join(home, 'broken.conf')}:2: `));
+    assert.equal(
+      up.stderrText(),
+      ['drover: warning: tmux reported errors in its configuration; the server runs without what failed:', ...started.tmux_config!.errors.map((line) => `  ${line}`), ''].join('\n'),
+    );
+    assert.deepEqual([await option(started.socket_path, '@before'), await option(started.socket_path, '@after'), await option(started.socket_path, '@broken-ran')], ['yes', 'yes', '']);
+    await down(env);
+  });
+
+  it('refuses a --tmux-config file it cannot read before starting anything', async () => {
+    const home = homeWith({});
+    const env = envFor(home);
+    for (const [given, reason] of [
+      [join(home, 'missing.conf'), 'no such file, ENOENT'],
+      [home, 'it is a directory'],
+    ] as const) {
+      const refused = await sandbox.drover(['up', '--tmux-config', given], { env });
+      assert.equal(refused.exitCode, 2, refused.stderrText());
+      assert.equal(refused.stderrText(), `drover: error: --tmux-config ${given}: cannot read the tmux configuration file (${reason})\n`);
+    }
+    assert.equal(existsSync(join(home, 'state', 'up.json')), false, 'no server was started or recorded');
+  });
+
+  it('starts a named server with --tmux-config through tmux itself', async () => {
+    const home = homeWith({ 'named.conf': 'set -g base-index 7\n' });
+    const env = envFor(home);
+    const up = await sandbox.drover(['-L', 'drover-test-config', 'up', '--json', '--tmux-config', join(home, 'named.conf')], { env });
+    assert.equal(up.exitCode, 0, up.stderrText());
+    const started = JSON.parse(up.text()) as Up;
+    assert.equal(started.tmux_config, null, 'tmux ran the file itself and reports its errors in the first pane');
+    assert.deepEqual(started.snapshot.window_links.map((link) => link.window_index), [7]);
+    const killed = await sandbox.drover(['down', '-L', 'drover-test-config', '--kill-server'], { env });
+    assert.equal(killed.exitCode, 0, killed.stderrText());
+  });
+});
+
 describe('drover snapshot --where under hostile input', () => {
   const sandbox = cliSandbox();
 

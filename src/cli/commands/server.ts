@@ -1,11 +1,23 @@
 import type { Command } from 'commander';
-import { mkdirSync, rmSync } from 'node:fs';
-import { basename, dirname } from 'node:path';
-import { DroverError, run } from '../../process/index.js';
-import { Criteria, Endpoint, Server, ServerUnreachableError, clientEnvironment, resolvedSocketPath, type OwnedDaemonRecord, type Snapshot } from '../../tmux/index.js';
+import { closeSync, fstatSync, mkdirSync, openSync, rmSync } from 'node:fs';
+import { basename, dirname, resolve } from 'node:path';
+import { DroverError, errnoReason, run } from '../../process/index.js';
+import {
+  Criteria,
+  Endpoint,
+  Server,
+  ServerUnreachableError,
+  clientEnvironment,
+  defaultConfigFiles,
+  loadConfigFiles,
+  resolvedSocketPath,
+  type ConfigLoad,
+  type OwnedDaemonRecord,
+  type Snapshot,
+} from '../../tmux/index.js';
 import { tmuxPaneKeys, withPaneKeys } from '../../mux/index.js';
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
-import { EXIT, UsageError, shellQuote, writeJson, writeLine, type CliIO } from '../io.js';
+import { EXIT, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
 import { droverCommand } from '../invocation.js';
 import { progressOn } from '../progress.js';
@@ -14,10 +26,14 @@ import { clearUpState, readUpState, upFile, upServerRuns, writeUpState } from '.
 import type { CommandContext } from '../program.js';
 
 const DEFAULT_SESSION = 'drover';
+/** How long tmux may take over the user's configuration: a plugin manager's `run-shell` can take seconds. */
+const CONFIG_LOAD_MS = 60_000;
 
 interface UpOptions extends LoadFlags {
   /** Absent: the default session, or the file's session with FILE. */
   session?: string;
+  /** The tmux configuration files a server this call starts loads, instead of tmux's own. */
+  tmuxConfig?: string[];
 }
 
 type ServerOrigin = 'started' | 'reused' | 'borrowed';
@@ -32,7 +48,8 @@ export function attachArgv(endpoint: Endpoint, session: string): string[] {
   return ['tmux', ...(endpoint.socketName !== undefined ? ['-L', endpoint.socketName] : ['-S', endpoint.socketPath]), 'attach', '-t', session];
 }
 
-function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, session: string, started: ServerOrigin, workspace?: WorkspaceReport): void {
+function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, session: string, target: UpTarget, workspace?: WorkspaceReport): void {
+  const started = target.origin;
   const attach = attachArgv(server.endpoint, session);
   const record = server.ownedRecord ?? readUpState(io.env)?.record;
   if (json) {
@@ -44,6 +61,7 @@ function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, se
       session,
       attach: attach,
       attach_command: attach.map(shellQuote).join(' '),
+      tmux_config: target.config ?? null,
       snapshot: snapshot.toJSON(),
       ...(workspace === undefined ? {} : { workspace: workspace.document }),
     });
@@ -52,6 +70,7 @@ function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, se
   const what = started === 'started' ? 'started a private tmux server' : started === 'reused' ? 'using the private tmux server started earlier' : 'using the tmux server';
   writeLine(io.stdout, `drover: ${what}${record && started !== 'borrowed' ? ` (pid ${record.pid})` : ''}`);
   writeLine(io.stdout, `socket: ${server.endpoint.socketPath}`);
+  if (target.config !== undefined && target.config.files.length > 0) writeLine(io.stdout, `config: ${target.config.files.join(', ')}`);
   for (const line of workspace?.lines ?? []) writeLine(io.stdout, line);
   for (const line of renderSnapshot(snapshot)) writeLine(io.stdout, line);
   writeLine(io.stdout, `attach: ${attach.map(shellQuote).join(' ')}`);
@@ -70,6 +89,34 @@ interface UpTarget {
   readonly owned?: Server;
   /** A named server this call started, with this session only to keep it alive. */
   readonly startedWith?: string;
+  /** The configuration the private server this call started ran, and what tmux reported. */
+  readonly config?: ConfigLoad;
+}
+
+/**
+ * The files of --tmux-config, resolved against the working directory and each opened once
+ * here: a name that cannot be read is a usage error before any server starts.
+ */
+function configFilesOf(options: UpOptions, io: CliIO): string[] | undefined {
+  return options.tmuxConfig?.map((given) => {
+    const file = resolve(io.cwd, given);
+    let reason: string | undefined;
+    try {
+      const fd = openSync(file, 'r');
+      if (fstatSync(fd).isDirectory()) reason = 'it is a directory';
+      closeSync(fd);
+    } catch (error) {
+      reason = errnoReason(error);
+    }
+    if (reason !== undefined) throw new UsageError(`--tmux-config ${given}: cannot read the tmux configuration file (${reason})`);
+    return file;
+  });
+}
+
+/** Says what tmux reported while running the configuration of the server this call started. */
+function warnAboutConfig(config: ConfigLoad, io: CliIO): void {
+  if (config.errors.length === 0) return;
+  writeWarning(io, [`tmux reported errors in its configuration; the server runs without what failed:`, ...config.errors].join('\n'));
 }
 
 /**
@@ -77,26 +124,40 @@ interface UpTarget {
  * to stay up). Otherwise drover's private server: the recorded one if it still runs, else a
  * new one, recorded for `drover down` under `recordedSession`.
  */
-async function upServer(options: SocketFlags, io: CliIO, firstSession: string, recordedSession: string): Promise<UpTarget> {
+async function upServer(options: SocketFlags, io: CliIO, firstSession: string, recordedSession: string, configFiles: string[] | undefined): Promise<UpTarget> {
+  const unused = (): void => {
+    if (configFiles !== undefined) writeWarning(io, '--tmux-config changed nothing: the server was already running');
+  };
   if (options.socketName !== undefined || options.socketPath !== undefined) {
     const { endpoint } = resolveEndpoint(options, io);
     try {
       await (await Server.open(endpoint, { env: io.env })).close();
+      unused();
       return { endpoint, origin: 'borrowed' };
     } catch (error) {
       if (!(error instanceof ServerUnreachableError)) throw error;
       // A named server that is not running yet: tmux starts it with the first session. It is the user's, not drover's.
-      return { endpoint, origin: 'borrowed', startedWith: await startNamedServer(endpoint, firstSession, io) };
+      return { endpoint, origin: 'borrowed', startedWith: await startNamedServer(endpoint, firstSession, io, configFiles) };
     }
   }
   const existing = readUpState(io.env);
   if (existing && (await upServerRuns(existing, io.env))) {
+    unused();
     return { endpoint: Endpoint.fromSocketPath(existing.record.socketPath, { env: io.env, executable: existing.record.executable }), origin: 'reused' };
   }
   if (existing) forgetStale(existing.record, io);
   const owned = await Server.start({ persistent: true, env: io.env });
   writeUpState(io.env, { record: owned.ownedRecord!, session: recordedSession, startedAt: new Date().toISOString() });
-  return { endpoint: owned.endpoint, origin: 'started', owned };
+  const target: UpTarget = { endpoint: owned.endpoint, origin: 'started', owned };
+  try {
+    // The user attaches to this server: it gets their tmux configuration, run before any session exists as tmux runs it at start.
+    const config = await loadConfigFiles(owned, configFiles ?? defaultConfigFiles(io.env), { timeoutMs: CONFIG_LOAD_MS, signal: io.signal });
+    warnAboutConfig(config, io);
+    return { ...target, config };
+  } catch (error) {
+    await retire(target, io);
+    throw error;
+  }
 }
 
 /** `drover up [FILE]`: the main job. No -L/-S: a private tmux server drover owns. */
@@ -107,13 +168,13 @@ async function up(options: UpOptions, io: CliIO, file?: string): Promise<number 
   }
   const session = options.session ?? DEFAULT_SESSION;
   if (session === '') throw new UsageError('--session needs a name');
-  const target = await upServer(options, io, session, session);
+  const target = await upServer(options, io, session, session, configFilesOf(options, io));
   try {
     // The daemon outlives this process: report through a borrowed binding, keep the server.
     const server = await Server.open(target.endpoint, { env: io.env });
     try {
       await ensureSession(server, session, io);
-      report(io, options.json === true, server, await server.snapshot(), session, target.origin);
+      report(io, options.json === true, server, await server.snapshot(), session, target);
     } finally {
       await server.close();
     }
@@ -133,7 +194,7 @@ async function upWorkspace(file: string, options: UpOptions, io: CliIO): Promise
   const workspace = await import('./workspace.js');
   const prepared = await workspace.prepareLoad(file, options, io);
   const sessionName = prepared.plan.sessionName;
-  const target = await upServer(options, io, `drover-up-${process.pid}`, sessionName);
+  const target = await upServer(options, io, `drover-up-${process.pid}`, sessionName, configFilesOf(options, io));
   let outcome: LoadOutcome;
   try {
     outcome = await workspace.applyWorkspace(target.endpoint, prepared, io, progressOn(io, options));
@@ -146,7 +207,7 @@ async function upWorkspace(file: string, options: UpOptions, io: CliIO): Promise
   const server = await Server.open(target.endpoint, { env: io.env });
   try {
     const loaded = { document: workspace.loadDocument(target.endpoint, outcome), lines: workspace.loadSummary(outcome, prepared.plan) };
-    report(io, options.json === true, server, await server.snapshot(), sessionName, target.origin, loaded);
+    report(io, options.json === true, server, await server.snapshot(), sessionName, target, loaded);
   } finally {
     await server.close();
   }
@@ -176,12 +237,16 @@ async function retire(target: UpTarget, io: CliIO): Promise<void> {
   clearUpState(io.env);
 }
 
-/** Starts a named server with one detached session and returns that session's id. */
-async function startNamedServer(endpoint: Endpoint, session: string, io: CliIO): Promise<string> {
+/**
+ * Starts a named server with one detached session and returns that session's id. tmux loads
+ * its configuration itself (and shows any error in that session's pane), from `configFiles` when given.
+ */
+async function startNamedServer(endpoint: Endpoint, session: string, io: CliIO, configFiles: string[] | undefined): Promise<string> {
   const env = clientEnvironment(io.env);
   // tmux makes its per-user socket directory itself only for -L; drover always addresses by path.
   if (endpoint.socketName !== undefined) mkdirSync(dirname(endpoint.socketPath), { recursive: true, mode: 0o700 });
-  const result = await run([endpoint.executable, ...endpoint.args, 'new-session', '-d', '-P', '-F', '#{session_id}', '-s', session], { env, cwd: io.cwd });
+  const config = (configFiles ?? []).flatMap((file) => ['-f', file]);
+  const result = await run([endpoint.executable, ...endpoint.args, ...config, 'new-session', '-d', '-P', '-F', '#{session_id}', '-s', session], { env, cwd: io.cwd });
   if (!result.ok) throw new ServerUnreachableError(`could not start tmux at ${endpoint.socketPath}: ${result.stderrText().trim()}`);
   return result.text().trim();
 }
@@ -271,6 +336,11 @@ export function registerServerCommands(program: Command, context: CommandContext
     .description('start (or reuse) a private tmux server drover owns, with a session; with -L/-S use that server')
     .argument('[file]', 'a workspace file to load as the session (see `drover workspace load`; exit 3: partial effects)')
     .option('--session <name>', `session to create if missing (default ${DEFAULT_SESSION})`)
+    .option(
+      '--tmux-config <file>',
+      "a server this call starts runs this tmux configuration file instead of tmux's own (/etc/tmux.conf, ~/.tmux.conf, ~/.config/tmux/tmux.conf); repeatable, run in order; /dev/null for none",
+      (file: string, files: string[] | undefined) => [...(files ?? []), file],
+    )
     .option('--expand-env <name>', 'with FILE: expand ${NAME} and $NAME for this variable (repeatable)', (name: string, names: string[] | undefined) => [...(names ?? []), name])
     .option('--create-dirs', "with FILE: create start directories that do not exist")
     .option('--compensate', 'with FILE: on failure, remove the session the load created')
