@@ -1,10 +1,11 @@
 import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { AbortedError, FileLockError, tryLockFile, type FileLock } from '../process/index.js';
-import { systemClock, type Clock } from './clock.js';
+import { AbortedError, FileLockError, tryLockFile, waitForLock, type FileLock, type LockWait } from '../process/index.js';
 import { PaneLockError } from './errors.js';
 import type { Placement } from './model.js';
+
+export type { LockWait };
 
 export const LOCK_RETRY_MS = 50;
 
@@ -51,14 +52,6 @@ export class PaneLockGuard {
   }
 }
 
-export interface LockWait {
-  /** Monotonic deadline (clock.now() units) after which a still-busy lock is given up. */
-  deadline: number;
-  clock?: Clock;
-  /** Stops the wait (AbortedError): an interrupted command gives up before it typed anything. */
-  signal?: AbortSignal;
-}
-
 export type AcquireAllResult = { guards: PaneLockGuard[] } | { busyKey: string };
 
 /**
@@ -101,31 +94,9 @@ export class PaneLocks {
     }
   }
 
-  /**
-   * Retries every 50 ms until the deadline, with one last attempt at the deadline, so a
-   * lock released just before the wait ends is still taken. Null: still busy.
-   */
+  /** Waits for the lock as waitForLock does, every 50 ms. Null: still busy at the deadline. */
   async acquire(key: string, wait: LockWait): Promise<PaneLockGuard | null> {
-    const clock = wait.clock ?? systemClock;
-    const interrupted = (): AbortedError => new AbortedError('interrupted while waiting for the pane input lock; nothing was typed', { phase: 'lock', delivery: 'not_sent' });
-    for (;;) {
-      if (wait.signal?.aborted) throw interrupted();
-      const guard = await this.tryAcquire(key);
-      if (guard && wait.signal !== undefined) {
-        // The lock is taken without a turn of the event loop, so an interrupt that came while
-        // it was busy would not have been heard yet: one turn lets its handler run first, and
-        // it wins over the lock coming free.
-        await new Promise((resolve) => setImmediate(resolve));
-        if (wait.signal.aborted) {
-          guard.release();
-          throw interrupted();
-        }
-      }
-      if (guard) return guard;
-      const remaining = wait.deadline - clock.now();
-      if (remaining <= 0) return null;
-      await clock.sleep(Math.min(LOCK_RETRY_MS, remaining));
-    }
+    return waitForLock(() => this.tryAcquire(key), wait, LOCK_RETRY_MS, () => new AbortedError('interrupted while waiting for the pane input lock; nothing was typed', { phase: 'lock', delivery: 'not_sent' }));
   }
 
   /**

@@ -9,6 +9,7 @@
 import { closeSync, constants as fs, existsSync, openSync } from 'node:fs';
 import type BetterSqlite3 from 'better-sqlite3';
 import { DroverError, messageOf } from './errors.js';
+import { systemClock, type Clock } from './time.js';
 
 type Database = BetterSqlite3.Database;
 
@@ -81,5 +82,41 @@ export async function tryLockFile(path: string, what: string): Promise<FileLock 
     holder.close();
     if ((cause as { code?: unknown }).code === 'SQLITE_BUSY') return null;
     throw new FileLockError(`cannot lock ${what} ${path}: ${messageOf(cause)}`, path, { cause });
+  }
+}
+
+export interface LockWait {
+  /** Monotonic deadline (clock.now() units) after which a still-busy lock is given up. */
+  deadline: number;
+  clock?: Clock;
+  /** Stops the wait: an interrupted command gives up before it did anything under the lock. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Takes a lock by `attempt` (null while another holder has it), tried again every `retryMs`
+ * until the deadline, with one last attempt at the deadline, so a lock released just before
+ * the wait ends is still taken. Null: still busy. An abort throws `interrupted()`, also when it
+ * came while the lock was being taken (the lock is then released again).
+ */
+export async function waitForLock<L extends { release(): void }>(attempt: () => Promise<L | null>, wait: LockWait, retryMs: number, interrupted: () => Error): Promise<L | null> {
+  const clock = wait.clock ?? systemClock;
+  for (;;) {
+    if (wait.signal?.aborted) throw interrupted();
+    const lock = await attempt();
+    if (lock && wait.signal !== undefined) {
+      // The lock is taken without a turn of the event loop, so an interrupt that came while
+      // it was busy would not have been heard yet: one turn lets its handler run first, and
+      // it wins over the lock coming free.
+      await new Promise((resolve) => setImmediate(resolve));
+      if (wait.signal.aborted) {
+        lock.release();
+        throw interrupted();
+      }
+    }
+    if (lock) return lock;
+    const remaining = wait.deadline - clock.now();
+    if (remaining <= 0) return null;
+    await clock.sleep(Math.min(retryMs, remaining));
   }
 }
