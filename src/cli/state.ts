@@ -1,7 +1,8 @@
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { isProcessAlive, writeFileAtomic } from '../process/index.js';
+import { performance } from 'node:perf_hooks';
+import { AbortedError, DroverError, isProcessAlive, tryLockFile, waitForLock, writeFileAtomic } from '../process/index.js';
 import { OwnedDaemon, type OwnedDaemonRecord } from '../tmux/index.js';
 
 /** Where drover keeps small state files: $DROVER_STATE_DIR, $XDG_STATE_HOME/drover, ~/.local/state/drover. */
@@ -41,6 +42,37 @@ export interface UpState {
 /** The file that records the server `drover up` started. */
 export function upFile(env: NodeJS.ProcessEnv): string {
   return join(stateDirectory(env), 'up.json');
+}
+
+/** How long `up` or `down` waits for another one: starting a server includes the user's tmux configuration. */
+const UP_LOCK_WAIT_MS = 90_000;
+
+/**
+ * Runs `work` while no other `drover up` or `drover down` of this state directory runs: each
+ * reads the record, may start or stop the server and writes the record, so two at once would
+ * each start a server and record only one (the other left running, never stopped by `down`).
+ */
+export async function withUpLock<T>(env: NodeJS.ProcessEnv, signal: AbortSignal | undefined, work: () => Promise<T>): Promise<T> {
+  const directory = stateDirectory(env);
+  mkdirSync(directory, { recursive: true, mode: 0o700 });
+  const path = join(directory, 'up.lock');
+  const lock = await waitForLock(
+    () => tryLockFile(path, 'lock file of drover up'),
+    { deadline: performance.now() + UP_LOCK_WAIT_MS, signal },
+    20,
+    () => new AbortedError('interrupted while waiting for another drover up or down to finish; nothing was started or stopped', { phase: 'lock', delivery: 'not_sent' }),
+  );
+  if (lock === null) {
+    throw new DroverError(`another drover up or down has not finished after ${UP_LOCK_WAIT_MS / 1000} s (it holds ${path}); nothing was started or stopped`, {
+      phase: 'lock',
+      delivery: 'not_sent',
+    });
+  }
+  try {
+    return await work();
+  } finally {
+    lock.release();
+  }
 }
 
 function isSocket(path: string): boolean {

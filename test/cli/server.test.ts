@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -115,7 +115,7 @@ describe('drover up and the user\'s tmux configuration', () => {
   };
   const option = async (socket: string, name: string): Promise<string> => (await run(['tmux', '-S', socket, 'show-options', '-gqv', name], { env: sandbox.env })).text().trim();
   // Each test records its own server, whose directory goes under the sandbox: a failing test leaves nothing running.
-  const envFor = (home: string): NodeJS.ProcessEnv => ({ HOME: home, TMPDIR: sandbox.dir, DROVER_STATE_DIR: join(home, 'state') });
+  const envFor = (home: string): NodeJS.ProcessEnv => ({ HOME: home, TMPDIR: home, DROVER_STATE_DIR: join(home, 'state') });
   const down = async (env: NodeJS.ProcessEnv): Promise<void> => {
     const stopped = await sandbox.drover(['down'], { env });
     assert.equal(stopped.exitCode, 0, stopped.stderrText());
@@ -180,6 +180,23 @@ describe('drover up and the user\'s tmux configuration', () => {
     );
     assert.deepEqual([await option(started.socket_path, '@before'), await option(started.socket_path, '@after'), await option(started.socket_path, '@broken-ran')], ['yes', 'yes', '']);
     await down(env);
+  });
+
+  it('starts one private server when several drover up run at once, and each reports that one', async () => {
+    const home = homeWith({});
+    const env = envFor(home);
+    // Each private server has a directory of its own under TMPDIR, with its socket in it.
+    const servers = (): string[] => readdirSync(home).filter((name) => existsSync(join(home, name, 'tmux.sock')));
+    const ups = await Promise.all([1, 2, 3, 4].map(() => sandbox.drover(['up', '--json'], { env })));
+    for (const up of ups) assert.equal(up.exitCode, 0, up.stderrText());
+    const reports = ups.map((up) => JSON.parse(up.text()) as Up & { pid: number; server: string });
+    assert.deepEqual(reports.map((r) => r.server).sort(), ['reused', 'reused', 'reused', 'started']);
+    assert.equal(new Set(reports.map((r) => r.pid)).size, 1, 'every up names the same server');
+    assert.equal(new Set(reports.map((r) => r.socket_path)).size, 1);
+    assert.equal(servers().length, 1, 'no second server was started and left unrecorded');
+    const stops = await Promise.all([1, 2].map(() => sandbox.drover(['down', '--json'], { env })));
+    assert.deepEqual(stops.map((stop) => (JSON.parse(stop.text()) as { stopped: boolean }).stopped).sort(), [false, true]);
+    assert.deepEqual(servers(), []);
   });
 
   it('refuses a --tmux-config file it cannot read before starting anything', async () => {

@@ -22,7 +22,7 @@ import type { LoadFlags, LoadOutcome } from './workspace.js';
 import { droverCommand } from '../invocation.js';
 import { progressOn } from '../progress.js';
 import { renderSnapshot } from '../render.js';
-import { clearUpState, readUpState, upFile, upServerRuns, writeUpState } from '../state.js';
+import { clearUpState, readUpState, upFile, upServerRuns, withUpLock, writeUpState } from '../state.js';
 import type { CommandContext } from '../program.js';
 
 const DEFAULT_SESSION = 'drover';
@@ -168,20 +168,23 @@ async function up(options: UpOptions, io: CliIO, file?: string): Promise<number 
   }
   const session = options.session ?? DEFAULT_SESSION;
   if (session === '') throw new UsageError('--session needs a name');
-  const target = await upServer(options, io, session, session, configFilesOf(options, io));
-  try {
-    // The daemon outlives this process: report through a borrowed binding, keep the server.
-    const server = await Server.open(target.endpoint, { env: io.env });
+  const configFiles = configFilesOf(options, io);
+  await withUpLock(io.env, io.signal, async () => {
+    const target = await upServer(options, io, session, session, configFiles);
     try {
-      await ensureSession(server, session, io);
-      report(io, options.json === true, server, await server.snapshot(), session, target);
-    } finally {
-      await server.close();
+      // The daemon outlives this process: report through a borrowed binding, keep the server.
+      const server = await Server.open(target.endpoint, { env: io.env });
+      try {
+        await ensureSession(server, session, io);
+        report(io, options.json === true, server, await server.snapshot(), session, target);
+      } finally {
+        await server.close();
+      }
+    } catch (error) {
+      await retire(target, io);
+      throw error;
     }
-  } catch (error) {
-    await retire(target, io);
-    throw error;
-  }
+  });
 }
 
 /**
@@ -194,7 +197,9 @@ async function upWorkspace(file: string, options: UpOptions, io: CliIO): Promise
   const workspace = await import('./workspace.js');
   const prepared = await workspace.prepareLoad(file, options, io);
   const sessionName = prepared.plan.sessionName;
-  const target = await upServer(options, io, `drover-up-${process.pid}`, sessionName, configFilesOf(options, io));
+  const configFiles = configFilesOf(options, io);
+  // The load itself runs outside the lock: another up meanwhile finds the server recorded and uses it.
+  const target = await withUpLock(io.env, io.signal, () => upServer(options, io, `drover-up-${process.pid}`, sessionName, configFiles));
   let outcome: LoadOutcome;
   try {
     outcome = await workspace.applyWorkspace(target.endpoint, prepared, io, progressOn(io, options));
@@ -266,6 +271,10 @@ function forgetStale(record: OwnedDaemonRecord, io: CliIO): void {
 }
 
 async function down(options: SocketFlags & { json?: boolean; killServer?: boolean }, io: CliIO): Promise<void> {
+  await withUpLock(io.env, io.signal, () => downHoldingLock(options, io));
+}
+
+async function downHoldingLock(options: SocketFlags & { json?: boolean; killServer?: boolean }, io: CliIO): Promise<void> {
   const state = readUpState(io.env);
   if (options.socketName !== undefined || options.socketPath !== undefined) {
     const { endpoint } = resolveEndpoint(options, io);
