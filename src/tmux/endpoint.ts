@@ -43,7 +43,7 @@ function expandPath(path: string): string {
   const expanded = path === '~' || path.startsWith('~/') ? join(homedir(), path.slice(1)) : path;
   const absolute = resolve(expanded);
   if (Buffer.byteLength(absolute) > MAX_SOCKET_PATH_BYTES) {
-    throw new ArgumentError(`socket path is ${Buffer.byteLength(absolute)} bytes; unix sockets allow at most ${MAX_SOCKET_PATH_BYTES}`);
+    throw new ArgumentError(`socket path ${absolute} is ${Buffer.byteLength(absolute)} bytes; unix sockets allow at most ${MAX_SOCKET_PATH_BYTES}`);
   }
   return absolute;
 }

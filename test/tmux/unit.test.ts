@@ -162,7 +162,8 @@ describe('Endpoint', () => {
   it('rejects invalid names, paths and a missing tmux', () => {
     assert.throws(() => Endpoint.fromSocketName('a/b'), /socket path/);
     assert.throws(() => Endpoint.fromSocketName(''), ArgumentError);
-    assert.throws(() => Endpoint.fromSocketPath(`/tmp/${'x'.repeat(200)}`), /107/);
+    const long = `/tmp/${'x'.repeat(200)}`;
+    assert.throws(() => Endpoint.fromSocketPath(long), { message: `socket path ${long} is 205 bytes; unix sockets allow at most 107` });
     assert.throws(() => Endpoint.fromSocketPath('/tmp/a', { executable: 'drover-no-such-tmux' }), /not found on PATH/);
   });
 
