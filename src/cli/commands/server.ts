@@ -122,7 +122,8 @@ function warnAboutConfig(config: ConfigLoad, io: CliIO): void {
 /**
  * -L/-S: that server, started with `firstSession` if it is not running (tmux needs a session
  * to stay up). Otherwise drover's private server: the recorded one if it still runs, else a
- * new one, recorded for `drover down` under `recordedSession`.
+ * new one, recorded for `drover down` under `recordedSession`. A server started here runs
+ * `configFiles`, else the tmux configuration tmux itself would; one already running is left as it is.
  */
 async function upServer(options: SocketFlags, io: CliIO, firstSession: string, recordedSession: string, configFiles: string[] | undefined): Promise<UpTarget> {
   const unused = (): void => {
