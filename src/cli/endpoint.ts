@@ -54,10 +54,23 @@ export function defaultServerRemedy(io: CliIO): string {
   return `start one with \`${droverCommand(io.env)} up\` or name one with -L/-S`;
 }
 
+/** What to do when the server $TMUX names is not running: a shell left over from a tmux session that has ended. */
+export const STALE_TMUX_REMEDY = 'unset TMUX (this shell may be left from a tmux session that has ended), or name a server with -L/-S';
+
+/**
+ * Why no server answered, with what to do, where the rule above can tell: tmux's default
+ * socket, or the one $TMUX names. Undefined for a server named with -L/-S or started by up.
+ */
+export function serverNotRunningMessage(source: EndpointSource, endpoint: Endpoint, io: CliIO): string | undefined {
+  if (source === 'tmux-default') return `no tmux server is running on the default socket (${endpoint.socketPath}); ${defaultServerRemedy(io)}`;
+  if (source === 'tmux-env') return `no tmux server is running at ${endpoint.socketPath}, the socket $TMUX names; ${STALE_TMUX_REMEDY}`;
+  return undefined;
+}
+
 /** Why a command found no server, for reports made while it keeps running (`drover mcp`). */
 export function serverNotRunning(flags: SocketFlags, io: CliIO): string {
   const { source } = resolveEndpoint(flags, io);
-  const remedy = source === 'tmux-default' ? defaultServerRemedy(io) : 'start it, or name another with -L/-S';
+  const remedy = source === 'tmux-default' ? defaultServerRemedy(io) : source === 'tmux-env' ? STALE_TMUX_REMEDY : 'start it, or name another with -L/-S';
   return `no tmux server is running: drover looked for ${serverDescription(flags, io)}; ${remedy}`;
 }
 
@@ -67,9 +80,8 @@ export async function openServer(flags: SocketFlags, io: CliIO): Promise<Server>
   try {
     return await Server.open(endpoint, { env: io.env });
   } catch (error) {
-    if (error instanceof ServerUnreachableError && source === 'tmux-default') {
-      throw new ServerUnreachableError(`no tmux server is running on the default socket (${endpoint.socketPath}); ${defaultServerRemedy(io)}`);
-    }
+    const notRunning = error instanceof ServerUnreachableError ? serverNotRunningMessage(source, endpoint, io) : undefined;
+    if (notRunning !== undefined) throw new ServerUnreachableError(notRunning);
     throw error;
   }
 }

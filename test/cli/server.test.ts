@@ -63,6 +63,16 @@ describe('drover up / snapshot / down', () => {
     const none = await sandbox.drover(['snapshot']);
     assert.equal(none.exitCode, 1);
     assert.match(none.stderrText(), /no tmux server is running on the default socket/);
+    // A shell left from a tmux session that has ended still has $TMUX: say that, not just that a socket is missing.
+    const ended = join(sandbox.dir, 'ended', 'tmux.sock');
+    for (const args of [['snapshot'], ['pane', 'map']]) {
+      const stale = await sandbox.drover(args, { env: { TMUX: `${ended},4242,0`, TMUX_PANE: '%1' } });
+      assert.equal(stale.exitCode, 1, stale.stderrText());
+      assert.equal(
+        stale.stderrText(),
+        `drover: error: no tmux server is running at ${ended}, the socket $TMUX names; unset TMUX (this shell may be left from a tmux session that has ended), or name a server with -L/-S\n`,
+      );
+    }
     const unknown = await sandbox.drover(['up', '--bogus']);
     assert.equal(unknown.exitCode, 2);
     const both = await sandbox.drover(['snapshot', '-L', 'a', '-S', '/tmp/b']);

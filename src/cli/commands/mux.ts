@@ -21,7 +21,7 @@ import {
 } from '../../mux/index.js';
 import type { conformance } from '../../mux/index.js';
 import { Server, ServerUnreachableError, type Endpoint } from '../../tmux/index.js';
-import { defaultServerRemedy, outsideAnySession, resolveEndpoint, type EndpointSource, type SocketFlags } from '../endpoint.js';
+import { STALE_TMUX_REMEDY, defaultServerRemedy, outsideAnySession, resolveEndpoint, serverNotRunningMessage, type EndpointSource, type SocketFlags } from '../endpoint.js';
 import { foldBody } from '../../panes/index.js';
 import { EXIT, ExitError, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
@@ -50,8 +50,10 @@ export interface ResolvedMux {
   readonly selection: MuxSelection;
   /** The tmux server, when the multiplexer is tmux. */
   readonly tmuxEndpoint?: Endpoint;
-  /** What to do when the multiplexer does not answer, when drover knows (tmux's default server). */
+  /** What to do when the multiplexer does not answer, when drover knows (tmux's default server, or the one $TMUX names). */
   readonly remedy?: string;
+  /** On tmux, the whole message for a server that is not running, where drover can say more than tmux. */
+  readonly notRunning?: string;
 }
 
 const TMUX_SOURCES: Readonly<Record<Exclude<EndpointSource, 'flag'>, string>> = {
@@ -65,7 +67,7 @@ function explicitSocket(flags: SocketFlags): string | undefined {
 }
 
 /** The tmux server: -L/-S, else DROVER_MUX_ENDPOINT_TMUX, else $TMUX, the `drover up` server, tmux's default. */
-function tmuxServer(selection: MuxSelection, flags: SocketFlags, io: CliIO): { endpoint: Endpoint; source: string; remedy?: string } {
+function tmuxServer(selection: MuxSelection, flags: SocketFlags, io: CliIO): { endpoint: Endpoint; source: string; remedy?: string; notRunning?: string } {
   const spec = selection.endpoint;
   const socketFlag = explicitSocket(flags);
   if (socketFlag === undefined && spec.mux === 'tmux' && spec.kind !== 'environment') {
@@ -74,7 +76,9 @@ function tmuxServer(selection: MuxSelection, flags: SocketFlags, io: CliIO): { e
   const resolved = resolveEndpoint(flags, io);
   const endpoint = withTmuxBinary(resolved.endpoint, io.env);
   const source = resolved.source;
-  if (source === 'tmux-default') return { endpoint, source: TMUX_SOURCES[source], remedy: defaultServerRemedy(io) };
+  const notRunning = serverNotRunningMessage(source, endpoint, io);
+  if (source === 'tmux-default') return { endpoint, source: TMUX_SOURCES[source], remedy: defaultServerRemedy(io), notRunning };
+  if (source === 'tmux-env') return { endpoint, source: TMUX_SOURCES[source], remedy: STALE_TMUX_REMEDY, notRunning };
   return { endpoint, source: source === 'flag' ? socketFlag! : TMUX_SOURCES[source] };
 }
 
@@ -103,7 +107,7 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
       spec.mux === 'herdr' ? { description: where, socket_path: spec.socketPath, source: spec.source } : { description: where, session: spec.session ?? null };
     return { mux: selection.mux, chosenBy, where, endpoint, selection };
   }
-  const { endpoint, source, remedy } = tmuxServer(selection, flags, io);
+  const { endpoint, source, remedy, notRunning } = tmuxServer(selection, flags, io);
   const where = `${endpoint.toString()} (from ${source})`;
   return {
     mux: 'tmux',
@@ -113,6 +117,7 @@ export function resolveMux(flags: SocketFlags & { mux?: string }, io: CliIO): Re
     selection,
     tmuxEndpoint: endpoint,
     remedy,
+    notRunning,
   };
 }
 
@@ -131,9 +136,7 @@ export async function openResolvedTmux(resolved: ResolvedMux, io: CliIO, transpo
     if (io.tmuxBindings !== undefined) return await io.tmuxBindings.borrow(resolved.tmuxEndpoint!, io.env);
     return await Server.open(resolved.tmuxEndpoint!, { env: io.env, transport });
   } catch (error) {
-    if (error instanceof ServerUnreachableError && resolved.remedy !== undefined) {
-      throw new ServerUnreachableError(`no tmux server is running on the default socket (${resolved.tmuxEndpoint!.socketPath}); ${resolved.remedy}`);
-    }
+    if (error instanceof ServerUnreachableError && resolved.notRunning !== undefined) throw new ServerUnreachableError(resolved.notRunning);
     throw error;
   }
 }
