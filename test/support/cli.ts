@@ -17,12 +17,22 @@ export interface CliSandbox {
 }
 
 /**
+ * Sandboxes whose suite never ran its `after` hook (every test in it filtered out by name):
+ * removed as the test process exits. Their CLI never ran, so no server can be left in them.
+ */
+const unremoved = new Set<string>();
+process.once('exit', () => {
+  for (const dir of unremoved) rmSync(dir, { recursive: true, force: true });
+});
+
+/**
  * An environment in which the CLI cannot reach the user's tmux: no $TMUX/$TMUX_PANE, tmux's
  * socket directory and drover's state directory inside a fresh temporary directory that is
  * removed after the test file.
  */
 export function cliSandbox(): CliSandbox {
   const dir = mkdtempSync(join(tmpdir(), 'drover-cli-'));
+  unremoved.add(dir);
   const env = testEnvironment({ ...process.env, TMUX_TMPDIR: dir, DROVER_STATE_DIR: join(dir, 'state'), DROVER_DB: join(dir, 'drover.db'), HOME: dir });
   // Certificates are loaded at every Node start when this is set; the CLI makes no network calls.
   delete env.NODE_EXTRA_CA_CERTS;
@@ -30,6 +40,7 @@ export function cliSandbox(): CliSandbox {
     // This hook may run before a test file's own: a tmux server left with its socket gone could never be reached again.
     await Promise.all(socketsUnder(dir).map((socket) => run(['tmux', '-S', socket, 'kill-server'], { env, timeoutMs: 5000 }).catch(() => undefined)));
     rmSync(dir, { recursive: true, force: true });
+    unremoved.delete(dir);
   });
   return {
     dir,
