@@ -220,20 +220,26 @@ async function upWorkspace(file: string, options: UpOptions, io: CliIO): Promise
   return EXIT.ok;
 }
 
-/** Drops the session that only kept a named server up, and retires a server of ours that ended up empty. */
+/**
+ * Drops the session that only kept a named server up, and retires a server of ours that ended
+ * up empty. It holds the lock of up, so an up that meanwhile found the server recorded and is
+ * giving it a session cannot lose it; an interrupt does not stop it (the tidying is its answer).
+ */
 async function settleStartedServer(target: UpTarget, io: CliIO): Promise<void> {
   if (target.startedWith === undefined && target.owned === undefined) return;
-  let server: Server | undefined;
-  try {
-    server = await Server.open(target.endpoint, { env: io.env });
-    if (target.startedWith !== undefined) await server.session(target.startedWith).kill();
-    if (target.owned !== undefined && (await server.snapshot()).sessions.isEmpty()) await retire(target, io);
-  } catch (error) {
-    // Its last session gone, tmux exits: nothing is left to tidy.
-    if (!(error instanceof ServerUnreachableError)) throw error;
-  } finally {
-    await server?.close();
-  }
+  await withUpLock(io.env, undefined, async () => {
+    let server: Server | undefined;
+    try {
+      server = await Server.open(target.endpoint, { env: io.env });
+      if (target.startedWith !== undefined) await server.session(target.startedWith).kill();
+      if (target.owned !== undefined && (await server.snapshot()).sessions.isEmpty()) await retire(target, io);
+    } catch (error) {
+      // Its last session gone, tmux exits: nothing is left to tidy.
+      if (!(error instanceof ServerUnreachableError)) throw error;
+    } finally {
+      await server?.close();
+    }
+  });
 }
 
 /** Stops a private server this call started and forgets it. */
