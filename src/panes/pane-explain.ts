@@ -3,7 +3,7 @@ import type { MuxPort } from '../mux/index.js';
 import { agentNamerFor, listedPane, onPane, readPaneFacts, type PaneAgent } from './facts.js';
 import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
 import { judgeAgentReading, questionRowJson, type QuestionMatch, type QuestionSkip } from './questions.js';
-import { readinessOfReading, type ReadinessVerdict } from './readiness.js';
+import { untypedReadiness, type ReadinessVerdict } from './readiness.js';
 import { paneRefJson, type PaneRef } from './target.js';
 
 /** Everything drover concludes about one pane, and from what: `drover pane explain`. */
@@ -17,15 +17,20 @@ export interface PaneExplanation extends PaneRef {
   hook: { raw: string; status: AgentStatus; reports: readonly string[] };
   /** The screen rules' reading, for an agent drover knows; null otherwise. */
   screen: ScreenReading | null;
-  /** Readiness as the screen gives it (null for programs that need the typed probe, which explain never types). */
+  /** Readiness as `pane ready` gives it without typing (null for programs that need the typed probe, which explain never types). */
   readiness: ReadinessVerdict | null;
   question: QuestionMatch | QuestionSkip | null;
 }
 
+/** The verdict alone, as the explanation carries it. */
+function readinessVerdict(untyped: ReturnType<typeof untypedReadiness>): ReadinessVerdict | null {
+  return untyped === undefined ? null : { state: untyped.state, reason: untyped.reason };
+}
+
 /**
  * Reads a pane the way ready, questions and map do, without typing anything, and says which
- * rule decided what. For a program drover has no screen rules for, readiness needs the probe
- * (`drover pane ready`), so it is left out here.
+ * rule decided what. For a program that is not a shell and has no screen rules, readiness
+ * needs the probe (`drover pane ready`), so it is left out here.
  */
 export async function explainPane(port: MuxPort, pane: string, options: { cwd?: string } = {}): Promise<PaneExplanation> {
   requireCapabilities(port, 'explaining a pane', ['paneScreen']);
@@ -49,13 +54,12 @@ export async function explainPane(port: MuxPort, pane: string, options: { cwd?: 
       agent,
       hook: { raw, status, reports: agent.kind === null ? [] : hookReports(agent.kind) },
       screen,
-      readiness: screen === null ? null : readinessOfReading(screen),
+      readiness: readinessVerdict(untypedReadiness(facts, screen ?? undefined)),
       question: screen === null ? null : judgeAgentReading(ref.paneId, candidate, screen, shown?.lines ?? []),
     };
   });
 }
 
-/** The text report: one section per source, each saying what it concluded. */
 /** The `--json` shape of an explanation: snake_case throughout, the pane under `pane_id`. */
 export function explanationJson(explanation: PaneExplanation): Record<string, unknown> {
   const { screen } = explanation;
@@ -72,6 +76,7 @@ export function explanationJson(explanation: PaneExplanation): Record<string, un
   };
 }
 
+/** The text report: one section per source, each saying what it concluded. */
 export function renderExplanation(explanation: PaneExplanation): string {
   const { agent, hook, screen, readiness, question } = explanation;
   const lines = [
@@ -79,7 +84,7 @@ export function renderExplanation(explanation: PaneExplanation): string {
     `agent: ${agent.name === null ? 'none found in the process tree' : `${agent.name} (pid ${agent.pid})${agent.kind === null ? ', no screen rules' : ''}`}`,
     `hook state: ${hook.raw === '' ? 'none' : `${hook.raw} → ${agentStatusLabel(hook.status)}`}${hook.reports.length > 0 ? ` (its hooks report ${hook.reports.join(', ')})` : ''}`,
   ];
-  if (screen === null) lines.push('screen: no rules for this program; `drover pane ready` probes it by typing');
+  if (screen === null) lines.push(`screen: no rules for this program${readiness === null ? '; `drover pane ready` probes it by typing' : ''}`);
   else {
     lines.push(`screen: ${screen.phase} by rule ${screen.rule}: ${screen.detail}`);
     if (screen.composer !== null) lines.push(`composer: ${JSON.stringify(screen.composer.text)}${screen.completion ? ' (a completion menu is open)' : ''}`);

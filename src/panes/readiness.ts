@@ -129,6 +129,18 @@ export async function watchScreen(
   return { screen: reading, seen: shown };
 }
 
+/**
+ * Readiness as far as it is known without typing: `exited` for a dead pane, the screen rules'
+ * verdict for an agent drover knows (its `reading`), `shell` for a bare shell; undefined where
+ * only the typed probe can tell. `pane ready` and `pane explain` both decide by it.
+ */
+export function untypedReadiness(facts: Pick<PaneFacts, 'dead' | 'foreground'>, reading: ScreenReading | undefined): (ReadinessVerdict & { detail: string }) | undefined {
+  if (facts.dead) return { state: 'exited', reason: 'pane_dead', detail: 'the pane’s program has exited' };
+  if (reading !== undefined) return { ...readinessOfReading(reading), detail: reading.detail };
+  if (isShellCommand(facts.foreground)) return { state: 'shell', reason: 'shell_foreground', detail: `${facts.foreground} owns the pane; no agent runs` };
+  return undefined;
+}
+
 /** Reads a known agent's screen: nothing is typed. */
 export async function readAgentReadiness(channel: Pick<ChoreographyChannel, 'read'>, facts: PaneFacts): Promise<ReadinessReport & { reading: ScreenReading } | undefined> {
   const rules = facts.agent.kind === null ? undefined : rulesFor(facts.agent.kind);
@@ -165,14 +177,15 @@ export async function probeReadiness(pane: DrivenPane, options: ChoreographyOpti
     draft: null,
     snippet: verdict.state === 'ready' ? '' : snippet(screen),
   });
-  if (facts.dead) return report({ state: 'exited', reason: 'pane_dead' }, 'the pane’s program has exited', await captureScreen(channel));
-  const known = await readAgentReadiness(channel, facts);
+  const known = facts.dead ? undefined : await readAgentReadiness(channel, facts);
   if (known !== undefined) {
     const { reading: _reading, ...rest } = known;
     return rest;
   }
-  if (isShellCommand(facts.foreground)) {
-    return report({ state: 'shell', reason: 'shell_foreground' }, `${facts.foreground} owns the pane; no agent runs`, await captureScreen(channel));
+  const untyped = untypedReadiness(facts, undefined);
+  if (untyped !== undefined) {
+    const { detail, ...verdict } = untyped;
+    return report(verdict, detail, await captureScreen(channel));
   }
   const before = await captureScreen(channel);
   await channel.type(READY_PROBE);

@@ -465,6 +465,26 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assert.equal(await screenOf(agent), before, 'nothing was typed');
   });
 
+  it('explains a bare shell as ready does, shell without a probe, and a dead pane as exited', async () => {
+    const shell = (await live.server.newSession({ command: ['sh'], receipt: true })).pane;
+    // Kept once its program has exited: remain-on-exit is set while it still sleeps.
+    const dead = (await live.server.newSession({ command: ['sleep', '0.5'], receipt: true })).pane;
+    await dead.options().set('remain-on-exit', 'on');
+    await eventually('the pane to die', async () => ((await dead.display('#{pane_dead}')).toString() === '1' ? true : undefined));
+    const [text, json, ready, gone] = await Promise.all([
+      sandbox.drover(['pane', 'explain', shell.id, '-S', socket]),
+      sandbox.drover(['pane', 'explain', shell.id, '--json', '-S', socket]),
+      sandbox.drover(['pane', 'ready', shell.id, '--json', '-S', socket]),
+      sandbox.drover(['pane', 'explain', dead.id, '--json', '-S', socket]),
+    ]);
+    assert.match(ok(text), /\nscreen: no rules for this program\nready: shell \(shell_foreground\)\n--- processes ---\n/);
+    const readiness = (JSON.parse(ok(json)) as { readiness: unknown }).readiness;
+    const readied = JSON.parse(ok(ready)) as { state: string; reason: string };
+    assert.deepEqual(readiness, { state: readied.state, reason: readied.reason });
+    assert.deepEqual(readiness, { state: 'shell', reason: 'shell_foreground' });
+    assert.deepEqual((JSON.parse(ok(gone)) as { readiness: unknown }).readiness, { state: 'exited', reason: 'pane_dead' });
+  });
+
   it('checks its arguments before typing anything', async () => {
     const target = (await live.server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
     const [missingFile, bothSources, noSource, missingPane, controlText] = await Promise.all([
