@@ -138,14 +138,16 @@ describe('drover up and the user\'s tmux configuration', () => {
     assert.equal(up.exitCode, 0, up.stderrText());
     assert.equal(up.stderrText(), '');
     const started = JSON.parse(up.text()) as Up;
-    assert.deepEqual(started.tmux_config, { files: [join(home, '.tmux.conf')], errors: [] });
+    // A system-wide file runs first wherever there is one, as tmux runs it.
+    const system = existsSync('/etc/tmux.conf') ? ['/etc/tmux.conf'] : [];
+    assert.deepEqual(started.tmux_config, { files: [...system, join(home, '.tmux.conf')], errors: [] });
     assert.deepEqual(started.snapshot.window_links.map((link) => link.window_index), [1], 'base-index held for the first session');
     assert.equal(await option(started.socket_path, '@drover-probe'), 'loaded');
     const text = await sandbox.drover(['up'], { env });
     assert.doesNotMatch(text.text(), /^config:/m, 'a server that was already running reports no configuration');
     await down(env);
     const again = await sandbox.drover(['up'], { env });
-    assert.match(again.text(), new RegExp(`^config: ${join(home, '.tmux.conf')}$`, 'm'));
+    assert.match(again.text(), new RegExp(`^config: ${[...system, join(home, '.tmux.conf')].join(', ')}$`, 'm'));
     await down(env);
   });
 

@@ -36,6 +36,8 @@ export function cliSandbox(): CliSandbox {
   const env = testEnvironment({ ...process.env, TMUX_TMPDIR: dir, DROVER_STATE_DIR: join(dir, 'state'), DROVER_DB: join(dir, 'drover.db'), HOME: dir });
   // Certificates are loaded at every Node start when this is set; the CLI makes no network calls.
   delete env.NODE_EXTRA_CA_CERTS;
+  // The user's own tmux configuration stays out too: `drover up` runs the one under HOME, and under XDG_CONFIG_HOME.
+  delete env.XDG_CONFIG_HOME;
   after(async () => {
     // This hook may run before a test file's own: a tmux server left with its socket gone could never be reached again.
     await Promise.all(socketsUnder(dir).map((socket) => run(['tmux', '-S', socket, 'kill-server'], { env, timeoutMs: 5000 }).catch(() => undefined)));
