@@ -96,6 +96,11 @@ export function errorDocument(error: unknown): { error: Record<string, unknown> 
 }
 
 
+/** Gathers a repeatable option's values (no default, so help shows none). */
+export function collect(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}
+
 /** The one way a diagnostic reaches people: `drover: KIND: …` on stderr, later lines indented. */
 function writeDiagnostic(io: CliIO, kind: 'error' | 'warning', message: string): void {
   const [first, ...rest] = message.split('\n');

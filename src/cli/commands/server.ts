@@ -17,7 +17,7 @@ import {
 } from '../../tmux/index.js';
 import { tmuxPaneKeys, withPaneKeys } from '../../mux/index.js';
 import { openServer, resolveEndpoint, type SocketFlags } from '../endpoint.js';
-import { EXIT, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
+import { EXIT, UsageError, collect, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { LoadFlags, LoadOutcome } from './workspace.js';
 import { droverCommand } from '../invocation.js';
 import { progressOn } from '../progress.js';
@@ -355,9 +355,9 @@ export function registerServerCommands(program: Command, context: CommandContext
     .option(
       '--tmux-config <file>',
       "a server this call starts runs this tmux configuration file instead of tmux's own (/etc/tmux.conf, ~/.tmux.conf, ~/.config/tmux/tmux.conf); repeatable, run in order; /dev/null for none",
-      (file: string, files: string[] | undefined) => [...(files ?? []), file],
+      collect,
     )
-    .option('--expand-env <name>', 'with FILE: expand ${NAME} and $NAME for this variable (repeatable)', (name: string, names: string[] | undefined) => [...(names ?? []), name])
+    .option('--expand-env <name>', 'with FILE: expand ${NAME} and $NAME for this variable (repeatable)', collect)
     .option('--create-dirs', "with FILE: create start directories that do not exist")
     .option('--compensate', 'with FILE: on failure, remove the session the load created')
     .option('--timeout-ms <ms>', 'with FILE: total deadline of the load (default as for workspace load)')

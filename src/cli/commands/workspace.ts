@@ -24,7 +24,7 @@ import {
   type WorkspacePlan,
 } from '../../workspace/index.js';
 import { openServer, type SocketFlags } from '../endpoint.js';
-import { EXIT, ExitError, UsageError, messageOf, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
+import { EXIT, ExitError, UsageError, collect, messageOf, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { progressOn, type Progress } from '../progress.js';
 import { attachArgv } from './server.js';
@@ -80,11 +80,6 @@ export interface LoadOutcome {
   readonly elapsedMs: number;
   /** Set when the apply failed. */
   readonly error?: ApplyError;
-}
-
-/** Gathers a repeatable option's values (no default, so help shows none). */
-function collect(value: string, previous: string[] | undefined): string[] {
-  return [...(previous ?? []), value];
 }
 
 /** Reads and parses the file; an unreadable or invalid file is a usage error (exit 2) naming the file and the structural path. */
