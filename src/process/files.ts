@@ -47,7 +47,7 @@ export function writeFileAtomic(path: string, text: string, options: WriteOption
   }
 }
 
-/** The reason a file could not be read, in words where the error code is a common one. */
+/** Common error codes of file access, in words. */
 const ERRNO_WORDS: Readonly<Record<string, string>> = {
   ENOENT: 'no such file',
   EACCES: 'permission denied',
@@ -56,6 +56,7 @@ const ERRNO_WORDS: Readonly<Record<string, string>> = {
   ELOOP: 'too many symbolic links',
 };
 
+/** The reason a file could not be read, in words where the error code is a common one. */
 export function errnoReason(error: unknown): string {
   const code = (error as { code?: unknown } | null)?.code;
   if (typeof code !== 'string') return 'error';

@@ -36,8 +36,8 @@ export interface ConfigLoad {
  * Runs configuration files on a server that has no session yet, in order, as tmux runs its own
  * at start. What tmux reports, a syntax error (the file then runs not at all) or an error while
  * it runs (an unknown option), is collected, never thrown, whether or not the command failed:
- * tmux too keeps a server whose configuration has errors. A file that
- * outruns `timeoutMs` (a plugin manager's `run-shell`, say) is reported and the next one runs.
+ * tmux too keeps a server whose configuration has errors. A file that outruns `timeoutMs` (a
+ * plugin manager's `run-shell`, say) is reported and the next one runs.
  */
 export async function loadConfigFiles(server: Server, files: readonly string[], options: { timeoutMs: number; signal?: AbortSignal }): Promise<ConfigLoad> {
   const errors: string[] = [];
