@@ -51,7 +51,10 @@ export async function buildProgram(io: CliIO, argv: readonly string[] = []): Pro
     action(handler) {
       return async (...args: unknown[]) => {
         const command = args.at(-1) as Command;
-        const positionals = args.slice(0, -2).flatMap((a) => (Array.isArray(a) ? a.map(String) : a === undefined ? [] : [String(a)]));
+        const declared = args.slice(0, -2).flatMap((a) => (Array.isArray(a) ? a.map(String) : a === undefined ? [] : [String(a)]));
+        // Operands past the declared ones reach here only where a command allows them, to refuse them itself with advice.
+        const excess = command.registeredArguments.at(-1)?.variadic === true ? [] : command.args.slice(command.registeredArguments.length);
+        const positionals = [...declared, ...excess];
         const options = command.optsWithGlobals() as Parameters<typeof handler>[0];
         try {
           const code = await handler(options, io, ...positionals);

@@ -487,18 +487,25 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
 
   it('checks its arguments before typing anything', async () => {
     const target = (await live.server.newSession({ command: ['sleep', '600'], receipt: true })).pane;
-    const [missingFile, bothSources, noSource, missingPane, controlText] = await Promise.all([
+    const [missingFile, bothSources, noSource, missingPane, controlText, textAsWords] = await Promise.all([
       sandbox.drover(['pane', 'deliver', target.id, '--prompt-file', 'absent.md', '-S', socket], { cwd: dir }),
       sandbox.drover(['pane', 'deliver', target.id, '--text', 'a', '--prompt-file', 'prompts/task.md', '-S', socket], { cwd: dir }),
       sandbox.drover(['pane', 'deliver', target.id, '-S', socket]),
       sandbox.drover(['pane', 'deliver', '%999', '--text', 'hello', '-S', socket]),
       sandbox.drover(['pane', 'deliver', target.id, '--text', 'two\nlines', '-S', socket]),
+      sandbox.drover(['pane', 'deliver', target.id, 'run', "the tests'", '--json', '-S', socket]),
     ]);
     assertFailure(missingFile, 2, 'drover: error: prompt file absent.md does not exist\n');
     assertFailure(bothSources, 2, /cannot be used with/);
     assertFailure(noSource, 2, 'drover: error: give exactly one of --prompt-file PATH, --text STRING or --stdin\n');
     assertFailure(missingPane, 2, 'drover: error: pane %999 not found\n');
     assertFailure(controlText, 2, /^drover: error: multi-line text can only be delivered to an agent drover knows/);
+    // The text given as words is refused with the command that would deliver it, quoted for a shell.
+    assert.equal(textAsWords.exitCode, 2);
+    const refusal = JSON.parse(textAsWords.stdout.toString()) as { error: { code: string; message: string; delivery: string } };
+    assert.deepEqual([refusal.error.code, refusal.error.delivery], ['usage', 'not_sent']);
+    const advice = `pane deliver ${target.id} --text 'run the tests'\\'''), --stdin or --prompt-file PATH`;
+    assert.ok(refusal.error.message.startsWith('the text is not an argument: give it with --text (') && refusal.error.message.endsWith(advice), refusal.error.message);
     assert.equal((await screenOf(target)).trim(), '');
   });
 });

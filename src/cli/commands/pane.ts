@@ -475,7 +475,11 @@ function knownDeliveryAnswer(known: KnownDelivery, json: boolean, io: CliIO): nu
   throw new ExitError(why, EXIT.unconfirmed, { code: 'possibly_sent', delivery: 'possibly_sent', delivery_id: record.delivery_id, delivery_state: known.kind, pane: record.pane });
 }
 
-async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: string): Promise<number | void> {
+async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: string, ...words: string[]): Promise<number | void> {
+  // `pane deliver %3 run the tests` is a natural first try: say where the text goes instead of commander's bare count.
+  if (words.length > 0) {
+    throw new UsageError(`the text is not an argument: give it with --text (${droverCommand(io.env)} pane deliver ${shellQuote(given)} --text ${shellQuote(words.join(' '))}), --stdin or --prompt-file PATH`);
+  }
   const sources = [options.promptFile !== undefined, options.text !== undefined, options.stdin === true].filter(Boolean).length;
   if (sources !== 1) throw new UsageError('give exactly one of --prompt-file PATH, --text STRING or --stdin');
   const composerWaitMs = parseMilliseconds('--wait-ms', options.waitMs, 0);
@@ -789,6 +793,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .option('--wait-ms <ms>', 'how long a busy or starting agent may take to reach its composer', '0')
     .option('--delivery-id <id>', 'remember this delivery by ID: sent again with the same ID, it is answered from the record and never typed twice')
     .option('--json', JSON_HELP)
+    .allowExcessArguments()
     .addHelpText('after', DELIVER_HELP)
     .action(paneVerb(context, 'pane', deliver));
 
