@@ -83,6 +83,9 @@ describe('drover help', () => {
       command.outputHelp();
       const help = output();
       assert.match(help, /\nExamples?:\n {2}drover \S/, `drover ${path.join(' ')} --help has no example`);
+      // One block, the table's: a command that writes its own examples as well prints two.
+      assert.equal(help.match(/\nExamples?:\n/g)?.length, 1, `drover ${path.join(' ')} --help has more than one examples block`);
+      assert.ok(path.join(' ') in EXAMPLES, `drover ${path.join(' ')} has no examples in the table`);
       assert.ok((EXAMPLES[path.join(' ')] ?? []).every((line) => line.startsWith(`drover ${path.join(' ')}`.trim()) || path.length === 0 || line.startsWith('drover -')), `drover ${path.join(' ')}: an example of another command`);
       for (const option of command.options.filter((candidate) => candidate.mandatory)) {
         assert.ok(option.description.endsWith('(required)'), `drover ${path.join(' ')}: ${option.flags} is not marked required`);

@@ -171,11 +171,7 @@ Where each agent reports its state from:
   codex     ~/.codex/config.toml [[hooks.*]] with their trust hashes (CODEX_HOME honoured)
   gemini    ~/.gemini/settings.json hooks (GEMINI_CLI_HOME honoured)
   opencode  a plugin file in ~/.config/opencode/plugins (OPENCODE_CONFIG_DIR honoured)
-States an agent's hooks cannot report are read off its screen (drover pane map says which).
-
-Examples:
-  drover agent setup --agent codex --dry-run
-  drover agent setup --agent claude codex gemini opencode --yes`,
+States an agent's hooks cannot report are read off its screen (drover pane map says which).`,
     )
     .action(context.action(setup));
 }

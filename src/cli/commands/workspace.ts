@@ -434,6 +434,5 @@ export function registerWorkspaceCommands(program: Command, context: CommandCont
     .argument('<format>', 'the project format: tmuxinator')
     .argument('<file>', 'the tmuxinator project file (.yml)')
     .option('--json', 'print one JSON document: the workspace and what was not converted')
-    .addHelpText('after', '\nExample:\n  drover workspace import tmuxinator ~/.config/tmuxinator/blog.yml > blog.yaml')
     .action(context.action(importProject));
 }
