@@ -25,3 +25,12 @@ export function droverCommand(env: NodeJS.ProcessEnv): string {
   const runtime = node !== undefined && realPath(node) === realPath(process.execPath) ? 'node' : process.execPath;
   return [runtime, script ?? 'drover'].map(shellQuote).join(' ');
 }
+
+/**
+ * The argv that runs this very drover, for the hooks it installs in agents, which must not
+ * depend on PATH. The script node was started with is the CLI entry, bundled or not; its real
+ * path survives the bin symlinks npm makes.
+ */
+export function droverArgv(): string[] {
+  return [process.execPath, realpathSync(process.argv[1] ?? '')];
+}

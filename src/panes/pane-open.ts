@@ -87,6 +87,23 @@ export function plainCommand(line: string): { env: Record<string, string>; argv:
   return argv.length === 0 ? undefined : { env, argv };
 }
 
+/** What an agent's command line runs, on the PATH its pane gets. */
+export interface AgentProgram {
+  /** The command as environment and argv; undefined when it needs a shell. */
+  readonly plain: { env: Record<string, string>; argv: string[] } | undefined;
+  /** The pane's PATH: the command's own `PATH=` prefix, else the caller's (tmux gives a pane its client's). */
+  readonly path: string;
+  /** The program found on that PATH, null when it is not there; undefined when a shell runs the command and finds it. */
+  readonly executable: string | null | undefined;
+}
+
+/** Where an agent's command finds its program: what `pane open` checks before it opens a pane, and `drover doctor` reports. */
+export function agentProgram(command: string, env: NodeJS.ProcessEnv): AgentProgram {
+  const plain = plainCommand(command);
+  const path = plain?.env.PATH ?? env.PATH ?? process.env.PATH ?? '';
+  return { plain, path, executable: plain === undefined ? undefined : (findExecutable(plain.argv[0]!, { PATH: path }) ?? null) };
+}
+
 /**
  * Where the new pane goes: beside the caller's pane when it is one of this multiplexer's panes,
  * else in a new window (tab) of the session in front, split off the window's first pane, which
@@ -119,10 +136,9 @@ export async function openAgentPane(port: MuxPort, options: OpenAgentOptions): P
   const cwd = options.cwd ?? process.cwd();
   const env = options.env ?? process.env;
   const launch = resolveLaunchCommand(options.providers ?? providersFor(cwd), options.provider, options.role ?? DEFAULT_ROLE, env);
-  const plain = plainCommand(launch.command);
-  const path = plain?.env.PATH ?? env.PATH ?? process.env.PATH ?? '';
-  if (plain !== undefined && findExecutable(plain.argv[0]!, { PATH: path }) === undefined) {
-    throw new ArgumentError(`${plain.argv[0]} is not on the PATH of the ${port.mux} server's panes; install it or give its full path in providers.${launch.provider}.interactive_command`);
+  const { plain, path, executable } = agentProgram(launch.command, env);
+  if (executable === null) {
+    throw new ArgumentError(`${plain!.argv[0]} is not on the PATH of the ${port.mux} server's panes; install it or give its full path in providers.${launch.provider}.interactive_command`);
   }
   requireCapabilities(port, 'opening an agent pane', ['splitPane', 'closePane', 'paneScreen']);
   const keep = port.declaration.supports.paneProcess;

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { before, describe, it } from 'node:test';
 import Database from 'better-sqlite3';
 import { LATEST_SQLITE_SCHEMA_VERSION, SqliteStore } from '../../src/fleet/index.js';
-import type { RunResult } from '../../src/process/index.js';
+import { findExecutable, type RunResult } from '../../src/process/index.js';
 import { seed } from '../mux/tmux-world.js';
 import { cliSandbox } from '../support/cli.js';
 import { useTestServer } from '../support/tmux.js';
@@ -14,6 +14,7 @@ interface DoctorDocument {
   issues: string[];
   multiplexer: { backend: string | null; chosen_by: string | null; endpoint: Record<string, string | null> | null; tmux_version: string | null; reachable: boolean };
   tools: Record<string, string | null>;
+  agents: Record<string, { command: string | null; program: string | null; through_shell: boolean; hooks: string; hooks_config: string }>;
   fleet: { store: Record<string, unknown>; backend: { resolved: string | null }; problems: string[] };
   checks: { section: string; check: string; ok: boolean; detail: string }[];
 }
@@ -43,7 +44,7 @@ describe('drover doctor inside a tmux session', () => {
       `  ✓ tmux version: ${(await owned.server.run(['display-message', '-p', 'tmux #{version}'])).text().trim()}`,
       '  ✓ reachable: 2 spaces, 4 panes',
     ]);
-    assert.match(text.text(), /\ntools\n {2}✓ tmux: \/\S+\/tmux\n {2}✓ git: \/\S+\/git\nfleet\n/);
+    assert.match(text.text(), /\ntools\n {2}✓ tmux: \/\S+\/tmux\n {2}✓ git: \/\S+\/git\nagents\n/);
     assert.match(text.text(), new RegExp(`\n {2}✓ store: sqlite ${join(sandbox.dir, 'drover.db')} \\(not created yet; chosen by DROVER_DB\\)\n`));
     assert.match(text.text(), /\n {2}✓ fleet backend: tmux\n/);
     assert.match(text.text(), /\nno issues found\n$/);
@@ -136,5 +137,52 @@ describe('drover doctor with nothing set up', () => {
     assert.equal(document.issues.length, 4);
     assert.ok(document.issues.includes(`the database ${database} has no schema_migrations ledger; drover will not use it`));
     assert.match(document.issues[0]!, /^herdr is not reachable at herdr socket \S+none\.sock \(from HERDR_SOCKET_PATH\): cannot connect to herdr/);
+  });
+});
+
+describe('drover doctor on the agents', () => {
+  const sandbox = cliSandbox();
+  const owned = useTestServer();
+
+  it('says where each agent is found and whether its state hooks are set up; only an unreadable configuration is an issue', async () => {
+    // Two agents on PATH (claude with drover's hooks, codex without), gemini's settings broken, opencode nowhere.
+    const bin = join(sandbox.dir, 'agents-bin');
+    mkdirSync(bin);
+    for (const name of ['claude', 'codex']) {
+      writeFileSync(join(bin, name), '#!/bin/sh\nexit 0\n');
+      chmodSync(join(bin, name), 0o755);
+    }
+    // tmux and git beside them, so that nothing else on this machine's PATH is seen.
+    symlinkSync(owned.server.endpoint.executable, join(bin, 'tmux'));
+    symlinkSync(findExecutable('git', process.env)!, join(bin, 'git'));
+    const env = { PATH: bin, HOME: join(sandbox.dir, 'home') };
+    mkdirSync(join(env.HOME, '.gemini'), { recursive: true });
+    writeFileSync(join(env.HOME, '.gemini', 'settings.json'), '{"hooks": ');
+    assert.equal((await sandbox.drover(['agent', 'setup', '--agent', 'claude', '--yes'], { env })).exitCode, 0);
+    const socket = owned.server.endpoint.socketPath;
+
+    const document = doctorJson(await sandbox.drover(['-S', socket, 'doctor', '--json'], { env }), 1);
+    assert.deepEqual(document.agents.claude, {
+      command: 'claude --model opus --effort high',
+      program: join(bin, 'claude'),
+      through_shell: false,
+      hooks: 'installed',
+      hooks_config: join(env.HOME, '.claude', 'settings.json'),
+    });
+    assert.deepEqual([document.agents.codex?.program, document.agents.codex?.hooks], [join(bin, 'codex'), 'absent']);
+    assert.deepEqual([document.agents.gemini?.program, document.agents.gemini?.hooks], [null, 'unreadable']);
+    assert.deepEqual([document.agents.opencode?.program, document.agents.opencode?.hooks], [null, 'absent']);
+    assert.equal(document.issues.length, 1, document.issues.join('\n'));
+    assert.match(document.issues[0]!, new RegExp(`^gemini: its configuration cannot be read: ${join(env.HOME, '.gemini', 'settings.json')} is not valid JSON`));
+
+    const text = await sandbox.drover(['-S', socket, 'doctor'], { env });
+    assert.equal(text.exitCode, 1);
+    const agents = text.text().slice(text.text().indexOf('\nagents\n') + 1, text.text().indexOf('\nfleet\n')).split('\n');
+    assert.equal(agents.length, 5, agents.join('\n'));
+    assert.equal(agents[1], `  ✓ claude: ${join(bin, 'claude')}; state hooks in ${join(env.HOME, '.claude', 'settings.json')}`);
+    assert.match(agents[2]!, new RegExp(`^ {2}✓ codex: ${join(bin, 'codex')}; no state hooks of this drover in ${join(env.HOME, '.codex', 'config.toml')} \\(\`.+ agent setup --agent codex\` adds them; until then its state is read off its screen\\)$`));
+    assert.match(agents[3]!, /^ {2}✗ gemini: its configuration cannot be read: /);
+    assert.equal(agents[4], '  · opencode: not on PATH');
+    assert.match(text.text(), /\n1 issue found\n$/);
   });
 });

@@ -72,7 +72,8 @@ describe('what each command of the bin loads before it runs', () => {
     ['agent', 'agent', ['smol-toml']],
     ['server', 'up, down, snapshot', []],
     ['mux', 'mux', []],
-    ['doctor', 'doctor', ['better-sqlite3']],
+    // doctor reads the fleet's database and, to see drover's hooks there, codex's TOML configuration.
+    ['doctor', 'doctor', ['better-sqlite3', 'smol-toml']],
     ['workspace', 'workspace', ['yaml']],
   ] as const) {
     it(`drover ${commands} loads none of ${HEAVY.filter((name) => !(allowed as readonly string[]).includes(name)).join(', ')}`, () => {

@@ -1,6 +1,5 @@
 import { Option, type Command } from 'commander';
 import { createInterface } from 'node:readline';
-import { realpathSync } from 'node:fs';
 import {
   AGENT_KINDS,
   AGENT_STATES,
@@ -14,17 +13,9 @@ import {
   type AgentSetupPlan,
 } from '../../agents/index.js';
 import { EXIT, ExitError, UsageError, shellQuote, writeJson, writeLine, writeWarning, type CliIO } from '../io.js';
+import { droverArgv } from '../invocation.js';
 import type { CommandContext } from '../program.js';
 import { progressOn } from '../progress.js';
-
-/**
- * The argv that runs this very drover: the hooks it installs must not depend on PATH. The
- * script node was started with is the CLI entry, bundled or not; its real path survives
- * the bin symlinks npm makes.
- */
-function droverArgv(): string[] {
-  return [process.execPath, realpathSync(process.argv[1] ?? '')];
-}
 
 /**
  * `drover agent hook <state>`: what an agent's hook runs. It must never get in the agent's

@@ -1,12 +1,15 @@
 import type { Command } from 'commander';
+import { AGENT_KINDS, BUILTIN_PROVIDERS, DEFAULT_ROLE, installerFor, planAgentSetup, providersFor, resolveLaunchCommand, type Provider } from '../../agents/index.js';
 import { fleetDoctorSection, type FleetDoctorSection } from '../../fleet/index.js';
+import { agentProgram } from '../../panes/index.js';
 import { findExecutable, run } from '../../process/index.js';
 import { outsideAnySession, type SocketFlags } from '../endpoint.js';
+import { droverArgv, droverCommand } from '../invocation.js';
 import { EXIT, UsageError, messageOf, writeJson, writeLine, type CliIO } from '../io.js';
 import type { CommandContext } from '../program.js';
 import { openResolvedMux, plural, resolveMux, unreachableMessage, type ResolvedMux } from './mux.js';
 
-const SECTIONS = ['multiplexer', 'tools', 'fleet'] as const;
+const SECTIONS = ['multiplexer', 'tools', 'agents', 'fleet'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 /** One line of the report; a failed check is one issue. */
@@ -15,6 +18,8 @@ interface DoctorCheck {
   readonly check: string;
   readonly ok: boolean;
   readonly detail: string;
+  /** Fine, but absent (an agent not installed): marked · rather than ✓. */
+  readonly absent?: boolean;
 }
 
 const TOOLS = ['tmux', 'git'] as const;
@@ -87,6 +92,59 @@ function toolsReport(io: CliIO): { json: Record<string, string | null>; checks: 
 }
 
 /**
+ * Each agent drover knows: where the program its `pane open` command starts is found (the
+ * PATH a pane gets, as `pane open` checks it), and whether its configuration has this drover's
+ * state hooks. An agent not installed, or without the hooks, is no issue (drover then reads
+ * its state off the screen); a configuration that cannot be read is one, as is a project
+ * configuration that names providers wrongly.
+ */
+function agentsReport(io: CliIO): { json: Record<string, unknown>; checks: DoctorCheck[] } {
+  const check = (name: string, ok: boolean, detail: string, absent = false): DoctorCheck => ({ section: 'agents', check: name, ok, detail, ...(absent ? { absent } : {}) });
+  const checks: DoctorCheck[] = [];
+  let providers: Readonly<Record<string, Provider>>;
+  try {
+    providers = providersFor(io.cwd);
+  } catch (error) {
+    checks.push(check('providers', false, messageOf(error)));
+    providers = BUILTIN_PROVIDERS;
+  }
+  const drover = droverArgv();
+  const json: Record<string, unknown> = {};
+  for (const agent of AGENT_KINDS) {
+    let command: string | null = null;
+    let program: string | null = null;
+    let throughShell = false;
+    const problems: string[] = [];
+    try {
+      command = resolveLaunchCommand(providers, agent, DEFAULT_ROLE, io.env).command;
+      const found = agentProgram(command, io.env);
+      throughShell = found.executable === undefined;
+      program = found.executable ?? null;
+    } catch (error) {
+      problems.push(`its provider cannot start it: ${messageOf(error)}`);
+    }
+    let hooks: 'installed' | 'absent' | 'unreadable' = 'unreadable';
+    const config = installerFor(agent).configPath(io.env);
+    try {
+      hooks = planAgentSetup(drover, { agent, path: config, env: io.env }).changed ? 'absent' : 'installed';
+    } catch (error) {
+      problems.push(`its configuration cannot be read: ${messageOf(error)}`);
+    }
+    json[agent] = { command, program, through_shell: throughShell, hooks, hooks_config: config };
+    const where = throughShell ? `started through a shell (${command})` : (program ?? 'not on PATH');
+    // The issue's own words name the agent: the JSON lists issues without their check.
+    if (problems.length > 0) checks.push(check(agent, false, `${agent}: ${problems.join('; ')}`));
+    else if (program === null && !throughShell) checks.push(check(agent, true, where, true));
+    else if (hooks === 'installed') checks.push(check(agent, true, `${where}; state hooks in ${config}`));
+    else {
+      const setup = `${droverCommand(io.env)} agent setup --agent ${agent}`;
+      checks.push(check(agent, true, `${where}; no state hooks of this drover in ${config} (\`${setup}\` adds them; until then its state is read off its screen)`));
+    }
+  }
+  return { json, checks };
+}
+
+/**
  * The fleet's environment: -L/-S name a tmux server, and outside any multiplexer session the
  * server is found as every command finds it; to the fleet either is exactly DROVER_MUX=tmux
  * with DROVER_MUX_ENDPOINT_TMUX set, so its backend check judges the same choice.
@@ -139,10 +197,11 @@ function issueCount(count: number): string {
 async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Promise<number> {
   const multiplexer = await multiplexerReport(options, io);
   const tools = toolsReport(io);
+  const agents = agentsReport(io);
   const fleet = await fleetDoctorSection(fleetEnvironment(multiplexer.resolved, options, io));
   // A fleet problem already reported above (the multiplexer that cannot be chosen) is one issue, not two.
   const earlier = new Set([...multiplexer.checks, ...tools.checks].filter((check) => !check.ok).map((check) => check.detail));
-  const checks = [...multiplexer.checks, ...tools.checks, ...fleetChecks(fleet).filter((check) => check.ok || !earlier.has(check.detail))];
+  const checks = [...multiplexer.checks, ...tools.checks, ...agents.checks, ...fleetChecks(fleet).filter((check) => check.ok || !earlier.has(check.detail))];
   const issues = checks.filter((check) => !check.ok).map((check) => check.detail);
 
   if (options.json) {
@@ -151,6 +210,7 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
       issues,
       multiplexer: multiplexer.json,
       tools: tools.json,
+      agents: agents.json,
       fleet: fleetJson(fleet),
       checks: checks.map((check) => ({ section: check.section, check: check.check, ok: check.ok, detail: check.detail })),
     });
@@ -158,7 +218,10 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
     for (const section of SECTIONS) {
       writeLine(io.stdout, section);
       for (const check of checks.filter((candidate) => candidate.section === section)) {
-        writeLine(io.stdout, `  ${check.ok ? '✓' : '✗'} ${check.check === 'problem' ? check.detail : `${check.check}: ${check.detail}`}`);
+        const mark = !check.ok ? '✗' : check.absent ? '·' : '✓';
+        // A detail that already names its check (an agent's issue, listed alone in the JSON) is printed as it is.
+        const named = check.check === 'problem' || check.detail.startsWith(`${check.check}: `);
+        writeLine(io.stdout, `  ${mark} ${named ? check.detail : `${check.check}: ${check.detail}`}`);
       }
     }
     writeLine(io.stdout, issueCount(issues.length));
@@ -169,7 +232,7 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
 export function registerDoctorCommands(program: Command, context: CommandContext): void {
   program
     .command('doctor')
-    .description('check the multiplexer, the tools drover runs and the fleet store; exit 1 when anything is wrong')
+    .description("check the multiplexer, the tools drover runs, the agents and their state hooks, and the fleet store; exit 1 when anything is wrong")
     .option('--json', 'print one JSON document')
     .action(context.action(doctor));
 }
