@@ -15,4 +15,4 @@ export * from './shell-words.js';
 export * from './shells.js';
 export * from './state.js';
 export * from './submit.js';
-export { yaml } from './yaml.js';
+export { parseYamlFile, yaml } from './yaml.js';

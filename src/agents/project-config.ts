@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { yaml } from './yaml.js';
+import { parseYamlFile } from './yaml.js';
 import { ArgumentError } from '../process/index.js';
 import { BUILTIN_PROVIDERS, FILL_VALUE, type Provider, type ProviderFill } from './providers.js';
 
@@ -105,9 +105,7 @@ class Validator {
  * to other parts of drover and are left alone.
  */
 export function parseProjectConfig(text: string, path: string): ProjectConfig {
-  const document = yaml().parseDocument(text, { prettyErrors: true });
-  const problem = document.errors[0];
-  if (problem) throw new ArgumentError(`${path}: not valid YAML: ${problem.message}`);
+  const document = parseYamlFile(path, text);
   const validator = new Validator(path);
   const root = validator.mapping(document.toJS(), '(top level)');
   const providers = validator.mapping(root.providers, 'providers');

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { yaml } from '../agents/index.js';
+import { parseYamlFile } from '../agents/index.js';
 import { ArgumentError } from '../process/index.js';
 
 /** drover's user config file: `$DROVER_CONFIG`, else `$XDG_CONFIG_HOME/drover/config.yaml`, else `~/.config/drover/config.yaml`. */
@@ -24,12 +24,7 @@ export function readUserConfig(env: NodeJS.ProcessEnv = process.env): { path: st
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return { path, values: {} };
     throw new ArgumentError(`cannot read drover's config file ${path}: ${(error as Error).message}`);
   }
-  let parsed: unknown;
-  try {
-    parsed = yaml().parse(text);
-  } catch (error) {
-    throw new ArgumentError(`drover's config file ${path} is not valid YAML: ${(error as Error).message}`);
-  }
+  const parsed = parseYamlFile(path, text).toJS() as unknown;
   if (parsed === null || parsed === undefined) return { path, values: {} };
   if (typeof parsed !== 'object' || Array.isArray(parsed)) throw new ArgumentError(`drover's config file ${path} must be a mapping of keys to values`);
   return { path, values: parsed as Record<string, unknown> };

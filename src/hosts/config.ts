@@ -18,7 +18,7 @@ import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, s
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Document } from 'yaml';
-import { yaml } from '../agents/index.js';
+import { parseYamlFile, yaml } from '../agents/index.js';
 import { ArgumentError, DroverError, writeFileBeside } from '../process/index.js';
 import { LOCAL_HOST, isHostName } from '../mux/index.js';
 import { remoteProgramProblem, sshDestinationProblem } from './ssh.js';
@@ -120,12 +120,7 @@ function readText(path: string): string | undefined {
 }
 
 function parse(path: string, text: string): Document {
-  const document = yaml().parseDocument(text, { prettyErrors: true, uniqueKeys: true });
-  const [error] = document.errors;
-  if (error !== undefined) {
-    const at = error.linePos?.[0];
-    throw new ArgumentError(`${path}${at ? `:${at.line}:${at.col}` : ''}: not valid YAML: ${error.message.split('\n')[0]}`);
-  }
+  const document = parseYamlFile(path, text);
   const top = document.toJS() as unknown;
   if (top !== null && top !== undefined && (typeof top !== 'object' || Array.isArray(top))) throw new ArgumentError(`${path}: the file must be a mapping (hosts: …), found ${describe(top)}`);
   return document;

@@ -54,7 +54,8 @@ describe('parseProjectConfig', () => {
     ['providers:\n  claude:\n    profiles:\n      fast: { model: "a b" }', /providers\.claude\.profiles\.fast\.model: may only contain/],
     ['providers:\n  claude:\n    profiles:\n      fast: { temperature: 1 }', /providers\.claude\.profiles\.fast\.temperature: unknown key/],
     ['providers:\n  "bad name":\n    profiles: {}', /providers\.bad name: a provider name may only contain/],
-    ['providers:\n  claude: [\n', /^x\.yaml: not valid YAML: /],
+    ['providers:\n  claude: [\n', /^x\.yaml:3:1: not valid YAML: Flow sequence in block collection must be sufficiently indented and end with a \] at line 3, column 1:$/],
+    ['providers: {}\nproviders: {}\n', /^x\.yaml:2:1: not valid YAML: Map keys must be unique/],
     ['- a list', /^x\.yaml: \(top level\): expected a mapping/],
   ];
   for (const [text, message] of broken) {

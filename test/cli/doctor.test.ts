@@ -14,6 +14,7 @@ interface DoctorDocument {
   issues: string[];
   multiplexer: { backend: string | null; chosen_by: string | null; endpoint: Record<string, string | null> | null; tmux_version: string | null; reachable: boolean };
   tools: Record<string, string | null>;
+  hosts: { config_path: string | null; names: string[] };
   agents: Record<string, { command: string | null; program: string | null; through_shell: boolean; hooks: string; hooks_config: string }>;
   fleet: { store: Record<string, unknown>; backend: { resolved: string | null }; problems: string[] };
   checks: { section: string; check: string; ok: boolean; detail: string }[];
@@ -177,12 +178,40 @@ describe('drover doctor on the agents', () => {
 
     const text = await sandbox.drover(['-S', socket, 'doctor'], { env });
     assert.equal(text.exitCode, 1);
-    const agents = text.text().slice(text.text().indexOf('\nagents\n') + 1, text.text().indexOf('\nfleet\n')).split('\n');
+    const agents = text.text().slice(text.text().indexOf('\nagents\n') + 1, text.text().indexOf('\nhosts\n')).split('\n');
     assert.equal(agents.length, 5, agents.join('\n'));
     assert.equal(agents[1], `  ✓ claude: ${join(bin, 'claude')}; state hooks in ${join(env.HOME, '.claude', 'settings.json')}`);
     assert.match(agents[2]!, new RegExp(`^ {2}✓ codex: ${join(bin, 'codex')}; no state hooks of this drover in ${join(env.HOME, '.codex', 'config.toml')} \\(\`.+ agent setup --agent codex\` adds them; until then its state is read off its screen\\)$`));
     assert.match(agents[3]!, /^ {2}✗ gemini: its configuration cannot be read: /);
     assert.equal(agents[4], '  · opencode: not on PATH');
     assert.match(text.text(), /\n1 issue found\n$/);
+  });
+
+  it('lists the hosts of drover’s config file without opening their links, and reports a broken file once per reader, on one line each', async () => {
+    const config = join(sandbox.dir, 'hosts-config.yaml');
+    const env = { DROVER_CONFIG: config };
+    const socket = owned.server.endpoint.socketPath;
+    const hostsOf = async (): Promise<{ lines: string[]; document: DoctorDocument }> => {
+      const text = (await sandbox.drover(['-S', socket, 'doctor'], { env })).text();
+      const document = JSON.parse((await sandbox.drover(['-S', socket, 'doctor', '--json'], { env })).text()) as DoctorDocument;
+      return { lines: text.slice(text.indexOf('\nhosts\n') + 1, text.indexOf('\nfleet\n')).split('\n'), document };
+    };
+
+    const none = await hostsOf();
+    assert.deepEqual(none.lines, ['hosts', `  · config: no hosts in ${config}`]);
+    assert.deepEqual(none.document.hosts, { config_path: config, names: [] });
+
+    // Hosts whose ssh aliases resolve nowhere: doctor only reads the file, so it answers at once.
+    writeFileSync(config, 'hosts:\n  gpu:\n    ssh: gpu-box.invalid\n  build:\n    ssh: me@build.invalid\n');
+    const two = await hostsOf();
+    assert.match(two.lines[1]!, new RegExp(`^ {2}✓ config: 2 hosts in ${config} \\(gpu, build\\); \`.+ host check\` opens their links$`));
+    assert.deepEqual(two.document.hosts, { config_path: config, names: ['gpu', 'build'] });
+
+    writeFileSync(config, 'hosts:\n  gpu:\n    ssh: gpu-box.invalid\nhosts: [\n');
+    const broken = await hostsOf();
+    const problem = `${config}:4:1: not valid YAML: Map keys must be unique at line 4, column 1:`;
+    assert.deepEqual(broken.lines, ['hosts', `  ✗ config: ${problem}`]);
+    // The fleet reads its store's URL from the same file: the same words, one line.
+    assert.deepEqual(broken.document.issues, [problem, `the fleet store cannot be inspected: ${problem}`]);
   });
 });

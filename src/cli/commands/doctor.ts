@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { AGENT_KINDS, BUILTIN_PROVIDERS, DEFAULT_ROLE, installerFor, planAgentSetup, providersFor, resolveLaunchCommand, type Provider } from '../../agents/index.js';
 import { fleetDoctorSection, type FleetDoctorSection } from '../../fleet/index.js';
+import { readHostsConfig } from '../../hosts/index.js';
 import { agentProgram } from '../../panes/index.js';
 import { findExecutable, run } from '../../process/index.js';
 import { outsideAnySession, type SocketFlags } from '../endpoint.js';
@@ -9,7 +10,7 @@ import { EXIT, UsageError, messageOf, writeJson, writeLine, type CliIO } from '.
 import type { CommandContext } from '../program.js';
 import { openResolvedMux, plural, resolveMux, unreachableMessage, type ResolvedMux } from './mux.js';
 
-const SECTIONS = ['multiplexer', 'tools', 'agents', 'fleet'] as const;
+const SECTIONS = ['multiplexer', 'tools', 'agents', 'hosts', 'fleet'] as const;
 type SectionName = (typeof SECTIONS)[number];
 
 /** One line of the report; a failed check is one issue. */
@@ -145,6 +146,23 @@ function agentsReport(io: CliIO): { json: Record<string, unknown>; checks: Docto
 }
 
 /**
+ * The hosts of drover's config file, read as `drover host` reads them; their links are not
+ * opened (that is `drover host check`, which may wait on ssh), so doctor stays quick and local.
+ */
+function hostsReport(io: CliIO): { json: Record<string, unknown>; checks: DoctorCheck[] } {
+  try {
+    const config = readHostsConfig(io.env);
+    const names = config.hosts.map((host) => host.name);
+    const json = { config_path: config.path, names };
+    if (names.length === 0) return { json, checks: [{ section: 'hosts', check: 'config', ok: true, absent: true, detail: `no hosts in ${config.path}` }] };
+    const detail = `${plural(names.length, 'host')} in ${config.path} (${names.join(', ')}); \`${droverCommand(io.env)} host check\` opens their links`;
+    return { json, checks: [{ section: 'hosts', check: 'config', ok: true, detail }] };
+  } catch (error) {
+    return { json: { config_path: null, names: [] }, checks: [{ section: 'hosts', check: 'config', ok: false, detail: messageOf(error) }] };
+  }
+}
+
+/**
  * The fleet's environment: -L/-S name a tmux server, and outside any multiplexer session the
  * server is found as every command finds it; to the fleet either is exactly DROVER_MUX=tmux
  * with DROVER_MUX_ENDPOINT_TMUX set, so its backend check judges the same choice.
@@ -198,10 +216,11 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
   const multiplexer = await multiplexerReport(options, io);
   const tools = toolsReport(io);
   const agents = agentsReport(io);
+  const hosts = hostsReport(io);
   const fleet = await fleetDoctorSection(fleetEnvironment(multiplexer.resolved, options, io));
   // A fleet problem already reported above (the multiplexer that cannot be chosen) is one issue, not two.
   const earlier = new Set([...multiplexer.checks, ...tools.checks].filter((check) => !check.ok).map((check) => check.detail));
-  const checks = [...multiplexer.checks, ...tools.checks, ...agents.checks, ...fleetChecks(fleet).filter((check) => check.ok || !earlier.has(check.detail))];
+  const checks = [...multiplexer.checks, ...tools.checks, ...agents.checks, ...hosts.checks, ...fleetChecks(fleet).filter((check) => check.ok || !earlier.has(check.detail))];
   const issues = checks.filter((check) => !check.ok).map((check) => check.detail);
 
   if (options.json) {
@@ -211,6 +230,7 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
       multiplexer: multiplexer.json,
       tools: tools.json,
       agents: agents.json,
+      hosts: hosts.json,
       fleet: fleetJson(fleet),
       checks: checks.map((check) => ({ section: check.section, check: check.check, ok: check.ok, detail: check.detail })),
     });
@@ -232,7 +252,7 @@ async function doctor(options: SocketFlags & { json?: boolean }, io: CliIO): Pro
 export function registerDoctorCommands(program: Command, context: CommandContext): void {
   program
     .command('doctor')
-    .description("check the multiplexer, the tools drover runs, the agents and their state hooks, and the fleet store; exit 1 when anything is wrong")
+    .description("check the multiplexer, the tools drover runs, the agents and their state hooks, the hosts' config and the fleet store; exit 1 when anything is wrong")
     .option('--json', 'print one JSON document')
     .action(context.action(doctor));
 }
