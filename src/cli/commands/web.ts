@@ -127,7 +127,7 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       allowHosts: options.allowHost,
       assets: pageAssets(),
       fleet,
-      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`drover fleet create\`)`,
+      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`${droverCommand(io.env)} fleet create\`)`,
       version: packageVersion(),
       log: (line) => writeLine(io.stderr, `drover web: ${line}`),
       hosts: hosts === undefined ? undefined : { hosts, store: rememberedRows(io.env) },
@@ -142,7 +142,7 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       writeLine(io.stdout, `drover web: serving ${bridge.url} over ${resolved.mux} at ${resolved.where}`);
       if (hosts !== undefined) writeLine(io.stdout, `hosts: ${hosts.names.join(', ')} (each over its ssh link; their panes beside this machine's)`);
       if (options.readOnly) writeLine(io.stdout, 'read-only: every write is refused');
-      writeLine(io.stdout, `pair a browser: drover web pair (prints a code and the address to open)`);
+      writeLine(io.stdout, `pair a browser: ${droverCommand(io.env)} web pair (prints a code and the address to open)`);
       writeLine(io.stdout, `audit log: ${bridge.auditPath}`);
       writeLine(io.stdout, 'stop: Ctrl-C');
     }
@@ -167,7 +167,7 @@ async function pair(options: { json?: boolean }, io: CliIO): Promise<number> {
   }
   writeLine(io.stdout, `pairing code: ${code} (valid ${PAIRING_CODE_TTL_MS / 60_000} minutes, once)`);
   if (url !== null) writeLine(io.stdout, `open: ${url}`);
-  else writeLine(io.stdout, 'start `drover web`, open its address and enter the code');
+  else writeLine(io.stdout, `start \`${droverCommand(io.env)} web\`, open its address and enter the code`);
   return EXIT.ok;
 }
 
@@ -177,13 +177,13 @@ async function devices(options: { json?: boolean }, io: CliIO): Promise<number> 
     writeJson(io, { devices: list.map((device) => ({ device_id: device.deviceId, name: device.name, paired_at: device.pairedAt, revoked_at: device.revokedAt })) });
     return EXIT.ok;
   }
-  if (list.length === 0) writeLine(io.stdout, 'no device is paired (drover web pair prints a code)');
+  if (list.length === 0) writeLine(io.stdout, `no device is paired (${droverCommand(io.env)} web pair prints a code)`);
   for (const device of list) writeLine(io.stdout, `${device.deviceId}  ${device.name}  paired ${device.pairedAt}${device.revokedAt === null ? '' : `  revoked ${device.revokedAt}`}`);
   return EXIT.ok;
 }
 
 async function revoke(options: { json?: boolean }, io: CliIO, deviceId?: string): Promise<number> {
-  if (deviceId === undefined || deviceId === '') throw new UsageError('drover web revoke needs a device id (drover web devices lists them)');
+  if (deviceId === undefined || deviceId === '') throw new UsageError(`web revoke needs a device id (${droverCommand(io.env)} web devices lists them)`);
   const device = new DeviceRegistry(webStateDirectory(io.env)).revoke(deviceId);
   if (options.json) writeJson(io, { device_id: device.deviceId, name: device.name, revoked_at: device.revokedAt });
   else writeLine(io.stdout, `revoked ${device.deviceId} (${device.name}); it loses access on its next request`);
