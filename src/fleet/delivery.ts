@@ -22,7 +22,7 @@ import { isPaneGone, isServerReplaced, PaneLockError, PlacementStaleError, Store
 import { placementLockKey, type PaneLocks } from './lock.js';
 import { hostPaneTarget, noRemotePanes, REMOTE_DELIVERY_BUDGET_MS, remoteDeliveryId, remoteReceiptReason, remoteRefusal, type RemotePanes } from './remote.js';
 import { isRemote, samePlacement, type BroadcastResult, type CodingAgent, type ConcretePlacement, type Message } from './model.js';
-import { formatNotificationLine } from './notification.js';
+import { formatNotificationLine, shellPromptLine } from './notification.js';
 
 /** Finalization (the last stamp) may run this long past the start of finalization. */
 export const FINALIZATION_GRACE_MS = 1000;
@@ -275,8 +275,9 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         try {
           if (rules === undefined) {
             holdLead ??= lead;
-            // The clause about a dismissed prompt goes with every line of a hold that led with Escape.
-            const line = formatNotificationLine(message, { escapeLead: holdLead === 'escape' });
+            // The clause about a dismissed prompt goes with every line of a hold that led with
+            // Escape; a hold without it found a shell at its prompt, which gets an inert line.
+            const line = holdLead === 'escape' ? formatNotificationLine(message) : shellPromptLine(message);
             // A hold's first message is the one a dispatcher that died under this lock was delivering.
             const resumed = first ? await resumeLine({ input: input!, line, deadline }) : 'absent';
             if (resumed === 'absent') await submitLine({ input: input!, line, lead, deadline, clock });

@@ -1,4 +1,4 @@
-import { ArgumentError } from '../process/index.js';
+import { ArgumentError, shellQuote } from '../process/index.js';
 import { foldBody, hexEscape } from '../panes/index.js';
 import type { Message } from './model.js';
 
@@ -22,8 +22,8 @@ function scalarLength(text: string): number {
 /**
  * The one literal line a pane receives for a message: the `[drover msg …]` prefix, the folded
  * body (or a pointer when it is too long) and the trailing clauses. The clause about a
- * dismissed prompt goes only with deliveries that lead with Escape (plain-shell members);
- * coding agents are never sent Escape.
+ * dismissed prompt goes only with deliveries that lead with Escape (a program drover has no
+ * screen rules for); coding agents are never sent Escape.
  */
 export function formatNotificationLine(message: Pick<Message, 'messageId' | 'fromMemberId' | 'createdAt' | 'text'>, options: { escapeLead?: boolean } = {}): string {
   const folded = foldBody(message.text);
@@ -33,6 +33,16 @@ export function formatNotificationLine(message: Pick<Message, 'messageId' | 'fro
       : `Body is ${scalarLength(message.text)} characters; run drover message show ${message.messageId} --json to read it.`;
   const clauses = options.escapeLead === false ? RESUME_CLAUSE : `${RESUME_CLAUSE} ${DISMISSED_PROMPT_CLAUSE}`;
   return `[drover msg ${message.messageId} from ${message.fromMemberId} ${message.createdAt}] ${body} ${clauses}`;
+}
+
+/**
+ * The line for a shell at its own prompt: the notification as the single-quoted argument of
+ * `:`, so the shell runs a no-op and expands nothing in it. Typed bare, the shell would run the
+ * line as a command, and a message's backquotes, `$(…)` or `; …` with it. The line stays in
+ * the pane and in the shell's history for whoever works there.
+ */
+export function shellPromptLine(message: Pick<Message, 'messageId' | 'fromMemberId' | 'createdAt' | 'text'>): string {
+  return `: ${shellQuote(formatNotificationLine(message, { escapeLead: false }))}`;
 }
 
 /**

@@ -11,6 +11,7 @@ import {
   notNotifiedDiagnostic,
   placementLockKey,
   sendAndNotify,
+  shellPromptLine,
   type ConcretePlacement,
   type DeliveryOptions,
   type Member,
@@ -45,14 +46,17 @@ async function setup(t: { after(fn: () => unknown): void }) {
 }
 
 describe('deliverPending', () => {
-  it('types into a shell at its prompt without the Escape lead or the clause about it', async (t) => {
+  it('types into a shell at its prompt an inert line, without the Escape lead or the clause about it', async (t) => {
     const s = await setup(t);
     s.port.foreground = '-bash';
-    const messages = await Promise.all([1, 2].map((n) => s.send(s.director, s.bob, `update ${n}`)));
+    const messages = await Promise.all([1, "it's `make` time"].map((n) => s.send(s.director, s.bob, `update ${n}`)));
     const attempt = await deliverPending(s.options(s.bob));
     assert.deepEqual(attempt.notified, messages.map((m) => m.messageId));
     assert.deepEqual(s.port.inputs.map((c) => c.op), ['literal', 'enter', 'literal', 'enter']);
-    assert.deepEqual(s.port.literals, messages.map((m) => formatNotificationLine(m, { escapeLead: false })));
+    assert.deepEqual(s.port.literals, messages.map((m) => shellPromptLine(m)));
+    // The notification as the one single-quoted argument of `:`, its own quote closed and escaped.
+    const [plain, quoted] = messages.map((m) => formatNotificationLine(m, { escapeLead: false }));
+    assert.deepEqual(s.port.literals, [`: '${plain}'`, `: '${quoted!.replace("'", `'\\''`)}'`]);
     assert.ok(s.port.literals.every((line) => !line.includes('Escape')));
   });
 

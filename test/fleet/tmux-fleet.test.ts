@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
@@ -19,6 +19,7 @@ import {
   deliverPending,
   execInMember,
   formatNotificationLine,
+  shellPromptLine,
   promptMember,
   type ClosedPane,
 } from '../../src/fleet/index.js';
@@ -242,24 +243,30 @@ describe('pane input on real tmux', () => {
     }
   });
 
-  it('types each line whole into bash at its prompt: no Escape for its line editor to swallow the first characters with', async (t) => {
+  it('types each line whole into bash at its prompt, inert: no Escape for its line editor to swallow the first characters with, and nothing of the message run', async (t) => {
     const s = await tmuxFleet(t);
     const runtime = await FleetRuntime.open({ broker: s.broker, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'bash-member', 'bash --norc --noprofile -i') }, tmuxEndpoint: s.server.endpoint });
     t.after(() => runtime.close());
     const bob = await createMember(runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
     await eventually('bash to own the pane', async () => (await s.server.snapshot()).pane(bob.pane as `%${number}`)?.paneCurrentCommand === 'bash');
-    const messages = await Promise.all(['rerun the tests', 'then report'].map((text) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text })));
+    // What agents write to each other: code in backquotes, a substitution, a second command.
+    const marker = (name: string): string => join(s.dir, name);
+    const texts = [`rerun \`touch ${marker('backquoted')}\` now`, `then $(touch ${marker('substituted')}); touch ${marker('chained')} and report, it's done`];
+    const messages = await Promise.all(texts.map((text) => s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text })));
     const attempt = await deliverPending({ ...runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId });
     assert.deepEqual([attempt.notified, attempt.diagnostic], [messages.map((message) => message.messageId), null]);
-    // Led by Escape, readline took "[d" with it ("rover: command not found") and bash was left
-    // inside the quote of the clause about a dismissed prompt. The second line may be echoed as
-    // typed ahead, before bash answers the first: each shows whole, and bash ran each once.
-    const lines = (await Promise.all(messages.map((message) => s.broker.showMessage(message.messageId)))).map((message) => formatNotificationLine(message, { escapeLead: false }));
+    // Led by Escape, readline took "[d" with it and bash was left inside the quote of the clause
+    // about a dismissed prompt; typed bare, bash ran the line as a command, and the message's
+    // backquotes and $(…) with it. The second line may be echoed as typed ahead, before bash
+    // answers the first: each shows whole, and bash ran each as the no-op it is.
+    const lines = (await Promise.all(messages.map((message) => s.broker.showMessage(message.messageId)))).map((message) => shellPromptLine(message));
     let shown = '';
-    await eventually('both lines, whole, each run by bash as a command', async () => {
+    await eventually('both lines, whole, each taken by bash', async () => {
       shown = await paneHistory(s.server, bob.pane);
-      return lines.every((line) => shown.includes(line)) && shown.split('bash: [drover: command not found').length === 3 ? shown : undefined;
+      return lines.every((line) => shown.includes(line)) && /[$#]$/.test(shown.trimEnd()) ? shown : undefined;
     }).catch((error: Error) => assert.fail(`${error.message}:\n${shown}`));
+    assert.doesNotMatch(shown, /command not found|syntax error/);
+    for (const name of ['backquoted', 'substituted', 'chained']) assert.equal(existsSync(marker(name)), false, `bash ran the message's ${name} command`);
     await promptMember({ broker: runtime.broker, locks: runtime.locks, memberId: bob.member.memberId, openPort: runtime.openPort, text: 'echo prompt-arrived' });
     await s.server.waitForOutput(s.server.pane(bob.pane), /echo prompt-arrived\nprompt-arrived\n/, { timeoutMs: 10_000 });
   });
