@@ -1,12 +1,16 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ArgumentError } from '../../src/process/index.js';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ArgumentError, run } from '../../src/process/index.js';
 import { foldBody } from '../../src/panes/index.js';
 import {
   INLINE_BODY_LIMIT,
   formatNotificationLine,
   formatTimestamp,
   maxTextLength,
+  shellPromptLine,
   truncateForText,
   validateLiteralLine,
 } from '../../src/fleet/index.js';
@@ -46,6 +50,22 @@ describe('notification line', () => {
     const over = 'y'.repeat(INLINE_BODY_LIMIT + 1);
     const pointer = formatNotificationLine({ messageId: 9, fromMemberId: 2, createdAt: 'T', text: over });
     assert.equal(pointer, `[drover msg 9 from 2 T] Body is 4001 characters; run drover message show 9 --json to read it. ${CLAUSES}`);
+  });
+
+  it('gives a shell at its prompt a line it runs as a no-op, expanding nothing of the message', async (t) => {
+    const dir = mkdtempSync(join(tmpdir(), 'drover-shell-line-'));
+    t.after(() => rmSync(dir, { recursive: true, force: true }));
+    const marker = (name: string): string => join(dir, name);
+    const text = `it's \`touch ${marker('a')}\` and $(touch ${marker('b')}); touch ${marker('c')} && touch ${marker('d')} | \\ $HOME "!!" ~ *`;
+    const message = { messageId: 5, fromMemberId: 1, createdAt: 'T', text };
+    const line = shellPromptLine(message);
+    const result = await run(['/bin/sh', '-c', line], { timeoutMs: 10_000 });
+    assert.deepEqual([result.exitCode, result.text(), result.stderrText()], [0, '', '']);
+    for (const name of ['a', 'b', 'c', 'd']) assert.equal(existsSync(marker(name)), false, `the shell ran touch ${name}`);
+    // The one argument `:` gets is the notification, unchanged: printed by printf in its place.
+    assert.ok(line.startsWith(': '), line);
+    const argument = await run(['/bin/sh', '-c', `printf %s ${line.slice(2)}`], { timeoutMs: 10_000 });
+    assert.equal(argument.text(), formatNotificationLine(message, { escapeLead: false }));
   });
 
   it('counts the stored text, not the folded text, in the pointer', () => {
