@@ -140,7 +140,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         const pane = await openAgent(bed);
         await paneDeliver(bed.port, pane, `${SLOW_MARKER} take your time`, { cwd: bed.workdir });
         assert.equal((await readyBecomes(bed, pane, ['busy'])).reason, 'agent_busy');
-        assert.equal(await mapState(bed, pane), 'active');
+        assert.equal(await mapStateBecomes(bed, pane, 'active'), 'active');
         assert.equal(await skipReason(bed, pane), 'agent_busy');
         await bed.server.pane(pane).sendKeys(expect.interruptKeys);
         await readyHolds(bed, pane);
@@ -153,7 +153,7 @@ export function describeRealAgent(name: AgentName, expect: RealAgentExpectations
         const match = sweep.matches.find((row) => row.pane === pane);
         assert.equal(match?.indicator, 'permission_prompt', JSON.stringify(sweep));
         assert.equal(match?.agent, name);
-        assert.equal(await mapState(bed, pane), 'waiting');
+        assert.equal(await mapStateBecomes(bed, pane, 'waiting'), 'waiting');
         const refused = await paneDeliver(bed.port, pane, 'this must not be typed into the question', { cwd: bed.workdir });
         assert.deepEqual([refused.status, refused.typed], ['failed', false]);
       } finally {
@@ -294,9 +294,20 @@ export interface RealAgentExpectations {
   badFlagMessage: RegExp;
 }
 
-async function mapState(bed: AgentBed, pane: string): Promise<string | null> {
-  const rows = await paneMap(bed.port, { kind: 'all' }, { cwd: bed.workdir });
-  return rows.find((row) => row.pane === pane)?.agent.state ?? null;
+/**
+ * The map's state for the pane once it reads `state`, or what it read last after `timeoutMs`.
+ * The map takes the state the agent's hook recorded (its screen only while no hook has), and
+ * the hook is a process the agent starts when its turn begins: on a loaded machine it may
+ * finish after the screen shows the turn, which `pane ready` reads.
+ */
+async function mapStateBecomes(bed: AgentBed, pane: string, state: string, timeoutMs = 10_000): Promise<string | null> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const rows = await paneMap(bed.port, { kind: 'all' }, { cwd: bed.workdir });
+    const read = rows.find((row) => row.pane === pane)?.agent.state ?? null;
+    if (read === state || Date.now() > deadline) return read;
+    await delay(200);
+  }
 }
 
 async function skipReason(bed: AgentBed, pane: string): Promise<string | undefined> {
