@@ -145,8 +145,8 @@ function panesElsewhere(broker: Broker): boolean {
 /**
  * Drains a recipient's messages awaiting notification into its pane, oldest first by
  * (created_at, message_id), under one pane input lock hold and one five-second budget.
- * The first line leads with Escape (not into a shell at its prompt: leadFor), later lines are
- * typed directly. notified_at is stamped only after a complete submission, so delivery is
+ * The first line leads with Escape (a shell at its prompt gets ctrl+c instead: leadFor), later
+ * lines are typed directly (each after ctrl+c, for a shell). notified_at is stamped only after a complete submission, so delivery is
  * at-least-once: any failure leaves the message pending with one not-notified diagnostic, for
  * the next send or `message wait`.
  * Store failures other than busy, unreachable or out of budget are thrown with their cause.
@@ -252,7 +252,8 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
           receipt = await remote.panes!.deliver({
             host: remote.host,
             pane: hostPaneTarget(placement),
-            line: formatNotificationLine(message, { escapeLead: false }),
+            // A plain-shell member's line is inert there too (its pane may run a shell behind another program).
+            line: rules === undefined ? shellPromptLine(message) : formatNotificationLine(message, { escapeLead: false }),
             deliveryId: remoteDeliveryId(broker.store.location, message.messageId),
             budgetMs: REMOTE_DELIVERY_BUDGET_MS,
           });
@@ -262,7 +263,8 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         if (receipt.status !== 'submitted') return failClaimed(remoteReceiptReason(remote.host, receipt));
       } else {
         const first = holdLead === undefined;
-        const lead: Lead = rules !== undefined || !first ? 'direct' : await leadFor(input!, deadline);
+        // A shell's later lines are cancelled into as its first was: someone may have started typing there meanwhile.
+        const lead: Lead = rules !== undefined ? 'direct' : first ? await leadFor(input!, deadline) : holdLead === 'cancel' ? 'cancel' : 'direct';
         // 5. Enough budget left for this lead's reservation plus a minimal literal?
         if (deadline - clock.now() < (rules === undefined ? leadReservation(lead) : 0) + MIN_LITERAL_MS) {
           if (result.notified.length === 0) return failClaimed(INSUFFICIENT_BUDGET_MESSAGE);
@@ -275,9 +277,9 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
         try {
           if (rules === undefined) {
             holdLead ??= lead;
-            // The clause about a dismissed prompt goes with every line of a hold that led with
-            // Escape; a hold without it found a shell at its prompt, which gets an inert line.
-            const line = holdLead === 'escape' ? formatNotificationLine(message) : shellPromptLine(message);
+            // Inert whatever runs there (a shell may sit behind another program); the clause about
+            // a dismissed prompt goes with every line of a hold that led with Escape.
+            const line = shellPromptLine(message, { escapeLead: holdLead === 'escape' });
             // A hold's first message is the one a dispatcher that died under this lock was delivering.
             const resumed = first ? await resumeLine({ input: input!, line, deadline }) : 'absent';
             if (resumed === 'absent') await submitLine({ input: input!, line, lead, deadline, clock });

@@ -41,21 +41,26 @@ export interface PaneInput {
   channel(deadline: number): InputChannel;
 }
 
-/** Escape first (to interrupt a turn or close a prompt), or the line directly. */
-export type Lead = 'escape' | 'direct';
+/**
+ * What goes before the line: Escape (to interrupt a turn or close a prompt), ctrl+c (`cancel`:
+ * a shell at its prompt drops whatever stands on its input line, a half-typed command or an
+ * unfinished quote waiting for its end, so the line never joins it), or nothing (`direct`).
+ */
+export type Lead = 'escape' | 'cancel' | 'direct';
 
-/** Time held back for settle and Enter (and the Escape settle) before any literal time. */
+/** Time held back for settle and Enter (and the settle after the lead's key) before any literal time. */
 export function leadReservation(lead: Lead): number {
-  return SUBMIT_SETTLE_MS + ENTER_MS + (lead === 'escape' ? ESCAPE_SETTLE_MS : 0);
+  return SUBMIT_SETTLE_MS + ENTER_MS + (lead === 'direct' ? 0 : ESCAPE_SETTLE_MS);
 }
 
 /**
  * The lead for a pane whose program drover has no screen rules for. Escape is there to close a
  * prompt such a program may be holding. A shell at its own prompt holds none, and its line
  * editor (bash's readline, zsh's) takes Escape as the start of a key sequence and swallows the
- * next characters typed with it: a pane whose foreground program is a shell gets its line
- * directly. A pane that cannot be asked in time keeps the Escape lead. `deadline` is the
- * submission's.
+ * next characters typed with it: a pane whose foreground program is a shell gets ctrl+c
+ * instead, which every shell takes at its prompt as "drop this line" (sent only when the shell
+ * itself holds the terminal, so it never stops a program). A pane that cannot be asked in time
+ * keeps the Escape lead. `deadline` is the submission's.
  */
 export async function leadFor(input: PaneInput, deadline: number): Promise<Lead> {
   try {
@@ -63,7 +68,7 @@ export async function leadFor(input: PaneInput, deadline: number): Promise<Lead>
     const process = await input.channel(deadline - leadReservation('escape') - MIN_LITERAL_MS).process();
     // Only a shell needs its process group read: one that runs a program without handing it
     // the terminal (`sh -c cat`) is not at its prompt.
-    return isShellCommand(process.foreground) && isShellCommand(foregroundProgram(process, await systemProcessLookup())) ? 'direct' : 'escape';
+    return isShellCommand(process.foreground) && isShellCommand(foregroundProgram(process, await systemProcessLookup())) ? 'cancel' : 'escape';
   } catch {
     return 'escape';
   }
@@ -88,9 +93,9 @@ function screenKey(screen: MuxScreen): string {
 }
 
 /**
- * When the pane may take the next key after Escape: at once when the screen changed from
- * `before` (the program took Escape as a key of its own, as `cat -v` echoes ^[), or after the
- * whole settle when nothing showed (a line editor may be holding it as the start of a key
+ * When the pane may take the next key after Escape (or a shell's ctrl+c): at once when the
+ * screen changed from `before` (the program took Escape as a key of its own, as `cat -v` echoes
+ * ^[; the shell drew its fresh prompt), or after the whole settle when nothing showed (a line editor may be holding it as the start of a key
  * sequence, and a key typed within its timeout would join it).
  */
 export function escapeTaken(before: MuxScreen | undefined, after: MuxScreen): boolean {
@@ -138,8 +143,8 @@ async function screenBefore(input: PaneInput, deadline: number): Promise<MuxScre
 }
 
 /**
- * Submits one literal line: [Escape, settle,] literal, settle, Enter, within the deadline.
- * Each settle ends as soon as the pane shows its evidence (the Escape taken, the line typed);
+ * Submits one literal line: [Escape or ctrl+c, settle,] literal, settle, Enter, within the deadline.
+ * Each settle ends as soon as the pane shows its evidence (the lead's key taken, the line typed);
  * ESCAPE_SETTLE_MS and SUBMIT_SETTLE_MS bound it when the evidence never shows. The line is
  * validated before anything is sent. Success establishes complete submission only; failures
  * are PaneInputErrors that say whether anything may have been typed.
@@ -153,13 +158,14 @@ export async function submitLine(options: SubmitOptions): Promise<void> {
   const slack = deadline - clock.now() - reservation;
   if (slack <= 0) throw new PaneInputError(INSUFFICIENT_BUDGET_MESSAGE, 'budget', { delivery: 'not_sent' });
 
-  if (lead === 'escape') {
-    const escapeDeadline = clock.now() + Math.min(ESCAPE_MAX_MS, slack);
-    const before = await screenBefore(input, escapeDeadline);
+  if (lead !== 'direct') {
+    const key = lead === 'escape' ? 'Escape' : 'ctrl+c';
+    const keyDeadline = clock.now() + Math.min(ESCAPE_MAX_MS, slack);
+    const before = await screenBefore(input, keyDeadline);
     try {
-      await input.channel(escapeDeadline).keys(['Escape']);
+      await input.channel(keyDeadline).keys([key]);
     } catch (cause) {
-      throw new PaneInputError(`Escape could not be sent to pane ${pane}; no text was typed: ${messageOf(cause)}`, 'escape', { delivery: 'not_sent', cause });
+      throw new PaneInputError(`${key} could not be sent to pane ${pane}; no text was typed: ${messageOf(cause)}`, 'escape', { delivery: 'not_sent', cause });
     }
     await settleOnEvidence(input, clock, ESCAPE_SETTLE_MS, (screen) => escapeTaken(before, screen));
   }

@@ -36,13 +36,17 @@ export function formatNotificationLine(message: Pick<Message, 'messageId' | 'fro
 }
 
 /**
- * The line for a shell at its own prompt: the notification as the single-quoted argument of
- * `:`, so the shell runs a no-op and expands nothing in it. Typed bare, the shell would run the
- * line as a command, and a message's backquotes, `$(…)` or `; …` with it. The line stays in
- * the pane and in the shell's history for whoever works there.
+ * The line for a member with no coding agent (a plain-shell member): the notification as the
+ * single-quoted argument of `:`, so a shell runs a no-op and expands nothing in it. Typed bare,
+ * a shell would run the line as a command, and a message's backquotes, `$(…)` or `; …` with it;
+ * that holds as well for a shell behind another program (ssh, `script`, `docker exec`), which
+ * drover cannot see. After Escape (`escapeLead`) the line starts with a space: a line editor
+ * holding Escape as the start of a key sequence takes the space with it, not the `:`. The line
+ * stays in the pane and in the shell's history for whoever works there.
  */
-export function shellPromptLine(message: Pick<Message, 'messageId' | 'fromMemberId' | 'createdAt' | 'text'>): string {
-  return `: ${shellQuote(formatNotificationLine(message, { escapeLead: false }))}`;
+export function shellPromptLine(message: Pick<Message, 'messageId' | 'fromMemberId' | 'createdAt' | 'text'>, options: { escapeLead?: boolean } = {}): string {
+  const escapeLead = options.escapeLead === true;
+  return `${escapeLead ? ' ' : ''}: ${shellQuote(formatNotificationLine(message, { escapeLead }))}`;
 }
 
 /**

@@ -336,7 +336,7 @@ describe('drover fleet on herdr', () => {
       ['text', 'keys', 'keys', 'text', 'keys'],
       'program start (text, enter), then escape, the line, enter',
     );
-    assert.match(typed[3]!.payload[0]!, /^\[drover msg 1 from 1 \S+\] hello over herdr \[drover\] Resume/);
+    assert.match(typed[3]!.payload[0]!, /^ : '\[drover msg 1 from 1 \S+\] hello over herdr \[drover\] Resume/);
     assert.equal(ok(await drover(['member', 'delete', '2'])), 'Deregistered member 2 (killed).\n');
     assert.deepEqual(herdr.paneIds(), ['w1:p1']);
   });

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { setTimeout as delay } from 'node:timers/promises';
-import { TRANSPORT_BUDGET_MS, createMember, deliverPending, formatNotificationLine, type DeliveryOptions, type PaneInput, type PortOpener } from '../../src/fleet/index.js';
+import { TRANSPORT_BUDGET_MS, createMember, deliverPending, shellPromptLine, type DeliveryOptions, type PaneInput, type PortOpener } from '../../src/fleet/index.js';
 import { eventually } from '../support/wait.js';
 import { echoRunning, paneHistory, paneProgram, screenAgentRules, tempDirectory, tmuxFleet, type TmuxFleet } from './support.js';
 
@@ -93,7 +93,7 @@ describe('a submission whose tmux server stops answering', () => {
     t.diagnostic(`paused 1.5 s after the line: the attempt took ${Math.round(elapsed)} ms`);
     assert.ok(elapsed < TRANSPORT_BUDGET_MS + CLEANUP_MS, `the attempt took ${Math.round(elapsed)} ms on a ${TRANSPORT_BUDGET_MS} ms budget`);
     assert.deepEqual([attempt.notified, attempt.diagnostic], [[message.messageId], null]);
-    const line = formatNotificationLine(await s.broker.showMessage(message.messageId));
+    const line = shellPromptLine(await s.broker.showMessage(message.messageId), { escapeLead: true });
     await eventually('the line to reach the pane', async () => (await paneHistory(s.server, bob.pane)).includes(line));
   });
 

@@ -4,7 +4,7 @@ import { describe, it } from 'node:test';
 import { performance } from 'node:perf_hooks';
 import { DroverError } from '../../src/process/index.js';
 import { createMuxPort, HerdrAdapter, HerdrClient, HerdrError } from '../../src/mux/index.js';
-import { FleetBackend, FleetRuntime, MemberCreationError, createFleetHere, createMember, deleteFleet, deleteMember, formatNotificationLine, sendAndNotify } from '../../src/fleet/index.js';
+import { FleetBackend, FleetRuntime, MemberCreationError, createFleetHere, createMember, deleteFleet, deleteMember, shellPromptLine, sendAndNotify } from '../../src/fleet/index.js';
 import { FakeHerdrServer } from '../fixtures/herdr/server.js';
 import { openFixture } from './support.js';
 
@@ -98,7 +98,7 @@ describe('members on herdr', () => {
     const typed = s.server.inputs().filter((input) => input.paneId === bob.pane).slice(2);
     assert.deepEqual(typed, [
       { paneId: bob.pane, kind: 'keys', payload: ['escape'] },
-      { paneId: bob.pane, kind: 'text', payload: [formatNotificationLine(sent.message)] },
+      { paneId: bob.pane, kind: 'text', payload: [shellPromptLine(sent.message, { escapeLead: true })] },
       { paneId: bob.pane, kind: 'keys', payload: ['enter'] },
     ]);
     const backend = await s.runtime.openBackend('herdr');

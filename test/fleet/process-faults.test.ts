@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { after, describe, it } from 'node:test';
 import { LongLivedChild } from '../../src/process/index.js';
-import { PostgresStore, SqlBroker, SqliteStore, createMember, formatNotificationLine, type Message } from '../../src/fleet/index.js';
+import { PostgresStore, SqlBroker, SqliteStore, createMember, shellPromptLine, type Message } from '../../src/fleet/index.js';
 import { postgresSkipReason, startPostgres, type PostgresCluster } from '../support/postgres.js';
 import { eventually } from '../support/wait.js';
 import { echoRunning, paneHistory, tempDirectory, tmuxFleet, type TmuxFleet } from './support.js';
@@ -92,7 +92,7 @@ async function deliveredExactlyOnce(load: Load, texts: string[]): Promise<void> 
   const counts = async (): Promise<{ message: number; shown: number }[]> => {
     const histories = new Map<string, string>();
     for (const member of load.members) histories.set(member.pane, await paneHistory(load.s.server, member.pane));
-    return messages.map((message) => ({ message: message.messageId, shown: histories.get(paneOf.get(message.ownerMemberId)!)!.split(formatNotificationLine(message)).length - 1 }));
+    return messages.map((message) => ({ message: message.messageId, shown: histories.get(paneOf.get(message.ownerMemberId)!)!.split(shellPromptLine(message, { escapeLead: true })).length - 1 }));
   };
   // Enter was the last key of the last delivery: cat's copy shows a moment later.
   await eventually("the last lines' copies to show", async () => (await counts()).every((entry) => entry.shown >= 2));

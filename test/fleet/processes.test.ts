@@ -3,7 +3,7 @@ import type { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { LongLivedChild, run } from '../../src/process/index.js';
-import { createMember, deliverPending, formatNotificationLine } from '../../src/fleet/index.js';
+import { createMember, deliverPending, shellPromptLine } from '../../src/fleet/index.js';
 import { CLI_PATH } from '../support/cli.js';
 import { eventually } from '../support/wait.js';
 import { echoRunning, paneHistory, tmuxFleet, type TmuxFleet } from './support.js';
@@ -69,7 +69,7 @@ describe('senders in other processes, into real tmux', () => {
     // The last Enter was just sent: tmux shows what the pane printed back a moment later.
     await eventually("both messages' lines to arrive whole", async () => {
       const history = await paneHistory(s.server, bob.pane);
-      return messages.every((message) => history.includes(formatNotificationLine(message)));
+      return messages.every((message) => history.includes(shellPromptLine(message, { escapeLead: true })));
     });
   });
 
@@ -94,7 +94,7 @@ describe('senders in other processes, into real tmux', () => {
     assert.deepEqual([report.timed_out, report.notified, report.diagnostics], [true, [pending.messageId], []]);
     const delivered = await s.broker.showMessage(pending.messageId);
     assert.ok(delivered.notifiedAt);
-    assert.ok((await paneHistory(s.server, bob.pane)).includes(formatNotificationLine(delivered)));
+    assert.ok((await paneHistory(s.server, bob.pane)).includes(shellPromptLine(delivered, { escapeLead: true })));
   });
 
   it('a SIGTERM received while typing takes effect only after the notification is stamped', async (t) => {

@@ -7,7 +7,7 @@ import {
   checkMemberPanes,
   createMember,
   deliverPending,
-  formatNotificationLine,
+  shellPromptLine,
   remoteDeliveryId,
   remoteReceiptReason,
   sendAndNotify,
@@ -143,7 +143,8 @@ describe('delivery to a member on another host', () => {
     const s = await setup(t);
     const sent = await sendAndNotify({ ...s.options(s.far), from: s.alice.memberId, to: s.far.memberId, text: 'hello there' });
     assert.equal(sent.notificationSent, true, JSON.stringify(sent.diagnostic));
-    assert.deepEqual(s.host.typed, [{ pane: '%40', line: formatNotificationLine(sent.message, { escapeLead: false }) }]);
+    // A plain-shell member's line is inert on its host too: whatever runs in that pane, no shell there runs the message.
+    assert.deepEqual(s.host.typed, [{ pane: '%40', line: shellPromptLine(sent.message) }]);
     assert.equal(s.host.deliveries[0]!.deliveryId, remoteDeliveryId(s.store.path, sent.message.messageId));
     assert.equal(s.host.deliveries[0]!.host, 'box');
     assert.ok((await s.broker.showMessage(sent.message.messageId)).notifiedAt);

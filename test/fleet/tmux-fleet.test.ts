@@ -18,7 +18,6 @@ import {
   deleteMember,
   deliverPending,
   execInMember,
-  formatNotificationLine,
   shellPromptLine,
   promptMember,
   type ClosedPane,
@@ -227,7 +226,7 @@ describe('pane input on real tmux', () => {
     assert.equal(holds.length, 1, `holds: ${JSON.stringify(holds)}`);
     assert.deepEqual(holds.flat(), ids, 'every message once, oldest first');
 
-    const lines = (await Promise.all(messages.map((message) => s.broker.showMessage(message.messageId)))).map((message) => formatNotificationLine(message));
+    const lines = (await Promise.all(messages.map((message) => s.broker.showMessage(message.messageId)))).map((message) => shellPromptLine(message, { escapeLead: true }));
     // The last Enter was just sent: tmux shows what the pane printed back a moment later.
     const history = await eventually('every line to reach the pane', async () => {
       const shown = await paneHistory(s.server, bob.pane);
@@ -269,6 +268,55 @@ describe('pane input on real tmux', () => {
     for (const name of ['backquoted', 'substituted', 'chained']) assert.equal(existsSync(marker(name)), false, `bash ran the message's ${name} command`);
     await promptMember({ broker: runtime.broker, locks: runtime.locks, memberId: bob.member.memberId, openPort: runtime.openPort, text: 'echo prompt-arrived' });
     await s.server.waitForOutput(s.server.pane(bob.pane), /echo prompt-arrived\nprompt-arrived\n/, { timeoutMs: 10_000 });
+  });
+
+  it('runs nothing of a message in a shell with a half-typed command, an open quote, or behind another program', async (t) => {
+    const s = await tmuxFleet(t);
+    const runtime = await FleetRuntime.open({ broker: s.broker, env: { ...s.runtime.env, SHELL: paneProgram(s.dir, 'bash-member', 'bash --norc --noprofile -i') }, tmuxEndpoint: s.server.endpoint });
+    t.after(() => runtime.close());
+    const bob = await createMember(runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    const pane = s.server.pane(bob.pane);
+    await eventually('bash to own the pane', async () => (await s.server.snapshot()).pane(bob.pane as `%${number}`)?.paneCurrentCommand === 'bash');
+    const marker = (name: string): string => join(s.dir, name);
+    const deliver = async (text: string): Promise<void> => {
+      const message = await s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text });
+      const attempt = await deliverPending({ ...runtime.notify, recipientId: bob.member.memberId, fleetId: s.fleetId });
+      assert.deepEqual([attempt.notified, attempt.diagnostic], [[message.messageId], null]);
+    };
+    /** Waits until the pane's history shows `fragment` and ends at a prompt (`$`/`#`, or `>` for a continuation). */
+    const settled = async (what: string, fragment: string, prompt = /[$#]$/): Promise<void> => {
+      let shown = '';
+      const ready = async (): Promise<true | undefined> => {
+        shown = await paneHistory(s.server, bob.pane);
+        return shown.includes(fragment) && prompt.test(shown.trimEnd()) ? true : undefined;
+      };
+      await eventually(what, ready).catch((error: Error) => assert.fail(`${error.message}:\n${shown}`));
+    };
+
+    // A command someone left half-typed at the prompt: the line would have been appended to it.
+    // (The space after it: appended to, the draft would touch exactly this marker.)
+    await pane.sendText(`touch ${marker('draft')} `);
+    await settled('the draft to show', marker('draft'), /draft$/);
+    await deliver('after a draft');
+    await settled('the first line taken', 'after a draft');
+    // An unfinished quote: bash waits for its end, and the message's own quote would have closed it.
+    await pane.sendText('echo "');
+    await pane.sendKeys(['Enter']);
+    await settled('the continuation prompt', 'echo "', />$/);
+    await deliver(`see x" $(touch ${marker('in-quote')}) #`);
+    await settled('the second line taken', 'see x');
+    // A shell behind another program: drover sees `script`, leads with Escape, and the line is inert still.
+    await pane.sendText("script -q -c 'PS1=inner$ bash --norc --noprofile -i' /dev/null");
+    await pane.sendKeys(['Enter']);
+    await settled('the shell behind script at its prompt', 'script -q', /inner\$$/);
+    assert.equal((await s.server.snapshot()).pane(bob.pane as `%${number}`)?.paneCurrentCommand, 'script');
+    await deliver(`it's done' $(touch ${marker('behind-script')}) 'ok`);
+    await settled('the third line taken', 'behind-script');
+    await pane.sendText(`touch ${marker('control')}`);
+    await pane.sendKeys(['Enter']);
+    await eventually('the control command to run', async () => (existsSync(marker('control')) ? true : undefined));
+    for (const name of ['draft', 'in-quote', 'behind-script']) assert.equal(existsSync(marker(name)), false, `the shell ran ${name}`);
+    assert.doesNotMatch(await paneHistory(s.server, bob.pane), /command not found|syntax error/);
   });
 
   it('types prompts and native commands into a coding agent, and refuses control characters typing nothing', async (t) => {

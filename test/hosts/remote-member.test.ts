@@ -97,7 +97,7 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
       return { sent: JSON.parse(result.text()) as SendJson, stderr: result.stderrText() };
     };
     const notifiedAt = async (id: number): Promise<string | null> => (JSON.parse((await drover(['message', 'show', String(id), '--json'])).text()) as { notified_at: string | null }).notified_at;
-    const tagged = (id: number): string[] => lines().filter((line) => line.startsWith(`[drover msg ${id} `));
+    const tagged = (id: number): string[] => lines().filter((line) => line.startsWith(`: '[drover msg ${id} `));
 
     // Up: typed there once, stamped here.
     const first = await send('first over the link');
