@@ -9,7 +9,7 @@
  * record); the end replaces it in one rename. Records are kept a day, and at most the newest
  * thousand; older ones are dropped when a new one is claimed.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { linkSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -41,6 +41,8 @@ export interface DeliveryRecord {
   readonly delivery_id: string;
   readonly state: 'started' | 'ended' | 'interrupted';
   readonly pane: string;
+  /** The SHA-256 of the text delivered (hex): a resend under the id must carry the same text. Absent in older records. */
+  readonly text_sha256?: string;
   /** The process delivering, while started: a started record whose process is gone was cut off. */
   readonly pid: number;
   readonly started_at: string;
@@ -72,6 +74,28 @@ export function judgeKnownDelivery(record: DeliveryRecord, alive: (pid: number) 
 export function expiredDeliveries(entries: readonly { readonly name: string; readonly changedAtMs: number }[], nowMs: number, options: { readonly maxAgeMs: number; readonly keep: number }): string[] {
   const newestFirst = [...entries].sort((a, b) => b.changedAtMs - a.changedAtMs);
   return newestFirst.filter((entry, index) => index >= options.keep || nowMs - entry.changedAtMs > options.maxAgeMs).map((entry) => entry.name);
+}
+
+/** What a delivery id is claimed for: the pane as the caller named it, and the text. */
+export interface DeliveryRequest {
+  readonly pane: string;
+  readonly text: string;
+}
+
+function textDigest(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+/**
+ * Why a known record is not the delivery `request` asks for again, or undefined when it is: a
+ * delivery id names one delivery, so its resend must name the same pane and the same text.
+ */
+export function deliveryMismatch(record: DeliveryRecord, request: DeliveryRequest): string | undefined {
+  const otherPane = record.pane !== request.pane;
+  const otherText = record.text_sha256 !== undefined && record.text_sha256 !== textDigest(request.text);
+  if (!otherPane && !otherText) return undefined;
+  const what = otherPane && otherText ? `pane ${record.pane} and other text` : otherPane ? `pane ${record.pane}` : 'other text';
+  return `delivery id ${record.delivery_id} was used at ${record.started_at} for ${what}; an id names one delivery, so a resend repeats its pane and text: pick a new id for a new delivery`;
 }
 
 /** A claimed delivery: the caller types, then records how it ended (or gives the claim back). */
@@ -113,15 +137,22 @@ export class DeliveryLedger {
   }
 
   /**
-   * Claims `id` for a delivery to `pane` by this process, or says what is already known of it.
-   * ArgumentError for an id that is not one.
+   * Claims `id` for delivering `request` by this process, or says what is already known of it.
+   * ArgumentError for an id that is not one, or one already used for another pane or text.
    */
-  claim(id: string, pane: string): DeliveryClaim | KnownDelivery {
+  claim(id: string, request: DeliveryRequest): DeliveryClaim | KnownDelivery {
     const problem = deliveryIdProblem(id);
     if (problem !== undefined) throw new ArgumentError(problem);
     mkdirSync(this.directory, { recursive: true, mode: 0o700 });
     this.prune();
-    const started: DeliveryRecord = { delivery_id: id, state: 'started', pane, pid: process.pid, started_at: formatTimestamp(wallMicros()) };
+    const started: DeliveryRecord = {
+      delivery_id: id,
+      state: 'started',
+      pane: request.pane,
+      text_sha256: textDigest(request.text),
+      pid: process.pid,
+      started_at: formatTimestamp(wallMicros()),
+    };
     const written = writeFileBeside(this.path(id), recordText(started));
     try {
       linkSync(written, this.path(id));
@@ -129,7 +160,9 @@ export class DeliveryLedger {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const known = this.read(id);
       // Dropped by another process's pruning between the two calls: claim it again.
-      if (known === undefined) return this.claim(id, pane);
+      if (known === undefined) return this.claim(id, request);
+      const mismatch = deliveryMismatch(known, request);
+      if (mismatch !== undefined) throw new ArgumentError(mismatch);
       return judgeKnownDelivery(known, isProcessAlive);
     } finally {
       rmSync(written, { force: true });

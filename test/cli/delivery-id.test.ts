@@ -70,6 +70,21 @@ describe('drover pane deliver --delivery-id on this machine', () => {
     assert.deepEqual(lines(), before);
   });
 
+  it('refuses an id reused for other text or another pane, typing nothing and keeping the first record', async () => {
+    const first = await sandbox.drover(['-S', socket, 'pane', 'deliver', pane, '--text', 'the first', '--delivery-id', 'job-once', '--json'], { timeoutMs: 60_000 });
+    assert.equal(first.exitCode, 0, first.stderrText());
+    const before = lines();
+    for (const [target, text, what] of [[pane, 'another text', 'other text'], ['%999', 'the first', `pane ${pane}`]] as const) {
+      const reused = await sandbox.drover(['-S', socket, 'pane', 'deliver', target, '--text', text, '--delivery-id', 'job-once', '--json']);
+      assert.equal(reused.exitCode, 2, reused.stderrText());
+      assert.equal((JSON.parse(reused.text()) as { error: { code: string } }).error.code, 'usage');
+      assert.match(reused.stderrText(), new RegExp(`delivery id job-once was used at .* for ${what}; .*pick a new id`));
+    }
+    assert.deepEqual(lines(), before, 'nothing typed');
+    const replay = await sandbox.drover(['-S', socket, 'pane', 'deliver', pane, '--text', 'the first', '--delivery-id', 'job-once', '--json']);
+    assert.equal((JSON.parse(replay.text()) as { replayed?: boolean }).replayed, true, 'the same pane and text still get the receipt');
+  });
+
   it('refuses an id that is not one, before touching the pane', async () => {
     const bad = await sandbox.drover(['-S', socket, 'pane', 'deliver', pane, '--text', 'x', '--delivery-id', '../up', '--json']);
     assert.equal(bad.exitCode, 2);

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { DeliveryLedger, RPC_DELIVERY_IDS_SINCE, RPC_VERSION, deliveryIdProblem, expiredDeliveries, judgeKnownDelivery, newDeliveryId, versionAtLeast, type DeliveryRecord } from '../../src/hosts/index.js';
-import { run } from '../../src/process/index.js';
+import { ArgumentError, run } from '../../src/process/index.js';
 
 const started: DeliveryRecord = { delivery_id: 'd1', state: 'started', pane: '%1', pid: 4242, started_at: '2026-01-01T00:00:00.000000Z' };
 
@@ -50,10 +50,10 @@ describe('delivery ids: the ledger on disk', () => {
 
   it('claims an id once; while it runs a second claim sees it in flight, after it ends the receipt', async () => {
     const ledger = new DeliveryLedger(join(dir, 'a'));
-    const claim = ledger.claim('job-1', '%3');
+    const claim = ledger.claim('job-1', { pane: '%3', text: 'run the tests' });
     assert.equal(claim.kind, 'claimed');
     assert.equal(ledger.read('job-1')?.state, 'started', 'recorded before anything is typed');
-    const again = ledger.claim('job-1', '%3');
+    const again = ledger.claim('job-1', { pane: '%3', text: 'run the tests' });
     assert.equal(again.kind, 'in_flight', 'this process still runs');
     if (claim.kind !== 'claimed') return;
     const settling = ledger.settled('job-1', { timeoutMs: 10_000 });
@@ -62,37 +62,53 @@ describe('delivery ids: the ledger on disk', () => {
     assert.equal(settled?.kind, 'replay');
     assert.deepEqual(settled?.record.document, { status: 'submitted', pane_id: '%3' });
     assert.equal(settled?.record.exit_status, 0);
-    const third = ledger.claim('job-1', '%3');
+    const third = ledger.claim('job-1', { pane: '%3', text: 'run the tests' });
     assert.equal(third.kind, 'replay');
     assert.deepEqual(readdirSync(join(dir, 'a')), ['job-1.json'], 'no temporary file is left');
   });
 
   it('gives an id back when nothing was typed, and marks one cut off mid-way for good', () => {
     const ledger = new DeliveryLedger(join(dir, 'b'));
-    const first = ledger.claim('x', '%1');
+    const first = ledger.claim('x', { pane: '%1', text: 'run the tests' });
     assert.equal(first.kind, 'claimed');
     if (first.kind === 'claimed') first.release();
-    const second = ledger.claim('x', '%1');
+    const second = ledger.claim('x', { pane: '%1', text: 'run the tests' });
     assert.equal(second.kind, 'claimed', 'released: a resend may deliver');
     if (second.kind === 'claimed') second.interrupted('tmux died mid-paste');
-    const third = ledger.claim('x', '%1');
+    const third = ledger.claim('x', { pane: '%1', text: 'run the tests' });
     assert.equal(third.kind, 'cut_off');
     assert.equal(third.kind === 'cut_off' ? third.record.problem : undefined, 'tmux died mid-paste');
   });
 
   it('takes a started record whose process is gone for cut off', async () => {
     const ledger = new DeliveryLedger(join(dir, 'c'));
-    assert.equal(ledger.claim('seed', '%1').kind, 'claimed');
+    assert.equal(ledger.claim('seed', { pane: '%1', text: 'run the tests' }).kind, 'claimed');
     const gone = await run([process.execPath, '-e', 'process.stdout.write(String(process.pid))'], { timeoutMs: 20_000 });
     writeFileSync(join(dir, 'c', 'dead.json'), JSON.stringify({ ...started, delivery_id: 'dead', pid: Number(gone.text()) }));
-    const known = ledger.claim('dead', '%1');
+    const known = ledger.claim('dead', { pane: '%1', text: 'run the tests' });
     assert.equal(known.kind, 'cut_off');
     assert.equal((await ledger.settled('dead', { timeoutMs: 1000 }))?.kind, 'cut_off');
   });
 
+  it('refuses an id already used for another pane or other text, keeping its record; a record without a digest checks the pane alone', () => {
+    const ledger = new DeliveryLedger(join(dir, 'e'));
+    const first = ledger.claim('tests-1', { pane: '%4', text: 'one' });
+    assert.equal(first.kind, 'claimed');
+    if (first.kind === 'claimed') first.ended({ status: 'submitted', pane_id: '%4' }, 0);
+    const recorded = readFileSync(join(dir, 'e', 'tests-1.json'), 'utf8');
+    assert.throws(() => ledger.claim('tests-1', { pane: '%6', text: 'one' }), (error: Error) => error instanceof ArgumentError && /was used at .* for pane %4; .*pick a new id/.test(error.message));
+    assert.throws(() => ledger.claim('tests-1', { pane: '%4', text: 'two' }), /for other text;/);
+    assert.throws(() => ledger.claim('tests-1', { pane: '%6', text: 'two' }), /for pane %4 and other text;/);
+    assert.equal(readFileSync(join(dir, 'e', 'tests-1.json'), 'utf8'), recorded, 'the first delivery’s record is untouched');
+    assert.equal(ledger.claim('tests-1', { pane: '%4', text: 'one' }).kind, 'replay', 'the same pane and text: its receipt');
+    writeFileSync(join(dir, 'e', 'old.json'), JSON.stringify({ ...started, delivery_id: 'old', state: 'ended', pane: '%4', document: { status: 'submitted' }, exit_status: 0 }));
+    assert.equal(ledger.claim('old', { pane: '%4', text: 'anything' }).kind, 'replay');
+    assert.throws(() => ledger.claim('old', { pane: '%5', text: 'anything' }), /for pane %4;/);
+  });
+
   it('refuses an id that is not one before writing anything', () => {
     const ledger = new DeliveryLedger(join(dir, 'd'));
-    assert.throws(() => ledger.claim('../escape', '%1'), /is not a delivery id/);
+    assert.throws(() => ledger.claim('../escape', { pane: '%1', text: 'run the tests' }), /is not a delivery id/);
     assert.throws(() => readdirSync(join(dir, 'd')), /ENOENT/);
   });
 });

@@ -525,7 +525,7 @@ async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: st
   }
   const deliveryId = options.deliveryId;
   const ledger = new DeliveryLedger(deliveryLedgerDirectory(io.env));
-  const claim = ledger.claim(deliveryId, target);
+  const claim = ledger.claim(deliveryId, { pane: target, text });
   if (claim.kind !== 'claimed') {
     const known = claim.kind === 'in_flight' ? ((await ledger.settled(deliveryId, { timeoutMs: IN_FLIGHT_WAIT_MS, signal: io.signal })) ?? claim) : claim;
     return knownDeliveryAnswer(known, json, io);
