@@ -336,7 +336,10 @@ describe('drover pane outside tmux, after drover up', () => {
         1,
         `drover: error: not inside a tmux session, so there is no current session: pass --all-sessions for every session on the server drover up started (${socket}), or --session NAME\n`,
       );
-      assertFailure(await sandbox.drover(['pane', 'questions']), 1, /pass --all-sessions for every session on the server drover up started/);
+      assertFailure(await sandbox.drover(['pane', 'questions']), 1, /pass --all-sessions for every session on the server drover up started .*, or --session NAME/);
+      // The hint's other way in is taken too.
+      assert.deepEqual(JSON.parse(ok(await sandbox.drover(['pane', 'questions', '--session', 'drover', '--json']))), { matches: [], skipped: [] });
+      assertFailure(await sandbox.drover(['pane', 'questions', '--session', 'drover', '--all-sessions']), 2, /cannot be used with/);
     } finally {
       await sandbox.drover(['down']);
     }

@@ -570,6 +570,7 @@ async function keys(options: JsonFlag & PaneFlags, io: CliIO, given: string, ...
 // ---- questions --------------------------------------------------------------------------------
 
 interface QuestionsOptions extends JsonFlag {
+  session?: string;
   allSessions?: boolean;
   allHosts?: boolean;
   panes?: string[];
@@ -825,14 +826,15 @@ export function registerPaneCommands(program: Command, context: CommandContext):
   pane
     .command('questions')
     .description('sweep waiting and idle agent panes for questions they are showing')
+    .addOption(new Option('--session <name>', 'only this session (no need to run inside the multiplexer)').conflicts(['allSessions', 'allHosts']))
     .option('--all-sessions', 'every session (no need to run inside the multiplexer)')
-    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts(['allSessions', 'allHosts']))
+    .addOption(new Option('--panes <panes...>', 'these panes (keys, ids, or SESSION:WINDOW[.PANE] targets on tmux), whatever their state; repeatable or comma-separated').conflicts(['session', 'allSessions', 'allHosts']))
     .option('--all-hosts', 'every session here and on every host of `drover host list`, merged; see drover pane map --help')
     .option('--json', JSON_HELP)
     .addHelpText(
       'after',
-      `\nWithout --all-sessions or --panes the sweep covers the session this runs in, so outside the
-multiplexer one of them is needed.
+      `\nWithout --session, --all-sessions or --panes the sweep covers the session this runs in, so
+outside the multiplexer one of them is needed.
 
 Exit codes: 0 for any sweep (matches and skips are data), 1 failure, 2 usage error,
 ${REPLACED_EXIT.replace('the pane key', 'a pane key in --panes')}.`,
