@@ -69,12 +69,15 @@ function badCwd(cwd: string | undefined): string | undefined {
   return cwd === undefined ? undefined : badPath('cwd', cwd);
 }
 
+/** The most lines one grid read may ask for: more is a mistake, and a read that size is already tens of megabytes. */
+export const MAX_GRID_LINES = 1_000_000;
+
 function badGridRequest(request: MuxGridRequest): string | undefined {
   if (request === null || typeof request !== 'object') return 'a grid request is an object';
   if (request.scope !== 'viewport' && request.scope !== 'recent') return `grid scope ${JSON.stringify(request.scope)} is not viewport or recent`;
   if (request.styling !== 'preserve' && request.styling !== 'strip') return `grid styling ${JSON.stringify(request.styling)} is not preserve or strip`;
-  if (request.lines !== undefined && !(Number.isInteger(request.lines) && request.lines > 0 && request.lines <= 1_000_000)) {
-    return `grid lines ${JSON.stringify(request.lines)} is not a whole number from 1 to 1000000`;
+  if (request.lines !== undefined && !(Number.isInteger(request.lines) && request.lines > 0 && request.lines <= MAX_GRID_LINES)) {
+    return `grid lines ${JSON.stringify(request.lines)} is not a whole number from 1 to ${MAX_GRID_LINES}`;
   }
   return undefined;
 }

@@ -2,7 +2,7 @@ import { unwrapOutcome, type MuxPort } from '../mux/index.js';
 import { ArgumentError } from '../process/index.js';
 import { listedPane, onPane } from './facts.js';
 import { PANE_VERB_BUDGET_MS, requireCapabilities } from './pane-actions.js';
-import { foldBody } from './printable.js';
+import { foldBody, hexEscape } from './printable.js';
 import { paneRefJson, type PaneRef } from './target.js';
 
 /** What either window-name verb did to the tab (tmux window) holding a pane. */
@@ -24,9 +24,17 @@ async function rewrite(port: MuxPort, pane: string, rename: (name: string) => st
   });
 }
 
+/** A control character in a prefix, refused as the caller's mistake before the multiplexer is asked: a window name is one printable line. */
+function controlIn(what: string, text: string): ArgumentError | undefined {
+  const control = /\p{Cc}/u.exec(text);
+  return control === null ? undefined : new ArgumentError(`${what} contains a control character (${hexEscape(control[0])} at offset ${control.index}); a window name is one printable line`);
+}
+
 /** Prepends `prefix` to the name of the pane's window (tab) unless it already starts with it. */
 export function ensureWindowPrefix(port: MuxPort, pane: string, prefix: string): Promise<WindowRename> {
   if (prefix === '') return Promise.reject(new ArgumentError('the prefix is empty'));
+  const control = controlIn('the prefix', prefix);
+  if (control !== undefined) return Promise.reject(control);
   return rewrite(port, pane, (name) => (name.startsWith(prefix) ? undefined : prefix + name));
 }
 
@@ -36,6 +44,8 @@ export function ensureWindowPrefix(port: MuxPort, pane: string, prefix: string):
  */
 export function replaceWindowPrefix(port: MuxPort, pane: string, from: string, to: string): Promise<WindowRename> {
   if (from === '') return Promise.reject(new ArgumentError('the prefix to replace is empty'));
+  const control = controlIn('the new prefix', to);
+  if (control !== undefined) return Promise.reject(control);
   return rewrite(port, pane, (name) => (name.startsWith(from) ? to + name.slice(from.length) : undefined));
 }
 

@@ -120,7 +120,10 @@ describe('drover exit codes', () => {
 
   it('exits 2 for the usage errors a command finds in its values, before touching any pane', async () => {
     const cases: [string[], RegExp][] = [
-      [['pane', 'capture', '%0', '-l', '0', '-S', socket], /-l\/--lines takes a whole number of lines, 1 or more \(got "0"\)/],
+      [['pane', 'capture', '%0', '-l', '0', '-S', socket], /-l\/--lines takes a whole number of lines from 1 to 1000000 \(got "0"\)/],
+      [['pane', 'capture', '%0', '-l', '99999999999', '-S', socket], /-l\/--lines takes a whole number of lines from 1 to 1000000 \(got "99999999999"\)/],
+      [['pane', 'window-name', 'ensure-prefix', pane.id, '\t', '-S', socket], /the prefix contains a control character \(\\x09 at offset 0\); a window name is one printable line/],
+      [['pane', 'window-name', 'replace-prefix', pane.id, 'a', 'b\u001b', '-S', socket], /the new prefix contains a control character \(\\x1B at offset 1\)/],
       [['pane', 'open', '--provider', 'nope'], /unknown provider "nope"; available: claude, codex, gemini, opencode, shell/],
       [['pane', 'deliver', pane.id, '--text', '', '-S', socket], /empty/],
       [['pane', 'deliver', pane.id, '--text', 'bell\u0007', '-S', socket], /control character/],

@@ -8,7 +8,7 @@ import {
   renderProcessTree,
   resolveLaunchCommand,
 } from '../../agents/index.js';
-import { invokingPane, LOCAL_HOST, looksLikePaneKey, MUX_NAMES, type MuxPort } from '../../mux/index.js';
+import { invokingPane, LOCAL_HOST, looksLikePaneKey, MAX_GRID_LINES, MUX_NAMES, type MuxPort } from '../../mux/index.js';
 import {
   AgentExitedError,
   NotInTmuxError,
@@ -306,7 +306,9 @@ interface CaptureOptions extends JsonFlag {
 }
 
 function parseLines(value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`-l/--lines takes a whole number of lines, 1 or more (got ${JSON.stringify(value)})`);
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > MAX_GRID_LINES) {
+    throw new UsageError(`-l/--lines takes a whole number of lines from 1 to ${MAX_GRID_LINES} (got ${JSON.stringify(value)})`);
+  }
   return Number(value);
 }
 
@@ -733,7 +735,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .command('capture')
     .description('the last lines of a pane, with its worktree, change, stage and agent state')
     .argument('<pane>', PANE_ARGUMENT)
-    .option('-l, --lines <n>', 'how many lines (1 or more)', '50')
+    .option('-l, --lines <n>', `how many lines (1 to ${MAX_GRID_LINES})`, '50')
     .option('--json', JSON_HELP)
     .addOption(new Option('--raw', 'the captured text only, as the multiplexer printed it').conflicts('json'))
     .addHelpText('after', PANE_VERB_HELP)
