@@ -9,7 +9,7 @@ import { snippet, tailLines } from './tail.js';
  * - busy: a turn is running;
  * - booting: the program is still starting (or drawing something not recognised yet);
  * - parked: something other than the composer holds the input (a dialog, a key entry, a
- *   question): typing there would not be a prompt;
+ *   question, an editor or pager): typing there would not be a prompt;
  * - shell: a plain shell owns the pane, no agent runs;
  * - exited: the pane's program has exited.
  */
@@ -18,7 +18,9 @@ export type Readiness = (typeof READINESS_STATES)[number];
 
 /**
  * Why a pane got its classification. For agents drover knows, the screen decides
- * (`agent_*`). For any other program the probe decides:
+ * (`agent_*`). An editor, pager or full-screen tool in the foreground is `key_driven_foreground`:
+ * it takes typed keys as commands (vim's `D` deletes a line), so no probe is typed. For any
+ * other program the probe decides:
  * - probe_echoed: the probe text appeared; the pane takes typed input.
  * - blank_screen: no echo and nothing drawn yet.
  * - screen_changing: no echo and the screen moved between the two captures (still painting).
@@ -26,6 +28,7 @@ export type Readiness = (typeof READINESS_STATES)[number];
  */
 export type ReadinessReason =
   | 'shell_foreground'
+  | 'key_driven_foreground'
   | 'pane_dead'
   | 'agent_composer'
   | 'agent_busy'
@@ -41,6 +44,22 @@ export type ReadinessReason =
 export interface ReadinessVerdict {
   state: Readiness;
   reason: ReadinessReason;
+}
+
+/**
+ * Programs that read each key as a command, not as text for a line: editors, pagers and
+ * full-screen tools. The probe typed into one would act (vim deletes a line and enters Replace
+ * mode, less opens its Examine prompt), and ctrl+u would not clear it.
+ */
+const KEY_DRIVEN_PROGRAMS: ReadonlySet<string> = new Set([
+  'vi', 'vim', 'nvim', 'view', 'vimdiff', 'gvim', 'nano', 'pico', 'emacs', 'micro', 'hx', 'helix', 'kak', 'joe', 'ne', 'mg',
+  'less', 'more', 'most', 'man', 'pg',
+  'top', 'htop', 'btop', 'atop', 'watch', 'tig', 'lazygit', 'mc', 'ranger', 'nnn', 'lf', 'mutt', 'neomutt', 'tmux',
+]);
+
+/** Whether a foreground command (a name or a path) is a program that takes typed keys as commands. */
+export function isKeyDrivenProgram(command: string): boolean {
+  return KEY_DRIVEN_PROGRAMS.has(command.trim().split('/').pop() ?? '');
 }
 
 /** Typed literally into the pane of an unknown program and never submitted; cleared afterwards. */
@@ -138,6 +157,9 @@ export function untypedReadiness(facts: Pick<PaneFacts, 'dead' | 'foreground'>, 
   if (facts.dead) return { state: 'exited', reason: 'pane_dead', detail: 'the pane’s program has exited' };
   if (reading !== undefined) return { ...readinessOfReading(reading), detail: reading.detail };
   if (isShellCommand(facts.foreground)) return { state: 'shell', reason: 'shell_foreground', detail: `${facts.foreground} owns the pane; no agent runs` };
+  if (isKeyDrivenProgram(facts.foreground)) {
+    return { state: 'parked', reason: 'key_driven_foreground', detail: `${facts.foreground} owns the pane and takes typed keys as commands; nothing was typed` };
+  }
   return undefined;
 }
 
@@ -160,8 +182,9 @@ export async function readAgentReadiness(channel: Pick<ChoreographyChannel, 'rea
 }
 
 /**
- * Classifies a pane. A dead pane is `exited` and a bare shell `shell`, without typing. An
- * agent drover knows is judged by its screen alone. Any other program gets the probe: typed
+ * Classifies a pane. A dead pane is `exited`, a bare shell `shell` and an editor or pager
+ * `parked`, without typing. An agent drover knows is judged by its screen alone. Any other
+ * program gets the probe: typed
  * (never submitted), the screen watched, then cleared; both stability reads are taken before
  * the clear, because a program that repaints on ctrl+u would otherwise look busy. If the probe
  * is still on screen after ctrl+u it is erased key by key, so no text is left behind.

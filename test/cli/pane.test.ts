@@ -420,6 +420,24 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     await screenShows(agent, '> Read prompts/task.md and execute it.');
   });
 
+  it('parks a pager without typing into it, for ready and for deliver', async () => {
+    const text = join(dir, 'paged.txt');
+    writeFileSync(text, Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n'));
+    const { pane } = await live.server.newSession({ command: ['less', text], receipt: true });
+    await screenShows(pane, 'line 0');
+    const before = await screenOf(pane);
+    const [ready, delivered] = [
+      JSON.parse(ok(await sandbox.drover(['pane', 'ready', pane.id, '--json', '-S', socket]))) as { state: string; reason: string },
+      await sandbox.drover(['pane', 'deliver', pane.id, '--text', 'q', '--json', '-S', socket]),
+    ];
+    assert.deepEqual([ready.state, ready.reason], ['parked', 'key_driven_foreground']);
+    assert.equal(delivered.exitCode, 1);
+    assert.deepEqual((JSON.parse(delivered.text()) as { status: string; typed: boolean }).typed, false);
+    // less took nothing as a command: no Examine prompt, no quit, the same page.
+    assert.equal(await screenOf(pane), before);
+    assert.equal((await live.server.snapshot()).pane(pane.id)?.paneCurrentCommand, 'less');
+  });
+
   it('reports a shell as a shell and a dialog as parked, and fails delivery into the dialog with the screen', async () => {
     const [shell, dialog] = await Promise.all([
       live.server.newSession({ command: ['sh'], env: { PS1: 'shell$ ' }, receipt: true }).then(async ({ pane }) => (await screenShows(pane, 'shell$'), pane)),

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isShellCommand } from '../../src/agents/index.js';
-import { CAPTURE_LINES, READY_PROBE, classifyProbe, probeReadiness, readinessOfReading } from '../../src/panes/index.js';
+import { CAPTURE_LINES, READY_PROBE, classifyProbe, isKeyDrivenProgram, probeReadiness, readinessOfReading } from '../../src/panes/index.js';
 import { TRUST_DIALOG } from '../fixtures/fake-agent.js';
 import { FakePane, recordingPacing } from './fake-pane.js';
 import { fixture } from './fixtures.js';
@@ -95,6 +95,18 @@ describe('probeReadiness', () => {
     assert.equal(report.reason, 'shell_foreground');
     assert.equal(report.snippet, '$ \n');
     assert.deepEqual(pane.sends(), []);
+  });
+
+  it('parks an editor, pager or full-screen tool without typing: it would take the probe as commands', async () => {
+    for (const foreground of ['vim', '/usr/bin/less', 'htop']) {
+      const pane = new FakePane();
+      pane.foreground = foreground;
+      const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
+      assert.deepEqual([report.state, report.reason], ['parked', 'key_driven_foreground'], foreground);
+      assert.match(report.detail, /takes typed keys as commands; nothing was typed/);
+      assert.deepEqual(pane.sends(), [], `${foreground} was sent nothing`);
+    }
+    assert.equal(isKeyDrivenProgram('vimx'), false, 'names are whole');
   });
 
   it('reports a dialog as parked with the screen as snippet, both reads before the clear', async () => {

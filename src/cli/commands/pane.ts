@@ -678,7 +678,8 @@ multiplexer failed or did not answer.`;
 
 const READY_HELP = `
 Agents drover knows (claude, codex, gemini, opencode) are read off their screen and nothing is
-typed. Any other program gets a probe word typed (never submitted) and erased again.
+typed. An editor, pager or full-screen tool (vim, less, top, …) is parked, typed nothing. Any
+other program gets a probe word typed (never submitted) and erased again.
 
 Exit codes: 0 for every classification (the state is the answer), 2 pane not found (or usage
 error), 3 the multiplexer failed or did not answer, ${REPLACED_EXIT}.`;
