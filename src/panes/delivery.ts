@@ -22,6 +22,9 @@ export function pointerPrompt(path: string): string {
 /** Why multi-line text is refused where the multiplexer cannot paste. */
 export const MULTI_LINE_NEEDS_PASTE = 'multi-line text needs a bracketed paste, which this multiplexer cannot send (pasteText): a typed line break would be read as Enter';
 
+/** The longest line a terminal in line mode (Linux's N_TTY) keeps: typed keys past it are dropped. */
+export const KEYED_LINE_MAX_BYTES = 4095;
+
 /** Text larger than this is refused before anything is typed: agents need seconds per 100 KB of paste. */
 export const MAX_DELIVERY_CHARS = 1_000_000;
 
@@ -136,9 +139,17 @@ const UNSUBMITTED_REASONS: Readonly<Record<Exclude<KeyedSubmitVerdict, 'submitte
 
 async function deliverByKeys(pane: DrivenPane, text: string, pacing: Pacing, options: DeliveryOptions): Promise<DeliveryReceipt> {
   const { channel, facts } = pane;
+  const program = facts.agent.name ?? facts.foreground;
   if (text.includes('\n')) {
+    throw new ArgumentError(`multi-line text can only be delivered to an agent drover knows (claude, codex, gemini, opencode); ${program} might read a line break as Enter`);
+  }
+  if (text.includes('\t')) {
+    throw new ArgumentError(`a tab can only be delivered to an agent drover knows (pasted there); typed into ${program} it is the Tab key, which a line editor takes for completion`);
+  }
+  const bytes = Buffer.byteLength(text);
+  if (bytes > KEYED_LINE_MAX_BYTES) {
     throw new ArgumentError(
-      `multi-line text can only be delivered to an agent drover knows (claude, codex, gemini, opencode); ${facts.agent.name ?? facts.foreground} might read a line break as Enter`,
+      `the line is ${bytes} bytes; typed into ${program}, a terminal reading whole lines keeps only the first ${KEYED_LINE_MAX_BYTES}, so anything longer goes to an agent drover knows (pasted) or in a file (--prompt-file)`,
     );
   }
   const chars = Array.from(text).length;

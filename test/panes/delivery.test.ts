@@ -89,6 +89,10 @@ describe('deliverText to a program drover has no screen rules for', () => {
     assert.deepEqual(pane.calls, []);
     await assert.rejects(deliverText(pane.driven(), 'two\nlines'), /multi-line text can only be delivered to an agent drover knows/);
     assert.deepEqual(pane.sends(), [], 'a line break could act as Enter in an unknown program');
+    await assert.rejects(deliverText(pane.driven(), 'pr\t(5)'), /a tab can only be delivered to an agent drover knows .* the Tab key, which a line editor takes for completion/);
+    await assert.rejects(deliverText(pane.driven(), 'z'.repeat(4096)), /the line is 4096 bytes; typed into node, a terminal reading whole lines keeps only the first 4095/);
+    await assert.rejects(deliverText(pane.driven(), 'é'.repeat(2048)), /the line is 4096 bytes/, 'bytes, not characters');
+    assert.deepEqual(pane.sends(), [], 'nothing typed for a tab or an overlong line');
   });
 
   it('refuses several lines where the multiplexer cannot paste, before reading or typing anything', async () => {
