@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMuxPort, invokingPane, MuxError, TmuxAdapter, type MuxName, type MuxPort } from '../mux/index.js';
 import { failureCode, type FailureCode } from '../panes/index.js';
 import { HostCallError, UnknownHostError } from '../hosts/index.js';
-import { AbortedError, ArgumentError, DroverError } from '../process/index.js';
+import { AbortedError, ArgumentError, DroverError, TimeoutError } from '../process/index.js';
 import { isPaneId, requireNoCaptureHook, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
 import { HostAnsweredError, NO_HOSTS, type HostAccess } from './hosts.js';
@@ -275,8 +275,11 @@ export class Application {
           }
           return { content: [{ type: 'text', text }], structuredContent: result as Record<string, unknown> } satisfies CallToolResult;
         } catch (error) {
-          if (deadline.aborted && !(error instanceof DroverError)) {
-            return errorResult(new AbortedError(`the request did not finish within ${deadlineMs} ms`, { delivery: 'possibly_sent' }), this.mux, describeUnreachable);
+          // The request's own deadline cut it short (a tmux call it aborted, or anything not drover's):
+          // that is a timeout, not the client's interrupt, and a read-only tool changed nothing.
+          if (deadline.aborted && !extra.signal.aborted && (error instanceof AbortedError || !(error instanceof DroverError))) {
+            const delivery = tool.tier === 'readonly' ? 'not_sent' : 'possibly_sent';
+            return errorResult(new TimeoutError(`the request did not finish within its ${deadlineMs} ms deadline`, deadlineMs, { delivery }), this.mux, describeUnreachable);
           }
           return errorResult(error, this.mux, describeUnreachable);
         }

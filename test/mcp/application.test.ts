@@ -5,6 +5,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { Application, CaptureStore, ToolPolicy, defineTool, toolCatalog, type ToolDefinition } from '../../src/mcp/index.js';
+import { run } from '../../src/process/index.js';
 import { ServerUnreachableError, type Server } from '../../src/tmux/index.js';
 import { startTestServer } from '../support/tmux.js';
 
@@ -34,6 +35,23 @@ const slow = defineTool({
     return { done: true };
   },
 });
+
+/** A tool whose child process (as a tmux call would be) outlives the request's deadline. */
+function childPast(name: string, tier: 'readonly' | 'mutating'): ToolDefinition {
+  return defineTool({
+    name,
+    tier,
+    group: 'observe',
+    title: 'Child past the deadline',
+    description: 'Runs a child that takes longer than the request may.',
+    input: z.object({}),
+    output: z.object({ done: z.boolean() }),
+    async run(context) {
+      await run(['sleep', '5'], { signal: context.signal, timeoutMs: 10_000 });
+      return { done: true };
+    },
+  }) as ToolDefinition;
+}
 
 const liar = defineTool({
   name: 'liar',
@@ -109,6 +127,26 @@ describe('Application', () => {
     const result = (await client.callTool({ name: 'slow', arguments: {} })) as CallToolResult;
     assert.ok(Date.now() - started < 2000);
     assert.deepEqual(result.structuredContent, { done: true });
+  });
+
+  it('reports a call its deadline cut short as timed_out: not sent for a read-only tool, possibly sent for one that changes things', async (t) => {
+    const tools = [childPast('reads_long', 'readonly'), childPast('writes_long', 'mutating')];
+    const cut = new Application({ server, tools, policy: ToolPolicy.resolve({ allow: ['observe'] }, toolCatalog(tools)), requestTimeoutMs: 300 });
+    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+    await cut.mcp.connect(serverSide);
+    const caller = new Client({ name: 't', version: '1' });
+    await caller.connect(clientSide);
+    t.after(async () => {
+      await caller.close();
+      await cut.close();
+    });
+    for (const [name, delivery] of [['reads_long', 'not_sent'], ['writes_long', 'possibly_sent']] as const) {
+      const result = (await caller.callTool({ name, arguments: {} })) as CallToolResult;
+      assert.equal(result.isError, true);
+      const { error } = JSON.parse((result.content as { text: string }[])[0]!.text) as { error: { code: string; delivery: string; message: string } };
+      assert.deepEqual([error.code, error.delivery], ['timed_out', delivery], name);
+      assert.match(error.message, /did not finish within its 300 ms deadline/);
+    }
   });
 
   it('checks results against the output schema', async () => {
