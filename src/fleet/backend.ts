@@ -120,6 +120,8 @@ export class FleetBackend {
   constructor(
     readonly port: MuxPort,
     private readonly clock: Clock = systemClock,
+    /** Where the port's server is reached (its socket path), as placements record it; null when the caller did not say. */
+    readonly endpoint: string | null = null,
   ) {
     requireFleetSupport(port.mux, port.declaration);
     this.name = port.mux;

@@ -105,7 +105,7 @@ export async function createMember(runtime: FleetRuntime, request: MemberRequest
     name: request.name,
     description: request.description,
     codingAgent: agent,
-    placement: { backend: directorPlacement.backend, session: directorPlacement.session, window: directorPlacement.window, server },
+    placement: { backend: directorPlacement.backend, session: directorPlacement.session, window: directorPlacement.window, server, endpoint: backend.endpoint },
   });
   const launch = {
     ...agentOptions,

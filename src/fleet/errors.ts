@@ -12,6 +12,11 @@ export class RegistryNotFoundError extends DroverError {
   }
 }
 
+/** A fleet that does not exist, or was deleted. */
+export function fleetNotFound(fleetId: number): RegistryNotFoundError {
+  return new RegistryNotFoundError('fleet', fleetId, `fleet '${fleetId}' not found.`);
+}
+
 /** The registry refuses a change in its current state (ACK twice, deregister the root director, …). */
 export class RegistryStateError extends DroverError {
   constructor(message: string, context: ErrorContext = {}) {
@@ -93,6 +98,25 @@ export class PlacementStaleError extends DroverError {
     super(
       `member ${memberId}'s pane ${pane} lived on a ${mux} server that is gone (another server now answers at its socket and may have a pane ${pane} of its own); the member is marked stale and drover will not act on ${pane}`,
       { phase: 'placement', delivery: 'not_sent' },
+    );
+    this.memberId = memberId;
+    this.pane = pane;
+  }
+}
+
+/**
+ * A member's pane lives on another multiplexer server than the one this command reached, and
+ * its placement does not say where that server is reached (it was recorded before drover kept
+ * it), so the server reached cannot be told from one that replaced the pane's. Nothing was
+ * typed, read, killed or recorded.
+ */
+export class PlacementElsewhereError extends PlacementError {
+  readonly memberId: number;
+  readonly pane: string;
+  constructor(memberId: number, pane: string, mux: string, placedOn: string, reached: { incarnation: string; endpoint: string | null }) {
+    const at = reached.endpoint === null ? '' : ` at ${reached.endpoint}`;
+    super(
+      `member ${memberId}'s pane ${pane} lives on ${mux} server ${placedOn}, not on the ${mux} server this command reached (${reached.incarnation}${at}), and its placement does not say where that server is; nothing was done to ${pane} and nothing was recorded: run the command from that server's panes, or name its socket (-S/-L)`,
     );
     this.memberId = memberId;
     this.pane = pane;

@@ -94,6 +94,11 @@ export const SQLITE_MIGRATIONS: readonly Migration[] = Object.freeze([
     name: 'placements name the host their pane is on (NULL: this machine)',
     sql: `ALTER TABLE placements ADD COLUMN host TEXT;`,
   },
+  {
+    version: 6,
+    name: 'placements name where their multiplexer server is reached (NULL: recorded before drover kept it)',
+    sql: `ALTER TABLE placements ADD COLUMN endpoint TEXT;`,
+  },
 ]);
 
 /**
@@ -164,5 +169,10 @@ export const POSTGRES_MIGRATIONS: readonly Migration[] = Object.freeze([
     version: 2,
     name: 'placements name the host their pane is on (NULL: this machine)',
     sql: `ALTER TABLE placements ADD COLUMN host TEXT;`,
+  },
+  {
+    version: 3,
+    name: 'placements name where their multiplexer server is reached (NULL: recorded before drover kept it)',
+    sql: `ALTER TABLE placements ADD COLUMN endpoint TEXT;`,
   },
 ]);

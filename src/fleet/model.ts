@@ -43,6 +43,12 @@ export interface Placement {
    */
   server: string | null;
   /**
+   * Where that server is reached (a tmux or herdr socket path): the server a command must ask
+   * about the pane, whichever one the command itself runs in; null for placements recorded
+   * before drover kept it.
+   */
+  endpoint: string | null;
+  /**
    * When drover found that server gone and another one in its place (a tmux server restarted
    * at the same socket reuses pane ids): drover then never acts on the pane id again.
    */
@@ -66,6 +72,8 @@ export interface PlacementInput {
   pane?: string | null;
   /** The multiplexer server the pane is (or will be) made on; see Placement.server. */
   server?: string | null;
+  /** Where that server is reached; see Placement.endpoint. */
+  endpoint?: string | null;
   /** The host the pane is (or will be) on; omitted, null or `local`: this machine. */
   host?: string | null;
 }

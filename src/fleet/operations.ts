@@ -2,10 +2,10 @@ import { createHash } from 'node:crypto';
 import { ArgumentError, DroverError, messageOf } from '../process/index.js';
 import type { ClosedPane, FleetBackend } from './backend.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
-import { PlacementError, PlacementStaleError } from './errors.js';
+import { PlacementElsewhereError, PlacementError, PlacementStaleError } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
 import { CODING_AGENTS, isConcrete, isRemote, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
-import { INVOKING_PANE_VARIABLE, invokingPane, type FleetRuntime } from './runtime.js';
+import { INVOKING_PANE_VARIABLE, invokingPane, serverVerdict, type FleetRuntime } from './runtime.js';
 import { hostPaneTarget, noRemotePanes, remoteRefusal } from './remote.js';
 
 /** Default `--lines` of a capture. */
@@ -31,7 +31,7 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
   const deadline = runtime.clock.now() + TRANSPORT_BUDGET_MS;
   const { backend, incarnation } = await runtime.current(backendName, deadline);
   const location = await backend.locate(pane, deadline);
-  return await runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server: incarnation } });
+  return await runtime.broker.createFleet({ name: request.name, codingAgent: request.agent, directorPlacement: { backend: backendName, ...location, server: incarnation, endpoint: backend.endpoint } });
 }
 
 /** How long a roster waits for each multiplexer's pane list. */
@@ -47,30 +47,36 @@ function checkable(member: Member): member is Member & { placement: ConcretePlac
 
 /**
  * Finds members whose pane is gone, or whose pane's server was replaced by another (stale),
- * from one pane listing per multiplexer the roster names, and returns the members as they
- * now stand: re-read after marking them, or, on a read-only store, with what was found shown
- * but not recorded. Best effort: a multiplexer that cannot be asked leaves its members as
- * stored (an unreachable server is not proof that a pane is gone).
+ * from one pane listing per server the roster names, and returns the members as they now
+ * stand: re-read after marking them, or, on a read-only store, with what was found shown but
+ * not recorded. Best effort: a multiplexer that cannot be asked leaves its members as stored
+ * (an unreachable server is not proof that a pane is gone), and so does a server other than
+ * the member's that cannot be told from a replacement (serverVerdict).
  */
 export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, members: readonly M[], reread: () => Promise<M[]>): Promise<M[]> {
   const found = new Map<number, { pane: string; finding: 'goneAt' | 'staleAt' }>();
-  for (const name of new Set(members.flatMap((m) => (checkable(m) ? [m.placement.backend] : [])))) {
-    let live: Set<string>;
-    let current: Awaited<ReturnType<FleetRuntime['current']>>;
-    try {
+  // One reach and one listing per server: members recorded at the same endpoint share them.
+  const servers = new Map<string, Promise<{ backend: FleetBackend; incarnation: string; live: Set<string> } | undefined>>();
+  for (const member of members) {
+    if (!checkable(member)) continue;
+    const placement = member.placement;
+    const key = `${placement.backend} ${placement.endpoint ?? ''}`;
+    let server = servers.get(key);
+    if (server === undefined) {
       const deadline = runtime.clock.now() + LIVENESS_TIMEOUT_MS;
-      current = await runtime.current(name, deadline);
-      live = await current.backend.livePanes(deadline);
-    } catch {
-      continue;
+      server = runtime.reach(placement, deadline).then(
+        async (current) => ({ ...current, live: await current.backend.livePanes(deadline) }),
+        () => undefined,
+      );
+      servers.set(key, server);
     }
-    for (const member of members) {
-      if (!checkable(member) || member.placement.backend !== name) continue;
-      const { pane, server: placedOn } = member.placement;
-      // Pane ids of a replaced server name other panes: such a pane is stale, never looked up.
-      if (placedOn !== null && !current.backend.port.sameIncarnation(placedOn, current.incarnation)) found.set(member.memberId, { pane, finding: 'staleAt' });
-      else if (!live.has(pane)) found.set(member.memberId, { pane, finding: 'goneAt' });
-    }
+    const current = await server.catch(() => undefined);
+    if (current === undefined) continue;
+    const { pane, server: placedOn } = placement;
+    const verdict = placedOn === null ? 'same' : serverVerdict({ server: placedOn, endpoint: placement.endpoint }, current.backend, current.incarnation);
+    // Pane ids of a replaced server name other panes: such a pane is stale, never looked up.
+    if (verdict === 'replaced') found.set(member.memberId, { pane, finding: 'staleAt' });
+    else if (verdict === 'same' && !current.live.has(pane)) found.set(member.memberId, { pane, finding: 'goneAt' });
   }
   if (found.size === 0) return [...members];
   if (!runtime.broker.store.readOnly) {
@@ -331,7 +337,7 @@ export async function captureFleet(runtime: FleetRuntime, fleetId: number, optio
     const deadline = runtime.clock.now() + CAPTURE_TIMEOUT_MS;
     const backend = await runtime.backendFor(director, deadline).catch((error: unknown) => {
       // A stale Director's pane id names another server's pane: its neighbours are not the fleet's.
-      if (error instanceof PlacementStaleError) return undefined;
+      if (error instanceof PlacementStaleError || error instanceof PlacementElsewhereError) return undefined;
       throw error;
     });
     if (backend !== undefined) {

@@ -1,4 +1,5 @@
-import { MUX_DECLARATIONS, MuxError, openMux, resolveEndpoint, selectMux, zellijIds, type MuxName } from '../mux/index.js';
+import { MUX_DECLARATIONS, MuxError, openMux, resolveEndpoint, selectMux, tmuxEndpointOf, zellijIds, type MuxEndpointSpec, type MuxName } from '../mux/index.js';
+import type { Endpoint } from '../tmux/index.js';
 import { terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { OpenMuxOptions } from '../mux/index.js';
 import { FleetBackend, requireFleetSupport } from './backend.js';
@@ -6,14 +7,39 @@ import type { Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import type { NotifyOptions, PortOpener } from './delivery.js';
 import { PaneLocks } from './lock.js';
-import { PlacementError, PlacementStaleError } from './errors.js';
-import { isRemote, type ConcretePlacement, type PlacementBackend } from './model.js';
+import { PlacementElsewhereError, PlacementError, PlacementStaleError } from './errors.js';
+import { isRemote, type ConcretePlacement, type Placement, type PlacementBackend } from './model.js';
 import type { RemotePanes } from './remote.js';
 import { paneLockDirectory, resolveDatabasePath } from './sqlite-store.js';
 import { openBroker } from './stores.js';
 
 /** How long asking a multiplexer which server it is may take. */
 const SERVER_CHECK_TIMEOUT_MS = 2000;
+
+/**
+ * How a placement's recorded server compares with the run `backend` answers from now:
+ * - `same`: the pane's own server;
+ * - `replaced`: another run answers at the pane's own endpoint (a restart at the same socket);
+ * - `elsewhere`: another server, whose endpoint the placement cannot be matched with (it was
+ *   recorded without one), so nothing can be judged from it.
+ */
+export function serverVerdict(placement: Pick<Placement, 'endpoint'> & { server: string }, backend: FleetBackend, incarnation: string): 'same' | 'replaced' | 'elsewhere' {
+  if (backend.port.sameIncarnation(incarnation, placement.server)) return 'same';
+  return placement.endpoint !== null && placement.endpoint === backend.endpoint ? 'replaced' : 'elsewhere';
+}
+
+/** The endpoint spec of a socket a placement recorded (see FleetBackend.endpoint). */
+function endpointAt(mux: PlacementBackend, socketPath: string): MuxEndpointSpec {
+  switch (mux) {
+    case 'tmux':
+      return { mux, kind: 'socketPath', socketPath };
+    case 'herdr':
+      // As that variable would name it: the placement's socket, whatever this environment says.
+      return { mux, socketPath, source: 'DROVER_MUX_ENDPOINT_HERDR' };
+    case 'zellij':
+      throw new PlacementError('zellij cannot hold a fleet, so no placement names a zellij endpoint');
+  }
+}
 
 /** The variable that names the invoking pane on each multiplexer. */
 export const INVOKING_PANE_VARIABLE: Readonly<Record<MuxName, string>> = Object.freeze({ tmux: 'TMUX_PANE', herdr: 'HERDR_PANE_ID', zellij: 'ZELLIJ_PANE_ID' });
@@ -61,7 +87,8 @@ export class FleetRuntime {
   private readonly localDatabasePath: string;
   private readonly ownsBroker: boolean;
   private readonly options: FleetRuntimeOptions;
-  private readonly backends = new Map<PlacementBackend, Promise<FleetBackend>>();
+  /** By multiplexer (the endpoint this runtime's environment names), or by multiplexer and a placement's own endpoint. */
+  private readonly backends = new Map<string, Promise<FleetBackend>>();
 
   private constructor(options: FleetRuntimeOptions, broker: Broker, ownsBroker: boolean) {
     this.options = options;
@@ -92,8 +119,9 @@ export class FleetRuntime {
     return selectMux({ env: this.env }).mux;
   }
 
-  private injected(name: PlacementBackend): boolean {
-    return this.options.backends?.[name] !== undefined;
+  /** Whether `key` (a multiplexer's name) is a backend the caller injected. */
+  private injected(key: string): boolean {
+    return (this.options.backends as Partial<Record<string, FleetBackend>> | undefined)?.[key] !== undefined;
   }
 
   /**
@@ -101,11 +129,16 @@ export class FleetRuntime {
    * that lacks what a fleet needs is refused, naming what it lacks, before anything is asked of it.
    */
   openBackend(name: PlacementBackend): Promise<FleetBackend> {
-    let opening = this.backends.get(name);
+    return this.opened(name, () => this.openOver(name));
+  }
+
+  /** The backend cached under `key`, opened by `open` on first use (and again after a failed open). */
+  private opened(key: string, open: () => Promise<FleetBackend>): Promise<FleetBackend> {
+    let opening = this.backends.get(key);
     if (!opening) {
-      opening = this.openOver(name);
-      this.backends.set(name, opening);
-      opening.catch(() => this.backends.delete(name));
+      opening = open();
+      this.backends.set(key, opening);
+      opening.catch(() => this.backends.delete(key));
     }
     return opening;
   }
@@ -114,10 +147,15 @@ export class FleetRuntime {
   private async openOver(name: PlacementBackend): Promise<FleetBackend> {
     // Before its endpoint is even resolved: a multiplexer that cannot hold a fleet is asked nothing.
     requireFleetSupport(name, MUX_DECLARATIONS[name]);
+    return this.openAt(resolveEndpoint(name, this.env), name === 'tmux' ? this.options.tmuxEndpoint : undefined);
+  }
+
+  private async openAt(spec: MuxEndpointSpec, tmuxEndpoint: Endpoint | undefined): Promise<FleetBackend> {
+    const tmux = spec.mux === 'tmux' ? (tmuxEndpoint ?? tmuxEndpointOf(spec, this.env)) : undefined;
     // Delivery is many small tmux commands (a read, a line, Enter) under a pane lock: over one
     // control connection each costs a round trip, not a tmux client process.
-    const port = openMux({ endpoint: resolveEndpoint(name, this.env) }, { env: this.env, tmuxEndpoint: name === 'tmux' ? this.options.tmuxEndpoint : undefined, tmuxTransport: 'control' });
-    return new FleetBackend(port, this.clock);
+    const port = openMux({ endpoint: spec }, { env: this.env, tmuxEndpoint: tmux, tmuxTransport: 'control' });
+    return new FleetBackend(port, this.clock, tmux?.socketPath ?? (spec.mux === 'herdr' ? spec.socketPath : null));
   }
 
   /**
@@ -125,17 +163,33 @@ export class FleetRuntime {
    * met another run is void for good, so it is dropped and a port on the run answering now is
    * opened (an injected backend is the caller's, and its failure is theirs to see).
    */
-  async current(name: PlacementBackend, deadline: number): Promise<{ backend: FleetBackend; incarnation: string }> {
-    const backend = await this.openBackend(name);
+  current(name: PlacementBackend, deadline: number): Promise<{ backend: FleetBackend; incarnation: string }> {
+    return this.currentOf(name, () => this.openOver(name), this.injected(name), deadline);
+  }
+
+  private async currentOf(key: string, open: () => Promise<FleetBackend>, injected: boolean, deadline: number): Promise<{ backend: FleetBackend; incarnation: string }> {
+    const backend = await this.opened(key, open);
     try {
       return { backend, incarnation: await backend.serverIncarnation(deadline) };
     } catch (error) {
-      if (!(error instanceof MuxError && error.replaced) || this.injected(name)) throw error;
-      this.backends.delete(name);
+      if (!(error instanceof MuxError && error.replaced) || injected) throw error;
+      this.backends.delete(key);
       await backend.close();
-      const reopened = await this.openBackend(name);
+      const reopened = await this.opened(key, open);
       return { backend: reopened, incarnation: await reopened.serverIncarnation(deadline) };
     }
+  }
+
+  /**
+   * The backend of the server a placement's pane lives on, and the run answering there now:
+   * the server this runtime reaches, or, when the placement records another endpoint, a port
+   * on that one (a command run in another server's pane still reaches the member's own).
+   */
+  async reach(placement: ConcretePlacement, deadline: number): Promise<{ backend: FleetBackend; incarnation: string }> {
+    const reached = await this.openBackend(placement.backend);
+    const endpoint = placement.endpoint;
+    if (endpoint === null || reached.endpoint === null || reached.endpoint === endpoint || this.injected(placement.backend)) return this.current(placement.backend, deadline);
+    return this.currentOf(`${placement.backend} ${endpoint}`, () => this.openAt(endpointAt(placement.backend, endpoint), undefined), false, deadline);
   }
 
   /**
@@ -143,15 +197,18 @@ export class FleetRuntime {
    * placed on, asked by `deadline` (at most SERVER_CHECK_TIMEOUT_MS from now). A placement whose
    * server was replaced (a tmux server restarted at the same socket reuses pane ids for
    * unrelated panes) is refused with PlacementStaleError before anything reaches a pane, and
-   * the member is marked stale.
+   * the member is marked stale. One whose server is another than the one reached, and which does
+   * not say where its own is, is refused with PlacementElsewhereError, and nothing is recorded.
    */
   async backendFor(placement: ConcretePlacement, deadline: number = this.clock.now() + SERVER_CHECK_TIMEOUT_MS): Promise<FleetBackend> {
     // A pane id of another host names nothing here: this machine's multiplexer is never asked about it.
     if (isRemote(placement)) throw new PlacementError(`member ${placement.memberId}'s pane ${placement.pane} is on host ${placement.host}, not this machine`);
     if (placement.staleAt !== null) throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
     if (placement.server === null) return this.openBackend(placement.backend);
-    const { backend, incarnation } = await this.current(placement.backend, Math.min(deadline, this.clock.now() + SERVER_CHECK_TIMEOUT_MS));
-    if (backend.port.sameIncarnation(incarnation, placement.server)) return backend;
+    const { backend, incarnation } = await this.reach(placement, Math.min(deadline, this.clock.now() + SERVER_CHECK_TIMEOUT_MS));
+    const verdict = serverVerdict({ server: placement.server, endpoint: placement.endpoint }, backend, incarnation);
+    if (verdict === 'same') return backend;
+    if (verdict === 'elsewhere') throw new PlacementElsewhereError(placement.memberId, placement.pane, placement.backend, placement.server, { incarnation, endpoint: backend.endpoint });
     if (!this.broker.store.readOnly) await this.broker.markServerReplaced(placement.memberId, placement.pane);
     throw new PlacementStaleError(placement.memberId, placement.pane, placement.backend);
   }

@@ -17,7 +17,7 @@ import type {
 } from './broker.js';
 import { sameActivePlacements } from './broker.js';
 import { formatTimestamp, wallMicros } from './clock.js';
-import { RegistryNotFoundError, RegistryStateError } from './errors.js';
+import { fleetNotFound, RegistryNotFoundError, RegistryStateError } from './errors.js';
 import {
   CODING_AGENTS,
   DIRECTOR_DESCRIPTION,
@@ -65,6 +65,7 @@ interface MemberRow {
   p_gone_at: string | null;
   p_server: string | null;
   p_stale_at: string | null;
+  p_endpoint: string | null;
   p_host: string | null;
 }
 
@@ -88,7 +89,7 @@ interface MessageRow {
 const MEMBER_COLUMNS = `m.member_id, m.fleet_id, m.name, m.description, m.status, m.coding_agent, m.registered_at, m.deregistered_at,
   (f.director_member_id = m.member_id) AS is_director,
   p.backend AS p_backend, p.session AS p_session, p.window AS p_window, p.pane AS p_pane, p.created_at AS p_created_at, p.gone_at AS p_gone_at,
-  p.server AS p_server, p.stale_at AS p_stale_at, p.host AS p_host`;
+  p.server AS p_server, p.endpoint AS p_endpoint, p.stale_at AS p_stale_at, p.host AS p_host`;
 
 const MEMBER_SELECT = `
   SELECT ${MEMBER_COLUMNS}
@@ -126,6 +127,7 @@ function toMember(row: MemberRow): Member {
           createdAt: row.p_created_at!,
           goneAt: row.p_gone_at,
           server: row.p_server,
+          endpoint: row.p_endpoint,
           staleAt: row.p_stale_at,
           host: row.p_host,
         };
@@ -675,13 +677,14 @@ export class SqlBroker implements Broker {
   }
 
   private async insertPlacement(tx: SqlTransaction, memberId: number, placement: PlacementInput, now: string): Promise<void> {
-    await tx.run('INSERT INTO placements (member_id, backend, session, "window", pane, server, host, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)', [
+    await tx.run('INSERT INTO placements (member_id, backend, session, "window", pane, server, endpoint, host, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)', [
       memberId,
       placement.backend,
       placement.session,
       placement.window,
       placement.pane ?? null,
       placement.server ?? null,
+      placement.endpoint ?? null,
       placementHost(placement.host),
       now,
     ]);
@@ -701,10 +704,6 @@ export class SqlBroker implements Broker {
     const row = await tx.get<{ message_id: number }>(MESSAGE_INSERT, [owner, from, to, type, this.timestamp(), state, origin, text, key]);
     return row!.message_id;
   }
-}
-
-function fleetNotFound(fleetId: number): RegistryNotFoundError {
-  return new RegistryNotFoundError('fleet', fleetId, `fleet '${fleetId}' not found.`);
 }
 
 function memberNotFound(memberId: number): RegistryNotFoundError {

@@ -60,7 +60,7 @@ export function brokerContract(store: ContractStore): void {
         assert.deepEqual([director.name, director.kind, director.status, director.codingAgent], ['Director', 'director', 'active', 'claude']);
         assert.deepEqual(
           { ...director.placement, createdAt: undefined },
-          { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null, server: null, staleAt: null, host: null },
+          { memberId: director.memberId, backend: 'tmux', session: '$1', window: '@2', pane: '%3', createdAt: undefined, goneAt: null, server: null, endpoint: null, staleAt: null, host: null },
         );
       });
 

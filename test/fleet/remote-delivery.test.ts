@@ -221,7 +221,7 @@ describe('creating a member on another host', () => {
     const created = await createMember(s.runtime, { fleetId: s.fleet.fleetId, name: 'gpu-worker', agent: 'shell', cwd: '/', host: 'box', beside: '%0', hostCwd: '/srv' });
     assert.equal(created.pane, '%41');
     const { memberId: _memberId, createdAt: _createdAt, ...placement } = created.member.placement!;
-    assert.deepEqual(placement, { host: 'box', backend: 'tmux', session: '$4', window: '@4', pane: '%41', server: 'remote-run', goneAt: null, staleAt: null });
+    assert.deepEqual(placement, { host: 'box', backend: 'tmux', session: '$4', window: '@4', pane: '%41', server: 'remote-run', endpoint: null, goneAt: null, staleAt: null });
     assert.deepEqual([s.host.spawns[0]!.beside, s.host.spawns[0]!.cwd, s.host.spawns[0]!.command], ['%0', '/srv', ['/bin/sh']]);
     assert.equal(s.host.spawns[0]!.env.DROVER_DB, undefined, "this machine's SQLite path means nothing there");
     assert.equal(s.host.spawns[0]!.env.DROVER_BROKER, undefined);

@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { Endpoint } from '../../src/tmux/index.js';
 import {
   FleetRuntime,
+  PlacementElsewhereError,
   PlacementStaleError,
   captureMember,
   checkMemberPanes,
@@ -88,5 +89,44 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
 
     assert.deepEqual((await tmux.tmuxCommand('list-panes', '-a', '-F', '#{pane_id}')).trim().split('\n').sort(), ['%0', '%1']);
     for (const pane of ['%0', '%1']) assert.doesNotMatch(await tmux.history(pane), /stranger|drover msg|\^\[/, `${pane} was sent nothing`);
+  });
+});
+
+describe('a fleet reached from another tmux server', () => {
+  it('judges nothing from a placement recorded without its socket: refuses, naming both servers, records nothing, and its own server still delivers', async (t) => {
+    const fixture = openFixture(t);
+    const home = new RestartableServer();
+    const other = new RestartableServer();
+    t.after(() => Promise.all([home.dispose(), other.dispose()]));
+    await home.start(['cat', '-v']);
+    await other.start(['cat', '-v']);
+    await other.tmuxCommand('split-window', '-t', '%0', 'cat', '-v');
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: echoProgram(fixture.dir), TMUX_PANE: '%0' };
+
+    const atHome = await FleetRuntime.open({ broker: fixture.broker, env, tmuxEndpoint: Endpoint.fromSocketPath(home.socketPath) });
+    t.after(() => atHome.close());
+    const { fleet, director } = await createFleetHere(atHome, { name: 'team', agent: 'shell' });
+    const alice = await createMember(atHome, { fleetId: fleet.fleetId, name: 'alice', cwd: fixture.dir });
+    const aliceId = alice.member.memberId;
+    const recorded = alice.member.placement!;
+    assert.equal(recorded.endpoint, home.socketPath, 'a new placement names the socket of its server');
+    // A placement as drover recorded it before it kept the socket.
+    await fixture.broker.setPlacement(aliceId, { backend: 'tmux', session: recorded.session, window: recorded.window, pane: recorded.pane, server: recorded.server });
+
+    const elsewhere = await FleetRuntime.open({ broker: fixture.broker, env, tmuxEndpoint: Endpoint.fromSocketPath(other.socketPath) });
+    t.after(() => elsewhere.close());
+    const sent = await sendAndNotify({ ...elsewhere.notify, from: director.memberId, to: aliceId, text: 'echo typed-into-a-stranger' });
+    assert.equal(sent.notificationSent, false);
+    assert.match(sent.diagnostic?.diagnostic ?? '', new RegExp(`lives on tmux server ${recorded.server}, not on the tmux server this command reached \\(\\d+-\\d+ at ${other.socketPath}\\)`));
+    assert.match(sent.diagnostic?.diagnostic ?? '', /nothing was recorded/);
+    await assert.rejects(captureMember(elsewhere, aliceId), PlacementElsewhereError);
+    await assert.rejects(deleteMember(elsewhere, aliceId), PlacementElsewhereError);
+    const [listed] = await checkMemberPanes(elsewhere, [await elsewhere.broker.getMember(aliceId)], async () => [await elsewhere.broker.getMember(aliceId)]);
+    assert.deepEqual([listed?.status, listed?.placement?.staleAt, listed?.placement?.goneAt], ['active', null, null], 'neither stale nor gone: the other server was not judged');
+    for (const pane of ['%0', '%1']) assert.doesNotMatch(await other.history(pane), /stranger|drover msg|\^\[/, `the other server's ${pane} was sent nothing`);
+
+    const later = await sendAndNotify({ ...atHome.notify, from: director.memberId, to: aliceId, text: 'echo at-home' });
+    assert.equal(later.notificationSent, true, 'its own server still reaches the member');
+    assert.notEqual((await atHome.broker.showMessage(sent.message.messageId)).notifiedAt, null, 'the message that waited went in too');
   });
 });
