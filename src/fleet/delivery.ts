@@ -359,7 +359,9 @@ export async function sendAndNotify(options: NotifyOptions & SendInput): Promise
   try {
     const { fleetId } = await options.broker.getMember(message.ownerMemberId);
     const attempt = await deliverPending({ ...options, recipientId: message.ownerMemberId, fleetId });
-    return { ...result, notificationSent: attempt.notified.includes(message.messageId), diagnostic: attempt.diagnostic };
+    const notificationSent = attempt.notified.includes(message.messageId);
+    // As stored after the delivery that stamped it, not as it was before.
+    return { ...result, message: notificationSent ? await options.broker.showMessage(message.messageId) : message, notificationSent, diagnostic: attempt.diagnostic };
   } catch (cause) {
     return { ...result, failure: persistedFailure(message, cause) };
   }
@@ -389,5 +391,7 @@ export async function broadcastAndNotify(options: NotifyOptions & BroadcastInput
       return { ...result, delivered, diagnostics, failure: persistedFailure(delivery, cause) };
     }
   }
-  return { ...result, delivered, diagnostics, failure: null };
+  // The deliveries as stored after the deliveries that stamped them, not as they were before.
+  const deliveries = delivered === 0 ? result.deliveries : await Promise.all(result.deliveries.map((delivery) => options.broker.showMessage(delivery.messageId)));
+  return { ...result, deliveries, delivered, diagnostics, failure: null };
 }

@@ -1,7 +1,7 @@
 import { sameActivePlacements, type ActivePlacement, type Broker } from './broker.js';
 import { systemClock, type Clock } from './clock.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
-import { PaneInputBusyError, RegistryStateError } from './errors.js';
+import { fleetNotFound, PaneInputBusyError, RegistryStateError } from './errors.js';
 import { holdingKeys, placementLockKey, type PaneLocks } from './lock.js';
 import { isConcrete, samePlacement, type ConcretePlacement, type Placement } from './model.js';
 import { messageOf, terminationSpans, type TerminationSpans } from '../process/index.js';
@@ -52,7 +52,8 @@ export async function deleteFleetLocked(options: LifecycleOptions & { fleetId: n
   const clock = options.clock ?? systemClock;
   const spans = options.spans ?? terminationSpans;
   const deadline = clock.now() + TRANSPORT_BUDGET_MS;
-  await broker.getFleet(fleetId);
+  // A deleted fleet is gone, as a deregistered member is: deleting it again finds nothing.
+  if ((await broker.getFleet(fleetId)).deletedAt !== null) throw fleetNotFound(fleetId);
   for (let round = 0; ; round += 1) {
     const placements = await broker.activePlacements(fleetId);
     const memberByKey = new Map<string, number>();

@@ -211,6 +211,76 @@ describe('drover fleet / member / message on tmux', () => {
   });
 });
 
+describe('drover fleet commands run from a shell in another tmux server', () => {
+  const sandbox = cliSandbox();
+  let home: Server;
+  let other: Server;
+  let atHome: NodeJS.ProcessEnv;
+  let elsewhere: NodeJS.ProcessEnv;
+  const drover = (args: readonly string[], env: NodeJS.ProcessEnv) => sandbox.drover(args, { env });
+
+  before(async () => {
+    [home, other] = await Promise.all([startTestServer(), startTestServer()]);
+    const director = (await (await home.newSession({ name: 'fleet', width: 200, height: 50, cwd: sandbox.dir })).listPanes())[0]!.id;
+    const shell = (await (await other.newSession({ name: 'elsewhere', width: 200, height: 50, cwd: sandbox.dir })).listPanes())[0]!.id;
+    const base = { ...NO_MUX, SHELL: echoProgram(sandbox.dir) };
+    atHome = { ...base, TMUX: `${home.endpoint.socketPath},${(await home.incarnation()).pid},0`, TMUX_PANE: director };
+    elsewhere = { ...base, TMUX: `${other.endpoint.socketPath},${(await other.incarnation()).pid},0`, TMUX_PANE: shell };
+  });
+  after(() => Promise.all([home.close(), other.close()]));
+
+  it("reach the members' own server: nothing is marked stale, messages go in, and member delete closes the pane there", async () => {
+    const made = json<{ fleet: { fleet_id: number; director_member_id: number } }>(await drover(['fleet', 'create', 'team', '--agent', 'shell', '--json'], atHome)).fleet;
+    const fleet = String(made.fleet_id);
+    const created = json<{ member: { member_id: number; placement: { pane_id: string } } }>(await drover(['member', 'create', '--fleet', fleet, '--name', 'alice', '--json'], atHome)).member;
+    const alice = String(created.member_id);
+
+    const sent = await drover(['message', 'send', '--from', String(made.director_member_id), '--to', alice, 'from another server', '--json'], elsewhere);
+    assert.equal(json<{ notification_sent: boolean }>(sent).notification_sent, true, sent.stderrText());
+    assert.doesNotMatch(sent.stderrText(), /stale|gone/);
+    const roster = json<{ member_id: number; placement: { stale_at: string | null; gone_at: string | null } }[]>(await drover(['member', 'list', '--fleet', fleet, '--json'], elsewhere));
+    assert.deepEqual(
+      roster.map((member) => [member.placement.stale_at, member.placement.gone_at]),
+      [
+        [null, null],
+        [null, null],
+      ],
+    );
+
+    ok(await drover(['member', 'delete', alice], elsewhere));
+    assert.ok(!(await home.listPanes()).some((pane) => pane.id === created.placement.pane_id), "the member's pane on its own server was closed");
+    ok(await drover(['fleet', 'delete', fleet], elsewhere));
+  });
+
+  it('message send --json reports the rows as delivery left them, and deleting a deleted fleet finds nothing, as for a member', async () => {
+    const made = json<{ fleet: { fleet_id: number; director_member_id: number } }>(await drover(['fleet', 'create', 'again', '--agent', 'shell', '--json'], atHome)).fleet;
+    const fleet = String(made.fleet_id);
+    const from = String(made.director_member_id);
+    const alice = String(json<{ member: { member_id: number } }>(await drover(['member', 'create', '--fleet', fleet, '--name', 'alice', '--json'], atHome)).member.member_id);
+
+    const sent = json<{ message: MessageJson; notification_sent: boolean }>(await drover(['message', 'send', '--from', from, '--to', alice, 'hello', '--json'], atHome));
+    assert.equal(sent.notification_sent, true);
+    assert.match(sent.message.notified_at ?? '', /^\d{4}-/, 'a message sent into the pane says when');
+    const broadcast = json<{ deliveries: MessageJson[]; delivered: number }>(await drover(['message', 'send', '--from', from, '--broadcast', 'all hands', '--json'], atHome));
+    assert.equal(broadcast.delivered, 1);
+    assert.deepEqual(
+      broadcast.deliveries.map((delivery) => typeof delivery.notified_at),
+      ['string'],
+    );
+
+    ok(await drover(['fleet', 'delete', fleet], atHome));
+    failed(await drover(['fleet', 'delete', fleet], atHome), 1, new RegExp(`fleet '${fleet}' not found`));
+    failed(await drover(['member', 'delete', alice], atHome), 1, new RegExp(`Member ${alice} not found`));
+    const errorOf = (result: RunResult) => {
+      assert.equal(result.exitCode, 1, result.text());
+      return (JSON.parse(result.text()) as { error: { code: string; message: string; phase: string } }).error;
+    };
+    const [fleetGone, memberGone] = [errorOf(await drover(['fleet', 'delete', fleet, '--json'], atHome)), errorOf(await drover(['member', 'delete', alice, '--json'], atHome))];
+    assert.match(fleetGone.message, new RegExp(`fleet '${fleet}' not found`));
+    assert.deepEqual([fleetGone.code, fleetGone.phase], [memberGone.code, memberGone.phase], 'the same failure as a member that is gone');
+  });
+});
+
 describe('interrupting the CLI while it types into a member pane', () => {
   const sandbox = cliSandbox();
   let server: Server;
