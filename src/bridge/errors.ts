@@ -1,4 +1,4 @@
-import { MuxError, type MuxRefusal } from '../mux/index.js';
+import { MuxError, refusalDelivery, type MuxRefusal } from '../mux/index.js';
 import { DroverError, type Delivery } from '../process/index.js';
 import type { ApiErrorCode } from './protocol.js';
 
@@ -67,7 +67,7 @@ export function replacedError(detail: string): BridgeError {
 export function refusalError(refusal: MuxRefusal): BridgeError {
   if (refusal.replaced === true) return replacedError(refusal.detail);
   const details = refusal.capability === undefined ? {} : { capability: refusal.capability };
-  return new BridgeError(refusal.reason, refusal.detail, { details, delivery: refusal.reason === 'unreachable' ? 'possibly_sent' : 'not_sent' });
+  return new BridgeError(refusal.reason, refusal.detail, { details, delivery: refusalDelivery(refusal) });
 }
 
 /** A MuxError (a snapshot that failed, a pane channel's refusal) as the API answers it; undefined for anything else. */

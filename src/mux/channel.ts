@@ -9,7 +9,7 @@
 import { performance } from 'node:perf_hooks';
 import { AbortedError, TimeoutError } from '../process/index.js';
 import { MuxError } from './errors.js';
-import type { MuxCreatedPane, MuxGrid, MuxGridRequest, MuxOutcome, MuxPaneProcess, MuxPort, MuxScreen, MuxSplitRequest } from './types.js';
+import { refusalDelivery, type MuxCreatedPane, type MuxGrid, type MuxGridRequest, type MuxOutcome, type MuxPaneProcess, type MuxPort, type MuxScreen, type MuxSplitRequest } from './types.js';
 
 /** A call's own budget when the operation sets none. */
 export const DEFAULT_CALL_MS = 5000;
@@ -43,8 +43,7 @@ export function unwrapOutcome<T>(port: MuxPort, outcome: MuxOutcome<T>): T {
   throw new MuxError(port.mux, outcome.detail, {
     reason: outcome.reason,
     replaced: outcome.replaced === true,
-    // Only a refusal that never reached the multiplexer proves nothing was sent.
-    delivery: outcome.reason === 'unreachable' ? 'possibly_sent' : 'not_sent',
+    delivery: refusalDelivery(outcome),
   });
 }
 

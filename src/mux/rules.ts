@@ -94,10 +94,11 @@ export function focusedPane(snapshot: MuxSnapshot): MuxPane | undefined {
  * Transport death: a failure of the transport itself (a dropped socket, a closed stream, a
  * process that ran out of budget, a multiplexer that is not running) answers `unreachable`,
  * never `refused`; `refused` means the multiplexer understood and said no. A MuxError carries
- * its own classification; any other drover failure below the adapter is the transport's.
+ * its own classification; any other drover failure below the adapter is the transport's. The
+ * failure's delivery goes with it: a transport that never reached the multiplexer sent nothing.
  */
 export function refusalFromError(error: unknown): MuxRefusal {
-  if (error instanceof MuxError) return error.replaced ? replacedRefusal(error.message) : refusal(error.reason, error.message);
-  if (error instanceof DroverError) return refusal('unreachable', error.message);
+  if (error instanceof MuxError) return error.replaced ? replacedRefusal(error.message) : { ...refusal(error.reason, error.message), delivery: error.delivery };
+  if (error instanceof DroverError) return { ...refusal('unreachable', error.message), delivery: error.delivery };
   throw error;
 }

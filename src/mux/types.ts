@@ -10,6 +10,7 @@
  * other verb is gated by a declared capability and answers a MuxOutcome; an undeclared verb
  * answers `unsupported` without touching the transport (port.ts enforces this for every adapter).
  */
+import type { Delivery } from '../process/index.js';
 import type { MuxCapability, MuxDeclaration } from './capabilities.js';
 import type { MuxKey } from './keys.js';
 import type { StyledRow } from './sgr.js';
@@ -140,6 +141,16 @@ export interface MuxRefusal {
    * at the same address: the port's ids name panes that no longer exist, and it never re-binds.
    */
   readonly replaced?: true;
+  /**
+   * Set when the failure behind the refusal knew what reached the multiplexer (`not_sent`: a
+   * tmux server that was not running). Without it, an `unreachable` refusal may have sent.
+   */
+  readonly delivery?: Delivery;
+}
+
+/** What a refusal says reached the multiplexer: its failure's word, else only unreachable may have sent. */
+export function refusalDelivery(refusal: MuxRefusal): Delivery {
+  return refusal.delivery ?? (refusal.reason === 'unreachable' ? 'possibly_sent' : 'not_sent');
 }
 
 export type MuxOutcome<T> = { readonly ok: true; readonly value: T } | MuxRefusal;

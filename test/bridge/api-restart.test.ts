@@ -89,6 +89,31 @@ describe('drover web across a real tmux restart', () => {
   });
 });
 
+describe('drover web over a tmux server that is not running', () => {
+  it('answers a reply and keys to a killed server as unreachable with nothing sent, as the snapshot does', async (t) => {
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['cat']);
+    const world = await startWebWorld(t, { openMux: tmuxOpener(tmux.socketPath, 300) });
+    const [pane] = (await snapshot(world)).panes;
+    await tmux.stop();
+    const down = await eventually('the snapshot to answer unreachable', async () => {
+      const answer = await world.call('/api/snapshot');
+      return answer.status === 503 ? answer : undefined;
+    });
+    assert.equal(down.json.error?.code, 'unreachable');
+    for (const [verb, body] of [
+      ['reply', { text: 'into-no-server' }],
+      ['keys', { keys: ['x', 'Enter'] }],
+    ] as const) {
+      const refused = await world.post(path(pane!.pane_key, verb), body);
+      assert.equal(refused.status, 503, `${verb}: ${refused.text}`);
+      assert.equal(refused.json.error?.code, 'unreachable');
+      assert.equal(refused.json.error?.delivery, 'not_sent', `${verb}: no server was there to type into`);
+    }
+  });
+});
+
 /** As drover web opens its ports off tmux: a new one onto whichever run answers now. */
 function opener(openPort: () => MuxPort): MuxOpener {
   return async () => {

@@ -11,9 +11,12 @@ import {
   HerdrError,
   isValidMuxId,
   LabelMemory,
+  MuxError,
   looksLikePaneKey,
   PaneIdLedger,
   parsePaneKey,
+  refusal,
+  refusalDelivery,
   refusalFromError,
   requestedCwd,
   tmuxIds,
@@ -160,6 +163,14 @@ describe('contract-owned rules', () => {
     assert.equal(refusalFromError(new HerdrError('gone', { reason: 'gone' })).reason, 'gone');
     assert.equal(refusalFromError(new HerdrError('socket closed')).reason, 'unreachable');
     assert.throws(() => refusalFromError(new TypeError('a bug')), TypeError);
+  });
+
+  it('keeps what the failure knows reached the multiplexer: a server that was not running was sent nothing', () => {
+    const notRunning = refusalFromError(new MuxError('tmux', 'no server running on /tmp/x', { reason: 'unreachable', delivery: 'not_sent' }));
+    assert.deepEqual([notRunning.reason, refusalDelivery(notRunning)], ['unreachable', 'not_sent']);
+    assert.equal(refusalDelivery(refusalFromError(new TimeoutError('no answer', 100))), 'possibly_sent');
+    assert.equal(refusalDelivery(refusal('unreachable', 'a refusal that says nothing of it')), 'possibly_sent');
+    assert.equal(refusalDelivery(refusal('gone', 'no such pane')), 'not_sent');
   });
 });
 

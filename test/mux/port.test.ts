@@ -135,8 +135,8 @@ describe('the gate every adapter sits behind', () => {
         },
       }).adapter,
     );
-    assert.deepEqual(await port.typeText('p1', 'x'), { ok: false, reason: 'unreachable', detail: 'tmux did not finish' });
-    assert.deepEqual(await port.sendKeys('p1', ['a']), { ok: false, reason: 'gone', detail: "can't find pane: %1" });
+    assert.deepEqual(await port.typeText('p1', 'x'), { ok: false, reason: 'unreachable', detail: 'tmux did not finish', delivery: 'possibly_sent' });
+    assert.deepEqual(await port.sendKeys('p1', ['a']), { ok: false, reason: 'gone', detail: "can't find pane: %1", delivery: 'not_sent' });
   });
 
   it('stops watch callbacks at close and fires onDown once', async () => {
