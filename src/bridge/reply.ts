@@ -55,7 +55,8 @@ export async function replyToPane(
     return {
       ...pane,
       status: 'not_verifiable',
-      reason: `not verifiable: drover has no screen rules for ${target.agent ?? 'the program in this pane'}, so the text was typed and Enter pressed without a check`,
+      // The status already says not_verifiable; the reason says why.
+      reason: `drover has no screen rules for ${target.agent ?? 'the program in this pane'}, so the text was typed and Enter pressed without a check`,
       evidence: null,
       agent: target.agent,
       chars,
