@@ -105,6 +105,7 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
     const context = await browser.newContext(PHONE);
     try {
       const page = await pairedPage(context, bridge);
+      await shows(page.getByRole('navigation', { name: 'Sections' }).getByRole('link').first(), 'Home (1 needs you)');
       const needsYou = page.getByRole('region', { name: /Needs you/ });
       await needsYou.waitFor();
       const first = needsYou.getByRole('link').first();
@@ -148,6 +149,7 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
       await page.getByRole('textbox', { name: 'Reply text' }).fill('reply from the phone');
       await page.getByRole('button', { name: 'Send', exact: true }).click();
       await shows(page.getByRole('status').filter({ hasText: /not verifiable/ }), 'the text was typed and Enter pressed');
+      assert.match(await textOf(page.locator('#receipt')), /^not verifiable: drover has no screen rules for /, 'the receipt says its status once');
       await shows(mirror, 'reply from the phone');
       assert.equal(await page.getByRole('textbox', { name: 'Reply text' }).inputValue(), '');
 
@@ -226,6 +228,23 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
       new DeviceRegistry(world.stateDirectory).revoke(device.deviceId);
       await fleet.server.command(['rename-window', '-t', log.id, 'renamed-log']);
       await page.getByRole('heading', { name: 'Pair this browser' }).waitFor();
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('shows a not-found view with a link home for an address that names nothing, even a broken one', async () => {
+    const context = await browser.newContext(DESKTOP);
+    try {
+      const page = await pairedPage(context, bridge);
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(`${bridge.url}#/pane/%E0%A4%A`);
+      await page.getByRole('heading', { name: 'Not found' }).waitFor();
+      await shows(page.getByRole('main'), 'There is no page at #/pane/%E0%A4%A');
+      assert.deepEqual(errors, [], 'nothing thrown uncaught');
+      await page.getByRole('link', { name: 'Back to the home page' }).click();
+      await page.getByRole('heading', { name: 'Agents' }).waitFor();
     } finally {
       await context.close();
     }

@@ -29,7 +29,7 @@ import { button, h, replaceChildren } from './dom.js';
 import { renderMirror } from './mirror.js';
 
 /** A pane is shown by its key, so a view opened before a restart never shows the new server's pane of the same id. */
-type Route = { view: 'home' } | { view: 'spaces' } | { view: 'pane'; paneKey: string } | { view: 'fleet' };
+type Route = { view: 'home' } | { view: 'spaces' } | { view: 'pane'; paneKey: string } | { view: 'fleet' } | { view: 'not_found'; address: string };
 
 const GROUP_TITLES: Readonly<Record<TriageGroup, string>> = { needs_you: 'Needs you', finished: 'Finished', working: 'Working', idle: 'Idle' };
 const STATE_WORDS: Readonly<Record<PaneView['state'], string>> = { blocked: 'needs you', done: 'done', working: 'working', idle: 'idle', unknown: 'no agent state' };
@@ -69,7 +69,15 @@ const view = h('main', { class: 'view', id: 'view' });
 function route(): Route {
   const hash = location.hash.replace(/^#/, '');
   const pane = /^\/pane\/(.+)$/.exec(hash);
-  if (pane !== null) return { view: 'pane', paneKey: decodeURIComponent(pane[1]!) };
+  if (pane !== null) {
+    try {
+      return { view: 'pane', paneKey: decodeURIComponent(pane[1]!) };
+    } catch (error) {
+      // A cut or hand-edited address (a broken percent-escape) names no pane.
+      if (error instanceof URIError) return { view: 'not_found', address: hash };
+      throw error;
+    }
+  }
   if (hash === '/spaces') return { view: 'spaces' };
   if (hash === '/fleet') return { view: 'fleet' };
   return { view: 'home' };
@@ -125,7 +133,7 @@ function renderNav(): void {
   const link = (href: string, label: string, here: boolean): HTMLAnchorElement => h('a', { href, 'aria-current': here ? 'page' : undefined }, label);
   replaceChildren(
     nav,
-    link('#/', counts === undefined || counts.needs_you === 0 ? 'Home' : `Home (${counts.needs_you} need you)`, current === 'home'),
+    link('#/', counts === undefined || counts.needs_you === 0 ? 'Home' : `Home (${counts.needs_you} ${counts.needs_you === 1 ? 'needs' : 'need'} you)`, current === 'home'),
     link('#/spaces', showsSpaces(state.config) ? 'Spaces' : 'Tabs', current === 'spaces'),
     link('#/fleet', 'Fleet', current === 'fleet'),
   );
@@ -764,6 +772,15 @@ function renderFleet(): void {
   );
 }
 
+function renderNotFound(address: string): void {
+  replaceChildren(
+    view,
+    h('h1', {}, 'Not found'),
+    h('p', {}, 'There is no page at ', h('code', {}, `#${address}`), '.'),
+    h('p', {}, h('a', { href: '#/' }, 'Back to the home page')),
+  );
+}
+
 /** How often the rows' ages are redrawn. */
 const AGE_REFRESH_MS = 30_000;
 
@@ -776,6 +793,7 @@ function show(): void {
   if (current.view === 'home') renderHome();
   else if (current.view === 'spaces') renderSpaces();
   else if (current.view === 'pane') renderPane(current.paneKey);
+  else if (current.view === 'not_found') renderNotFound(current.address);
   else {
     renderFleet();
     void loadFleet();
