@@ -296,6 +296,47 @@ describe('drover web in a real browser, across a tmux restart', { skip: browserM
   });
 });
 
+describe('drover web in a real browser, while the tmux server is down', { skip: browserMissing }, () => {
+  const teardown = suiteTeardown();
+  after(() => teardown.run());
+
+  it('says the multiplexer cannot be read instead of showing its old panes as live, and shows the panes again once a server answers', async () => {
+    const tmux = new RestartableServer();
+    teardown.after(() => tmux.dispose());
+    await tmux.start(['cat']);
+    const world = await startWebWorld(teardown, { openMux: tmuxOpener(tmux.socketPath, 300), assets: PAGE_ASSETS });
+    const browser = await launchChromium();
+    teardown.after(() => browser.close());
+    const context = await browser.newContext(DESKTOP);
+    teardown.after(() => context.close());
+    const page = await pairedPage(context, world.bridge);
+    await page.getByRole('main').getByRole('link').first().click();
+    await shows(page.locator('#pane-meta'), 'cat');
+    const indicator = page.locator('header .live');
+    await shows(indicator, /^live$/);
+
+    await tmux.stop();
+    const down = page.getByRole('region', { name: 'Multiplexer unreachable' });
+    await shows(down, /^The tmux server cannot be read: .+\. No pane is shown and nothing can be sent until it answers again/);
+    await shows(indicator, 'multiplexer unreachable');
+    assert.equal(await page.getByRole('textbox', { name: 'Reply text' }).isDisabled(), true, 'no composer for a server that is not there');
+    assert.equal(await page.getByRole('complementary', { name: 'All panes' }).getByRole('link').count(), 0, 'the old panes are not listed as if they were there');
+
+    // A page opened now says so too, rather than "Loading…" for ever.
+    const fresh = await context.newPage();
+    await fresh.goto(world.bridge.url);
+    await shows(fresh.getByRole('region', { name: 'Multiplexer unreachable' }), 'The tmux server cannot be read');
+    assert.doesNotMatch(await textOf(fresh.getByRole('main')), /Loading/);
+
+    await tmux.start(['cat']);
+    for (const shown of [page, fresh]) {
+      await shown.getByRole('region', { name: 'Multiplexer unreachable' }).waitFor({ state: 'detached', timeout: 20_000 });
+      await shows(shown.locator('header .live'), /^live$/);
+    }
+    await shows(fresh.getByRole('main').getByRole('link').first(), 'cat');
+  });
+});
+
 describe('drover web in a real browser, over herdr and zellij', { skip: browserMissing }, () => {
   const teardown = suiteTeardown();
   after(() => teardown.run());

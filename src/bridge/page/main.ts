@@ -45,6 +45,8 @@ const state = {
   /** The last word on a send from each fleet's form: kept when the view is drawn again (the send's own message event redraws it). */
   fleetStatuses: new Map<number, string>(),
   live: 'connecting' as 'connecting' | 'live' | 'reconnecting',
+  /** Why the multiplexer's panes cannot be read now (the snapshot's refusal); null while they can. */
+  down: null as string | null,
   /** The host the home page shows; null for every host. */
   host: null as string | null,
 };
@@ -146,8 +148,16 @@ function renderNav(): void {
 function renderBanner(): void {
   const restart = state.snapshot?.server.restarted ?? null;
   const unreachable = (state.snapshot?.hosts ?? []).filter((host) => !host.reachable);
+  const mux = state.config?.mux ?? 'multiplexer';
   replaceChildren(
     banner,
+    state.down === null
+      ? null
+      : h(
+          'section',
+          { class: 'banner', role: 'region', 'aria-label': 'Multiplexer unreachable' },
+          h('p', {}, `The ${mux} server cannot be read: ${state.down}. No pane is shown and nothing can be sent until it answers again; drover web keeps trying.`),
+        ),
     restart === null ? null : h('section', { class: 'banner', role: 'region', 'aria-label': 'Server restarted' }, h('p', {}, restartBanner(state.config?.mux ?? 'multiplexer', restart))),
     ...unreachable.map((host) => h('section', { class: 'banner host-down', role: 'region', 'aria-label': `Host ${host.name} unreachable` }, h('p', {}, hostBanner(host)))),
   );
@@ -155,8 +165,14 @@ function renderBanner(): void {
 
 function setLive(live: typeof state.live): void {
   state.live = live;
-  liveStatus.textContent = live === 'live' ? 'live' : live === 'connecting' ? 'connecting…' : 'reconnecting…';
-  liveStatus.className = `live ${live}`;
+  renderLive();
+}
+
+/** The indicator: live only while both the stream and the multiplexer answer. */
+function renderLive(): void {
+  const shown = state.live === 'live' && state.down !== null ? 'unreachable' : state.live;
+  liveStatus.textContent = { live: 'live', connecting: 'connecting…', reconnecting: 'reconnecting…', unreachable: 'multiplexer unreachable' }[shown];
+  liveStatus.className = `live ${shown}`;
 }
 
 // ---- pairing -----------------------------------------------------------------------------
@@ -212,19 +228,26 @@ async function pair(code: string, name: string, status: HTMLElement): Promise<vo
 // ---- data --------------------------------------------------------------------------------
 
 async function loadSnapshot(): Promise<void> {
+  let down: string | null = null;
   try {
     state.snapshot = await api.get<SnapshotView>('/api/snapshot');
   } catch (error) {
     if (error instanceof ApiFailure && error.status === 401) return showPairing('This browser is no longer paired.');
-    return;
+    // drover web itself out of reach is the stream's to say; drover web's answer says the panes cannot be read.
+    if (!(error instanceof ApiFailure) || error.code === 'network') return;
+    down = error.message;
   }
+  const wasDown = state.down !== null;
+  state.down = down;
+  renderLive();
   renderNav();
   renderBanner();
   renderSide();
   const current = route();
   if (current.view === 'home') renderHome();
   else if (current.view === 'spaces') renderSpaces();
-  else if (current.view === 'pane') updatePane(current.paneKey);
+  // The composer and keys follow whether anything can be sent: drawn again when that changes.
+  else if (current.view === 'pane') (wasDown === (down !== null) ? updatePane : renderPane)(current.paneKey);
 }
 
 function scheduleSnapshot(): void {
@@ -370,6 +393,8 @@ function paneCard(pane: PaneView): HTMLLIElement {
 
 function triageSections(headingLevel: 'h2' | 'h3'): HTMLElement[] {
   const snapshot = state.snapshot;
+  // The last snapshot's panes are not shown as if they were there: the banner says why.
+  if (state.down !== null) return [h('p', { class: 'note' }, 'The panes cannot be read now.')];
   if (snapshot === null) return [h('p', {}, 'Loading…')];
   const byKey = new Map(snapshot.panes.map((pane) => [pane.pane_key, pane]));
   const ordered = snapshot.triage_keys
@@ -415,7 +440,7 @@ function renderHome(): void {
     view,
     h('h1', {}, 'Agents'),
     hostFilter(),
-    snapshot !== null && snapshot.panes.length === 0 ? h('p', {}, 'No panes.') : null,
+    snapshot !== null && state.down === null && snapshot.panes.length === 0 ? h('p', {}, 'No panes.') : null,
     ...triageSections('h2'),
   );
 }
@@ -443,6 +468,7 @@ function renderSpaces(): void {
   const snapshot = state.snapshot;
   const spaces = showsSpaces(state.config);
   const title = spaces ? 'Spaces' : 'Tabs';
+  if (state.down !== null) return replaceChildren(view, h('h1', {}, title), h('p', { class: 'note' }, 'The panes cannot be read now.'));
   if (snapshot === null) return replaceChildren(view, h('h1', {}, title), h('p', {}, 'Loading…'));
   const newTab = (spaceId: string): HTMLButtonElement =>
     button('New tab', async () => {
@@ -517,10 +543,11 @@ function renderPane(paneKey: string): void {
   const send = h('button', { type: 'submit' }, 'Send');
   const composer = h('form', { class: 'composer', 'aria-label': 'Reply' }, textarea, send, receipt);
   const readOnly = state.config?.read_only === true;
-  if (readOnly || capability('typeText') !== null) {
+  const unreachable = state.down === null ? null : 'the multiplexer cannot be reached: nothing can be sent';
+  if (readOnly || unreachable !== null || capability('typeText') !== null) {
     textarea.disabled = true;
     send.disabled = true;
-    receipt.textContent = capability('typeText') ?? '';
+    receipt.textContent = unreachable ?? capability('typeText') ?? '';
   }
   composer.addEventListener('submit', (event) => {
     event.preventDefault();
@@ -537,7 +564,7 @@ function renderPane(paneKey: string): void {
     { class: 'keys', role: 'toolbar', 'aria-label': 'Keys' },
     ...(state.config?.keys_tray ?? []).map((entry) =>
       button(entry.label, () => sendKeys(paneKey, [entry.key], receipt), {
-        disabled: entry.refused ?? capability('sendKeys'),
+        disabled: entry.refused ?? unreachable ?? capability('sendKeys'),
         // The accessible name starts with the visible label, so speech input finds the button by what it shows.
         name: `${entry.label}: send ${entry.key}`,
       }),
@@ -574,9 +601,9 @@ function updatePane(paneKey: string): void {
   const title = document.getElementById('pane-title');
   const meta = document.getElementById('pane-meta');
   if (title === null || meta === null) return;
-  if (pane === undefined) {
+  if (state.down !== null || pane === undefined) {
     title.textContent = paneIdOf(paneKey);
-    meta.textContent = state.snapshot === null ? 'Loading…' : goneText(paneKey);
+    meta.textContent = state.down !== null ? 'This pane cannot be read now: the multiplexer cannot be reached.' : state.snapshot === null ? 'Loading…' : goneText(paneKey);
     return;
   }
   // An address typed with a bare id is pinned to the pane it found, so a later restart cannot move it to another.
