@@ -32,6 +32,9 @@ import { errorBody, errorResponse, Router, runChain, type ApiRequest, type ApiRe
 import { DEFAULT_WRITE_RATE, HostAllowlist, isLoopbackAddress, isWildcardAddress, RateLimiter, type RateLimit } from './security.js';
 import { MuxSupervisor, type MuxOpener } from './supervisor.js';
 
+/** How often drover web without a fleet asks whether a fleet database exists now. */
+const FLEET_LOOK_MS = 1000;
+
 export const DEFAULT_WEB_PORT = 7717;
 
 export interface BridgeOptions {
@@ -59,6 +62,12 @@ export interface BridgeOptions {
   readonly fleet?: FleetRuntime;
   /** Why there is no fleet, shown on the page. */
   readonly fleetUnavailable?: string;
+  /**
+   * Without `fleet`: opens the fleet once its store exists (undefined while it does not), asked
+   * once a second, so a fleet created after drover web started is served without a restart.
+   * The caller closes what it opened.
+   */
+  readonly openFleet?: () => Promise<FleetRuntime | undefined>;
   readonly writeRate?: RateLimit;
   /** How often an open stream is pinged and its device checked again (a revoked device loses it then). */
   readonly heartbeatMs?: number;
@@ -109,11 +118,14 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   const mux = await MuxSupervisor.start({ hub, port: options.mux, census: options.census, open: options.openMux, retryMs: options.reopenMs, log });
   const remote = options.hosts === undefined || options.hosts.hosts.names.length === 0 ? undefined : new HostPanes({ ...options.hosts, hub, log });
   await remote?.start();
-  const fleet = options.fleet === undefined ? undefined : new FleetApi(options.fleet, hub);
-  const fleetUnavailable = fleet === undefined ? (options.fleetUnavailable ?? 'drover web was started without a fleet database') : null;
+  let fleet = options.fleet === undefined ? undefined : new FleetApi(options.fleet, hub);
+  const noFleet = options.fleetUnavailable ?? 'drover web was started without a fleet database';
+  const fleetUnavailable = (): string | null => (fleet === undefined ? noFleet : null);
+  let closed = false;
+  const fleetLook = fleet === undefined && options.openFleet !== undefined ? lookForFleet(options.openFleet) : undefined;
   // A write locks the pane where the last listing saw it; a pane that listing did not have, the write finds gone.
   const queue = new PaneQueue(
-    fleet === undefined ? (_pane, write) => write() : (pane, write) => fleet.withPaneInput({ port: pane.port, paneId: pane.paneId, incarnation: pane.observer.incarnation, spaceId: pane.observer.listed(pane.paneId)?.spaceId }, write),
+    (pane, write) => fleet === undefined ? write() : fleet.withPaneInput({ port: pane.port, paneId: pane.paneId, incarnation: pane.observer.incarnation, spaceId: pane.observer.listed(pane.paneId)?.spaceId }, write),
   );
   const events = eventRoutes({ hub, devices, heartbeatMs: options.heartbeatMs });
   const router = new Router([
@@ -121,7 +133,7 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
     ...pairingRoutes(devices),
     ...topologyRoutes({ mux, remote, readOnly: options.readOnly === true, version: options.version ?? '', fleetUnavailable }),
     ...paneRoutes({ mux, queue, remote }),
-    ...fleetRoutes({ fleet, unavailable: fleetUnavailable ?? '' }),
+    ...fleetRoutes({ fleet: () => fleet, unavailable: noFleet }),
     ...events.routes,
   ]);
   const chain: Middleware[] = [
@@ -134,6 +146,28 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
   ];
   fleet?.watch();
 
+  /** Asks for the fleet once a second until it opens; the page hears of it as a resync. */
+  function lookForFleet(open: () => Promise<FleetRuntime | undefined>): NodeJS.Timeout {
+    let looking = false;
+    const timer = setInterval(() => {
+      if (looking) return;
+      looking = true;
+      open()
+        .then((runtime) => {
+          if (runtime === undefined || closed || fleet !== undefined) return;
+          clearInterval(timer);
+          fleet = new FleetApi(runtime, hub);
+          fleet.watch();
+          log('a fleet database appeared; serving its fleets');
+          hub.publish('resync', {});
+        })
+        .catch((error: unknown) => log(`opening the fleet database: ${(error as Error).message}`))
+        .finally(() => (looking = false));
+    }, FLEET_LOOK_MS);
+    timer.unref();
+    return timer;
+  }
+
   const answer = async (request: ApiRequest): Promise<ApiResponse> => {
     try {
       return await runChain(chain, { request, ...router.resolve(request.method, request.path), device: null, audit: { target: null, detail: {} } });
@@ -145,6 +179,8 @@ export async function startBridge(options: BridgeOptions): Promise<Bridge> {
 
   const server: HttpServer = createServer((request, response) => void answer(apiRequest(request)).then((answered) => writeResponse(response, answered)));
   const stop = async (): Promise<void> => {
+    closed = true;
+    clearInterval(fleetLook);
     remote?.close();
     fleet?.close();
     await mux.close();

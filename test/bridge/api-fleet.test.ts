@@ -118,4 +118,22 @@ describe('drover web: the fleet', () => {
     assert.equal(inbox.status, 503);
     assert.equal(inbox.json.error?.code, 'fleet_unavailable');
   });
+
+  it('serves a fleet whose database appears after it started, without a restart', async (t) => {
+    const fleet = await tmuxFleet(t);
+    const port = createMuxPort(new TmuxAdapter({ server: fleet.server }));
+    t.after(() => port.close());
+    let created = false;
+    const world = await startWebWorld(t, { mux: port, fleetUnavailable: 'no fleet database at /later', openFleet: async () => (created ? fleet.runtime : undefined) });
+    assert.deepEqual((await world.call('/api/fleet')).json, { available: false, reason: 'no fleet database at /later', fleets: [] });
+    const stream = await world.stream();
+    t.after(() => stream.close());
+    created = true;
+    await stream.next('a resync once the fleet is served', (event) => event.kind === 'resync');
+    const list = (await world.call('/api/fleet')).json as unknown as FleetListView;
+    assert.equal(list.available, true);
+    assert.deepEqual(list.fleets.map((entry) => entry.name), ['team']);
+    assert.deepEqual((await world.call('/api/config')).json.fleet, { available: true, reason: null });
+    assert.equal((await world.call(`/api/fleet/${fleet.fleetId}/inbox`)).status, 200);
+  });
 });

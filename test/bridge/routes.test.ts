@@ -220,7 +220,7 @@ async function paneWorld(t: TestContext, options: { reopen?: boolean } = {}) {
   const hub = new EventHub();
   const mux = await MuxSupervisor.start(options.reopen === false ? { hub, port: stub.openPort() } : { hub, open: async () => stub.link() });
   t.after(() => mux.close());
-  const router = new Router([...topologyRoutes({ mux, readOnly: false, version: 'test', fleetUnavailable: null }), ...paneRoutes({ mux, queue: new PaneQueue((_paneId, write) => write()) })]);
+  const router = new Router([...topologyRoutes({ mux, readOnly: false, version: 'test', fleetUnavailable: () => null }), ...paneRoutes({ mux, queue: new PaneQueue((_paneId, write) => write()) })]);
   const snapshot = async (): Promise<SnapshotView> => body<SnapshotView>(await answer(router, request('GET', '/api/snapshot')));
   const reply = (pane: string, text: string) => answer(router, request('POST', `/api/panes/${encodeURIComponent(pane)}/reply`, { body: { text } }));
   return { stub, hub, mux, router, snapshot, reply };
@@ -303,7 +303,7 @@ describe('the pane and topology routes, called directly', () => {
       },
     });
     t.after(() => mux.close());
-    const router = new Router(topologyRoutes({ mux, readOnly: false, version: 'test', fleetUnavailable: null }));
+    const router = new Router(topologyRoutes({ mux, readOnly: false, version: 'test', fleetUnavailable: () => null }));
     const from = hub.lastId();
     const newRun = stub.restart();
     // The port's own report and the snapshot's retry both find nothing yet.

@@ -5,8 +5,8 @@ import { integerField, json, SEGMENT, stringField, type Route } from '../routing
 import { textFingerprint } from '../audit.js';
 
 export interface FleetRoutesContext {
-  /** Absent when drover web runs without a fleet database. */
-  readonly fleet: FleetApi | undefined;
+  /** The fleet served now; undefined while drover web has no fleet database. */
+  readonly fleet: () => FleetApi | undefined;
   /** Why there is no fleet. */
   readonly unavailable: string;
 }
@@ -18,11 +18,20 @@ export function fleetId(text: string): number {
 
 export function fleetRoutes({ fleet, unavailable }: FleetRoutesContext): Route[] {
   const requireFleet = (): FleetApi => {
-    if (fleet === undefined) throw new BridgeError('fleet_unavailable', unavailable);
-    return fleet;
+    const served = fleet();
+    if (served === undefined) throw new BridgeError('fleet_unavailable', unavailable);
+    return served;
   };
   return [
-    { method: 'GET', pattern: /^\/api\/fleet$/, action: 'fleet', handle: async () => json(fleet === undefined ? { available: false, reason: unavailable, fleets: [] } : await fleet.list()) },
+    {
+      method: 'GET',
+      pattern: /^\/api\/fleet$/,
+      action: 'fleet',
+      handle: async () => {
+        const served = fleet();
+        return json(served === undefined ? { available: false, reason: unavailable, fleets: [] } : await served.list());
+      },
+    },
     {
       method: 'GET',
       pattern: new RegExp(`^/api/fleet/${SEGMENT}/inbox$`),

@@ -17,8 +17,8 @@ export interface TopologyRoutesContext {
   readonly remote?: HostPanes;
   readonly readOnly: boolean;
   readonly version: string;
-  /** Why there is no fleet; null when there is one. */
-  readonly fleetUnavailable: string | null;
+  /** Why there is no fleet now; null when there is one. */
+  readonly fleetUnavailable: () => string | null;
 }
 
 /** What the page follows: the multiplexer's declaration, its keys tray, read-only, the fleet. */
@@ -34,7 +34,7 @@ export function configView({ mux, readOnly, version, fleetUnavailable }: Topolog
     topology_latency: port.declaration.topologyLatency,
     spaces: port.declaration.spaces,
     keys_tray: KEY_TRAY.map(({ label, key }) => ({ label, key, refused: port.keyProblem(key) ?? null })),
-    fleet: { available: fleetUnavailable === null, reason: fleetUnavailable },
+    fleet: { available: fleetUnavailable() === null, reason: fleetUnavailable() },
   };
 }
 

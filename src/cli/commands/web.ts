@@ -115,9 +115,12 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
     // Every host of `drover host list`, each over one long-lived link for as long as drover web runs.
     const hosts = readHostsConfig(io.env).hosts.length === 0 ? undefined : Hosts.open({ env: io.env, droverCommand: droverCommand(io.env) });
     if (hosts !== undefined) closers.push(() => hosts.close());
-    const fleetAvailable = fleetStoreExists(io.env);
-    const fleet = fleetAvailable ? await FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined;
+    const openFleet = async (): Promise<FleetRuntime | undefined> => (fleetStoreExists(io.env) ? FleetRuntime.open({ env: io.env, tmuxEndpoint: resolved.tmuxEndpoint }) : undefined);
+    const fleet = await openFleet();
     if (fleet !== undefined) closers.unshift(() => fleet.close());
+    // A fleet created after drover web started is opened by the bridge then, and closed after it.
+    let laterFleet: FleetRuntime | undefined;
+    closers.push(async () => laterFleet?.close());
     bridge = await startBridge({
       openMux: openLink,
       stateDirectory: webStateDirectory(io.env),
@@ -127,7 +130,8 @@ async function serve(options: WebOptions, io: CliIO): Promise<number> {
       allowHosts: options.allowHost,
       assets: pageAssets(),
       fleet,
-      fleetUnavailable: fleetAvailable ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`${droverCommand(io.env)} fleet create\`)`,
+      openFleet: async () => (laterFleet = await openFleet()),
+      fleetUnavailable: fleet !== undefined ? undefined : `no fleet database at ${describeChoice(chooseStore(io.env))} (create a fleet with \`${droverCommand(io.env)} fleet create\`)`,
       version: packageVersion(),
       log: (line) => writeLine(io.stderr, `drover web: ${line}`),
       hosts: hosts === undefined ? undefined : { hosts, store: rememberedRows(io.env) },
