@@ -13,7 +13,7 @@ import { createDirectories } from './directories.js';
 import { deepFreeze } from './document.js';
 import { ApplyError } from './errors.js';
 import type { ApplyResultJson } from './json-schemas.js';
-import { violatedPreconditions, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
+import { planConflicts, type OptionTable, type PlanConflict, type PlanSnapshot, type PlanStep, type StepEffect, type StepOp, type SymbolicId, type WorkspacePlan } from './plan.js';
 
 export const DEFAULT_APPLY_TIMEOUT_MS = 5000;
 export const DEFAULT_CLEANUP_TIMEOUT_MS = 500;
@@ -149,62 +149,46 @@ export class ApplyResult {
   }
 }
 
-/** The facts a plan is checked against, read from a live server. */
-export async function captureWorkspaceSnapshot(server: Server, options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<PlanSnapshot> {
+/**
+ * The facts a plan is checked against, read from a live server. Given the plan, also which
+ * table each option name it sets belongs to (see planConflicts).
+ */
+export async function captureWorkspaceSnapshot(server: Server, options: { timeoutMs?: number; signal?: AbortSignal; plan?: WorkspacePlan } = {}): Promise<PlanSnapshot> {
   const deadline = Deadline.start(options);
   const snapshot = await server.snapshot({ timeoutMs: deadline.remaining(), signal: options.signal });
   const baseIndex = await server.options('global-session').getOrUndefined('base-index', { timeoutMs: deadline.remaining(), signal: options.signal });
   return {
     sessionNames: snapshot.sessions.toArray().map((session) => session.sessionName),
     ...(baseIndex === undefined ? {} : { baseIndex: baseIndex.as('integer') as number }),
+    ...(options.plan === undefined ? {} : { optionTables: await optionTables(server, options.plan, deadline) }),
   };
 }
 
 type Bound = Session | Window | Pane;
 
-/** Where tmux keeps an option: which scope an entry of the session's options or global_options is narrowed to. */
-type OptionTable = 'server' | 'session' | 'window';
-
-/** A set-option step of the session's options or global_options: tmux would pick its table by the name. */
-function narrowedByName(step: PlanStep): step is Extract<PlanStep, { op: 'set-option' }> {
-  return step.op === 'set-option' && step.args.scope !== 'window';
-}
-
 /**
- * Asks the server which table each name of the session's options and global_options belongs
- * to (the option set varies between tmux versions): the first of server, session and window
- * options that has it. A user option (`@name`) belongs wherever it is put; the session is
- * where it goes.
+ * Asks the server which table each option name the plan sets belongs to (the option set
+ * varies between tmux versions), or null when none has it. Each table is listed whole: asked
+ * about one name, tmux answers from that name's own table whatever table was asked. A user
+ * option (`@name`) belongs wherever it is put; the session is where one of the session's
+ * options or global_options goes.
  */
-async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable>> {
-  const tables = new Map<string, OptionTable>();
-  for (const step of plan.steps) {
-    if (!narrowedByName(step) || tables.has(step.args.name)) continue;
-    const { name } = step.args;
-    let table: OptionTable = 'session';
-    if (!name.startsWith('@')) {
-      const timing = { inherited: false, timeoutMs: deadline.remaining(), signal: deadline.signal };
-      if ((await server.options('server').getOrUndefined(name, timing)) !== undefined) table = 'server';
-      else if ((await server.options('global-window').getOrUndefined(name, { ...timing, timeoutMs: deadline.remaining() })) !== undefined) table = 'window';
+async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable | null>> {
+  const names = new Set(plan.steps.flatMap((step) => (step.op === 'set-option' ? [step.args.name] : [])));
+  const tables = new Map<string, OptionTable | null>();
+  const listed: [OptionTable, ReadonlySet<string>][] = [];
+  if ([...names].some((name) => !name.startsWith('@'))) {
+    for (const [table, scope] of [['server', 'server'], ['session', 'global-session'], ['window', 'global-window']] as const) {
+      const lines = await server.options(scope).list({ inherited: false, timeoutMs: deadline.remaining(), signal: deadline.signal });
+      // `name value`, an array's entries as `name[0] value`.
+      listed.push([table, new Set(lines.map((line) => line.split(' ', 1)[0]!.replace(/\[\d+\]$/, '')))]);
     }
-    tables.set(name, table);
+  }
+  for (const name of names) {
+    if (name.startsWith('@')) tables.set(name, 'session');
+    else tables.set(name, listed.find(([, known]) => known.has(name.replace(/\[\d+\]$/, '')))?.[0] ?? null);
   }
   return tables;
-}
-
-/** A server-wide option would outlive the session and change every other one: refused, naming where it is. */
-function serverOptionConflicts(plan: WorkspacePlan, tables: ReadonlyMap<string, OptionTable>): PlanConflict[] {
-  return plan.steps.flatMap((step) =>
-    narrowedByName(step) && tables.get(step.args.name) === 'server'
-      ? [
-          {
-            kind: 'server_option' as const,
-            path: step.source,
-            message: `${step.args.name} is a server-wide tmux option: loading a workspace changes nothing outside its own session, so set it in tmux.conf instead`,
-          },
-        ]
-      : [],
-  );
 }
 
 /**
@@ -230,11 +214,11 @@ export async function applyPlan(plan: WorkspacePlan, server: Server, options: Wo
     cleanupErrors: [],
   };
   if (plan.conflicts.length > 0) throw conflictFailure(evidence);
-  let tables: ReadonlyMap<string, OptionTable>;
+  let tables: ReadonlyMap<string, OptionTable | null>;
   try {
-    const live = await captureWorkspaceSnapshot(server, { timeoutMs: deadline.remaining(), signal: options.signal });
-    tables = await optionTables(server, plan, deadline);
-    evidence.conflicts = [...violatedPreconditions(plan.preconditions, live), ...serverOptionConflicts(plan, tables)];
+    const live = await captureWorkspaceSnapshot(server, { timeoutMs: deadline.remaining(), signal: options.signal, plan });
+    tables = live.optionTables ?? new Map();
+    evidence.conflicts = planConflicts(plan, live);
     if (evidence.conflicts.length > 0) throw conflictFailure(evidence);
   } catch (error) {
     if (error instanceof ApplyError) throw error;
@@ -326,7 +310,7 @@ class StepRunner {
     private readonly server: Server,
     private readonly deadline: Deadline,
     private readonly evidence: ApplyEvidence,
-    private readonly optionTables: ReadonlyMap<string, OptionTable>,
+    private readonly optionTables: ReadonlyMap<string, OptionTable | null>,
   ) {}
 
   /** Gives a window this apply created the window options of the session's options and global_options. */

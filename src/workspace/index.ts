@@ -16,11 +16,13 @@ export { loadWorkspaceFile, parseWorkspace, type WorkspaceLoadOptions, type Work
 export {
   DETACHED_BUILD_SIZE,
   WorkspacePlan,
+  planConflicts,
   planWorkspace,
   tmuxSessionName,
   type MoveWindowArgs,
   type NewSessionArgs,
   type NewWindowArgs,
+  type OptionTable,
   type PlanConflict,
   type PlanSize,
   type WorkspacePlanOptions,

@@ -7,7 +7,7 @@ import { STEP_EFFECTS, STEP_OPS, type PlanConflict, type PlanPrecondition } from
 // the schema library at start; the types are inferred from them, so the two cannot differ.
 
 export const planConflictJsonSchema = z.strictObject({
-  kind: z.enum(['session_exists', 'window_index_taken', 'server_option'] as const satisfies readonly PlanConflict['kind'][]),
+  kind: z.enum(['session_exists', 'window_index_taken', 'server_option', 'unknown_option'] as const satisfies readonly PlanConflict['kind'][]),
   path: z.string(),
   message: z.string(),
 });

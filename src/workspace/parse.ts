@@ -18,6 +18,7 @@ import {
 import { WorkspaceError, combineProblems, unsupported } from './errors.js';
 import { expandHome, expandVariables, resolveDirectory, resolveRelativeValue, type ExpansionContext } from './expand.js';
 import { checkLayout } from './layout.js';
+import { planWorkspace, windowIndexConflicts } from './plan.js';
 import { readJson } from './read-json.js';
 import { readYaml } from './read-yaml.js';
 import { DEFAULT_WORKSPACE_LIMITS, describeType, indexPath, keyPath, type TreeMap, type TreeValue, type WorkspaceLimits } from './tree.js';
@@ -172,6 +173,10 @@ export function parseWorkspace(text: string, options: WorkspaceParseOptions): Wo
     problems.push(error);
   }
   if (problems.length > 0 || doc === undefined) throw combineProblems(problems);
+  // A window_index that the file's own base-index gives an earlier window fails on every
+  // server, after the session exists: the file is refused instead.
+  const clashes = windowIndexConflicts(planWorkspace(doc).steps);
+  if (clashes.length > 0) throw combineProblems(clashes.map((clash) => new WorkspaceError(clash.message, { path: clash.path, code: 'value' })));
   const canonicalBytes = Buffer.byteLength(JSON.stringify(workspaceToJSON(doc)));
   if (canonicalBytes > limits.maxBytes) {
     throw new WorkspaceError(`the normalized workspace is larger than ${limits.maxBytes} bytes`, { path: '$', code: 'bounds' });

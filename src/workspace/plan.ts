@@ -131,11 +131,20 @@ export type PlanStep = StepOperation & {
   readonly source: string;
 };
 
+/** Where tmux keeps an option, which decides what setting it changes. */
+export type OptionTable = 'server' | 'session' | 'window';
+
 /** Facts about the target server a plan is checked against; a snapshot of it, not a promise. */
 export interface PlanSnapshot {
   readonly sessionNames: readonly string[];
   /** The server's global base-index, when known. */
   readonly baseIndex?: number;
+  /**
+   * The table of each option name the plan sets, as the server answered (the option set
+   * varies between tmux versions); null: tmux has no option by that name. A name left out is
+   * not checked.
+   */
+  readonly optionTables?: ReadonlyMap<string, OptionTable | null>;
 }
 
 /** The size a session is built at, and why that one (shown in the plan). */
@@ -170,7 +179,7 @@ export interface PlanPrecondition {
 
 /** A precondition the snapshot already contradicts: applying would fail before any effect. */
 export interface PlanConflict {
-  readonly kind: 'session_exists' | 'window_index_taken' | 'server_option';
+  readonly kind: 'session_exists' | 'window_index_taken' | 'server_option' | 'unknown_option';
   readonly path: string;
   readonly message: string;
 }
@@ -281,6 +290,11 @@ export class WorkspacePlan {
 
   [inspect.custom](): string {
     return this.toString();
+  }
+
+  /** This plan with the conflicts `snapshot` shows: exactly what an apply on that server would refuse. */
+  checkedAgainst(snapshot: PlanSnapshot): WorkspacePlan {
+    return new WorkspacePlan({ ...this, conflicts: planConflicts(this, snapshot) });
   }
 }
 
@@ -399,16 +413,17 @@ export function planWorkspace(doc: WorkspaceDocument, options: WorkspacePlanOpti
   }
 
   const paneCount = doc.windows.reduce((total, window) => total + window.panes.length, 0);
-  return new WorkspacePlan({
+  const plan = new WorkspacePlan({
     sessionName,
     windowCount: doc.windows.length,
     paneCount,
     steps: builder.steps,
     preconditions: [{ kind: 'session_absent', sessionName }],
-    conflicts: options.snapshot === undefined ? [] : findConflicts(doc, sessionName, sessionBaseIndex, options.snapshot),
+    conflicts: [],
     size: size ?? null,
     directoriesToCreate: createDirectories,
   });
+  return options.snapshot === undefined ? plan : plan.checkedAgainst(options.snapshot);
 }
 
 /**
@@ -468,32 +483,88 @@ function addDispatch(builder: StepList, window: WorkspaceWindow, w: number): voi
   });
 }
 
-/** Checks the plan against a snapshot: the session name, and window indexes when the base is known. */
-function findConflicts(
-  doc: WorkspaceDocument,
-  sessionName: string,
-  sessionBaseIndex: number | null,
-  snapshot: PlanSnapshot,
-): PlanConflict[] {
-  const conflicts = violatedPreconditions([{ kind: 'session_absent', sessionName }], snapshot);
-  const base = sessionBaseIndex ?? snapshot.baseIndex;
-  if (base === undefined) return conflicts;
-  const used = new Set<number>();
-  doc.windows.forEach((window, w) => {
-    let index = window.index;
-    if (index === null) {
-      index = base;
-      while (used.has(index)) index += 1;
-    } else if (used.has(index)) {
-      conflicts.push({
-        kind: 'window_index_taken',
-        path: `${indexPath('windows', w)}.window_index`,
-        message: `index ${index} is already taken by an earlier window when the windows are created in order`,
-      });
+/**
+ * Everything `snapshot` shows an apply of `plan` would fail on, found before anything is
+ * created: the session name taken, a window index taken when its window is created, and an
+ * option that is server-wide (it would change every other session) or that tmux does not have.
+ * The one check both `plan --live` and an apply make.
+ */
+export function planConflicts(plan: Pick<WorkspacePlan, 'steps' | 'preconditions'>, snapshot: PlanSnapshot): PlanConflict[] {
+  return [...violatedPreconditions(plan.preconditions, snapshot), ...windowIndexConflicts(plan.steps, snapshot.baseIndex), ...optionConflicts(plan.steps, snapshot)];
+}
+
+function optionConflicts(steps: readonly PlanStep[], snapshot: PlanSnapshot): PlanConflict[] {
+  const tables = snapshot.optionTables;
+  if (tables === undefined) return [];
+  return steps.flatMap((step): PlanConflict[] => {
+    if (step.op !== 'set-option' || step.args.name.startsWith('@')) return [];
+    const table = tables.get(step.args.name);
+    if (table === null) return [{ kind: 'unknown_option', path: step.source, message: 'tmux has no option by that name' }];
+    // tmux picks an option's table by its name whatever scope it is set at, so a window's
+    // options reach the server as surely as the session's do.
+    if (table === 'server') {
+      return [
+        {
+          kind: 'server_option',
+          path: step.source,
+          message: `${step.args.name} is a server-wide tmux option: loading a workspace changes nothing outside its own session, so set it in tmux.conf instead`,
+        },
+      ];
     }
-    used.add(index);
+    return [];
   });
+}
+
+/**
+ * Replays where tmux puts each window the plan creates, in order: the first at the server's
+ * base-index (the session's own does not exist yet), moved if the plan moves it; a later one at
+ * its window_index, else the first free index from the session's base-index as last set (tmux
+ * takes base-index for the session at whatever scope it is set). A window_index already held
+ * makes new-window fail after the session exists. An index that depends on a base not known
+ * (no server base given) is not guessed, so only clashes certain from what is known are found:
+ * without a server, those the file alone decides.
+ */
+export function windowIndexConflicts(steps: readonly PlanStep[], serverBaseIndex?: number): PlanConflict[] {
+  const conflicts: PlanConflict[] = [];
+  // Each created window's index; null when it is not known.
+  const placed = new Map<SymbolicId, number | null>();
+  let base: number | null = serverBaseIndex ?? null;
+  const firstFree = (): number | null => {
+    if (base === null || [...placed.values()].includes(null)) return null;
+    let index = base;
+    while ([...placed.values()].includes(index)) index += 1;
+    return index;
+  };
+  for (const step of steps) {
+    if (step.op === 'new-session') placed.set('window:0', base);
+    else if (step.op === 'set-option' && step.args.name === 'base-index') base = integerOption(step.args.value);
+    else if (step.op === 'move-window') placed.set(step.args.window, step.args.index);
+    else if (step.op === 'new-window') {
+      const window = step.produces[0];
+      if (window === undefined) continue;
+      const { index } = step.args;
+      if (index === null) {
+        placed.set(window, firstFree());
+        continue;
+      }
+      const holder = [...placed].find(([, at]) => at === index)?.[0];
+      if (holder !== undefined) {
+        conflicts.push({
+          kind: 'window_index_taken',
+          path: `${step.source}.window_index`,
+          message: `index ${index} is already taken by ${windowPath(holder)} when the windows are created in order`,
+        });
+        continue;
+      }
+      placed.set(window, index);
+    }
+  }
   return conflicts;
+}
+
+/** `window:2` as the file names it, `windows[2]`. */
+function windowPath(symbol: SymbolicId): string {
+  return indexPath('windows', Number(symbol.slice('window:'.length)));
 }
 
 /** The preconditions a snapshot contradicts, as conflicts. */

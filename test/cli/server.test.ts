@@ -388,7 +388,7 @@ describe('drover up FILE', () => {
 
   it('retires the server it started when a compensated load leaves it empty (exit 3)', async () => {
     const failing = join(sandbox.dir, 'failing.yaml');
-    writeFileSync(failing, 'session_name: broken\nwindows:\n  - panes: [null]\n  - options: {no-such-option: 1}\n');
+    writeFileSync(failing, 'session_name: broken\nwindows:\n  - panes: [null]\n  - options: {mode-keys: nonsense}\n');
     const up = await sandbox.drover(['up', '--json', '--compensate', failing]);
     assert.equal(up.exitCode, 3, up.stderrText());
     const result = JSON.parse(up.text()) as { success: boolean; compensation: string; socket_path: string };

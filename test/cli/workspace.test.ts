@@ -303,9 +303,44 @@ describe('drover workspace', () => {
     assert.match(none.stderrText(), /no tmux server/);
   });
 
+  it('plan --live reports exactly what load refuses, and load refuses it before creating anything', async () => {
+    const cases = [
+      ['session-server', 'options: {escape-time: 5}\nwindows: [{}]', 'options.escape-time: escape-time is a server-wide tmux option'],
+      ['window-server', 'windows:\n  - options: {escape-time: 1234}\n  - options_after: {default-terminal: vt100}', 'windows[0].options.escape-time: escape-time is a server-wide tmux option'],
+      ['unknown', 'options: {no-such-option: 1}\nwindows: [{}]', 'options.no-such-option: tmux has no option by that name'],
+      ['clash', 'windows: [{}, {window_index: 0}]', 'windows[1].window_index: index 0 is already taken by windows[0]'],
+    ] as const;
+    const server = async (): Promise<unknown> => [await layout(tmux.server), await tmux.server.options('server').list()];
+    const before = await server();
+    for (const [name, body, message] of cases) {
+      const path = write(`${name}.yaml`, `session_name: ${name}\n${body}\n`);
+      const planned = await onServer(['workspace', 'plan', '--live', '--json', path]);
+      assert.equal(planned.exitCode, 1, `${name}: ${planned.stderrText()}`);
+      const loaded = await onServer(['workspace', 'load', '--json', path]);
+      assert.equal(loaded.exitCode, 1, `${name}: ${loaded.stderrText()}`);
+      const load = json<LoadJson>(loaded);
+      assert.deepEqual([load.failed_action, load.created.length], ['precondition', 0], name);
+      assert.deepEqual(json<{ conflicts: unknown[] }>(planned).conflicts, load.conflicts, `${name}: the same conflicts`);
+      assert.ok(planned.stderrText().includes(message), `${name}: ${planned.stderrText()}`);
+    }
+    const text = await onServer(['workspace', 'load', join(files, 'window-server.yaml')]);
+    assert.match(text.stderrText(), /^conflict: windows\[1\]\.options_after\.default-terminal: default-terminal is a server-wide tmux option/m);
+    assert.deepEqual(await server(), before, 'no session made, no server option changed');
+  });
+
+  it('refuses a window_index its own base-index gives an earlier window, in validate, plan and load (exit 2)', async () => {
+    const path = write('own-base.yaml', 'session_name: own-base\noptions: {base-index: 1}\nwindows: [{}, {window_index: 1}]\n');
+    for (const command of ['validate', 'plan', 'load']) {
+      const result = await onServer(['workspace', command, path]);
+      assert.equal(result.exitCode, 2, `${command}: ${result.stderrText()}`);
+      assert.match(result.stderrText(), /own-base\.yaml: windows\[1\]\.window_index: index 1 is already taken by windows\[0\]/, command);
+    }
+    assert.equal((await layout(tmux.server)).has('own-base'), false);
+  });
+
   it('exits 3 when a later step fails, and --compensate removes only what the load created', async () => {
-    // tmux refuses the unknown window option after the session and its first window exist.
-    const failing = (name: string): string => twoWindows(name, '    options: {no-such-option: 1}\n');
+    // tmux refuses the window option's value after the session and both windows exist.
+    const failing = (name: string): string => twoWindows(name, '    options: {mode-keys: nonsense}\n');
     const left = await onServer(['workspace', 'load', '--json', failing('half-built')]);
     assert.equal(left.exitCode, 3, left.stderrText());
     const partial = json<LoadJson>(left);
@@ -324,8 +359,8 @@ describe('drover workspace', () => {
 
     const text = await onServer(['workspace', 'load', '--compensate', failing('compensated-text')]);
     assert.equal(text.exitCode, 3);
-    assert.match(text.stderrText(), /failed at step \d+ \(set-option, windows\[1\]\.options\.no-such-option\)/);
-    assert.match(text.stderrText(), /cause: tmux set-option failed: invalid option: no-such-option/);
+    assert.match(text.stderrText(), /failed at step \d+ \(set-option, windows\[1\]\.options\.mode-keys\)/);
+    assert.match(text.stderrText(), /cause: tmux set-option failed: .*nonsense/);
     assert.match(text.stderrText(), /compensation: completed/);
   });
 

@@ -297,6 +297,57 @@ describe('applyPlan on real tmux', () => {
     assert.equal((await tmux.server.options('server').get('escape-time')).as('string'), escapeTime);
   });
 
+  it('refuses a server-wide option in a window’s options or options_after before creating anything', async () => {
+    const sessions = (await tmux.server.snapshot()).sessions.size;
+    const server = async (): Promise<string[]> => [
+      (await tmux.server.options('server').get('escape-time')).as('string') as string,
+      (await tmux.server.options('server').get('default-terminal')).as('string') as string,
+    ];
+    const before = await server();
+    const doc = parseJson({
+      session_name: 'window-server-wide',
+      windows: [{ options: { 'escape-time': 1234, 'main-pane-height': 20 } }, { options_after: { 'default-terminal': 'vt100' } }],
+    });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.equal(error.failureClass, 'conflict');
+    assert.deepEqual(error.result.conflicts.map((c) => [c.kind, c.path]), [
+      ['server_option', 'windows[0].options.escape-time'],
+      ['server_option', 'windows[1].options_after.default-terminal'],
+    ]);
+    assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
+    assert.deepEqual(await server(), before);
+  });
+
+  it('refuses an option tmux does not have, in any options map, before creating anything', async () => {
+    const sessions = (await tmux.server.snapshot()).sessions.size;
+    const doc = parseJson({ session_name: 'unknown-option', options: { 'no-such-option': 1, '@mine': 'yes' }, windows: [{ options: { 'no-such-window-option': 1 } }] });
+    const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.equal(error.failureClass, 'conflict');
+    assert.deepEqual(error.result.conflicts.map((c) => `${c.path}: ${c.message}`), [
+      'options.no-such-option: tmux has no option by that name',
+      'windows[0].options.no-such-window-option: tmux has no option by that name',
+    ]);
+    assert.deepEqual(error.result.conflicts.map((c) => c.kind), ['unknown_option', 'unknown_option']);
+    assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
+  });
+
+  it('refuses a window_index the server’s base-index gives an earlier window, before creating anything', async () => {
+    await withServer(
+      async (server) => {
+        const doc = parseJson({ session_name: 'clash', windows: [{}, { window_index: 1 }] });
+        const error = await applyPlan(planWorkspace(doc), server, GENEROUS).catch((e: unknown) => e);
+        assert.ok(error instanceof ApplyError, String(error));
+        assert.equal(error.failureClass, 'conflict');
+        assert.deepEqual(error.result.conflicts.map((c) => [c.kind, c.path]), [['window_index_taken', 'windows[1].window_index']]);
+        assert.equal(error.result.partial, false);
+        assert.deepEqual((await server.snapshot()).sessions.toArray().map((session) => session.sessionName), []);
+      },
+      { config: `${CONFIG}set -g base-index 1\n` },
+    );
+  });
+
   it('refuses before any effect when the session name is taken', async () => {
     const doc = parseJson({ session_name: 'taken', windows: [{}] });
     await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
@@ -322,27 +373,28 @@ describe('applyPlan on real tmux', () => {
   });
 
   it('leaves a partial build in place by default and reports the ledger', async () => {
-    const doc = parseJson({ session_name: 'partial', windows: [{}, { window_index: 0 }] });
+    // tmux refuses the value only when the step runs, after the session and both windows exist.
+    const doc = parseJson({ session_name: 'partial', windows: [{}, { options: { 'mode-keys': 'nonsense' } }] });
     const error = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS).catch((e: unknown) => e);
     assert.ok(error instanceof ApplyError, String(error));
     const { result } = error;
-    assert.deepEqual([result.failedStep, result.failedAction, result.failedSource], [2, 'new-window', 'windows[1]']);
+    assert.deepEqual([result.failedStep, result.failedAction, result.failedSource], [3, 'set-option', 'windows[1].options.mode-keys']);
     assert.equal(result.failureClass, 'CommandError');
     assert.equal(result.uncertain, false);
     assert.equal(result.partial, true);
     assert.equal(result.compensation, 'not_requested');
     assert.equal(error.delivery, 'observed');
-    assert.deepEqual(result.completedSteps, [1]);
-    assert.equal(result.created.length, 3);
+    assert.deepEqual(result.completedSteps, [1, 2]);
+    assert.equal(result.created.length, 5);
     assert.ok(await tmux.server.session(result.sessionId ?? '').exists());
   });
 
   it('compensates by removing only what it created', async () => {
-    const doc = parseJson({ session_name: 'compensated', windows: [{ panes: [null, null] }, { window_index: 0 }] });
+    const doc = parseJson({ session_name: 'compensated', windows: [{ panes: [null, null] }, { options: { 'mode-keys': 'nonsense' } }] });
     const error = await applyPlan(planWorkspace(doc), tmux.server, { ...GENEROUS, compensate: true }).catch((e: unknown) => e);
     assert.ok(error instanceof ApplyError, String(error));
     assert.equal(error.result.compensation, 'completed');
-    assert.equal(error.result.created.length, 4);
+    assert.equal(error.result.created.length, 6);
     assert.equal(await tmux.server.session(error.result.sessionId ?? '').exists(), false);
     assert.ok((await captureWorkspaceSnapshot(tmux.server)).sessionNames.includes('partial'));
   });

@@ -19,12 +19,12 @@ describe('workspace compensation', () => {
         const keep = await server.newSession({ name: 'keep', receipt: true });
         // Every new session gets keep's window linked in: a member this apply did not create.
         await server.run(['set-hook', '-g', 'session-created', 'link-window -d -s keep:0']);
-        // The second window asks for index 0, which the first holds: the apply fails after creating the session.
-        const doc = parseJson({ session_name: 'borrowing', windows: [{ panes: [null, null] }, { window_index: 0 }] });
+        // tmux refuses the second window's option value: the apply fails after creating the session.
+        const doc = parseJson({ session_name: 'borrowing', windows: [{ panes: [null, null] }, { options: { 'mode-keys': 'nonsense' } }] });
         const error = await applyPlan(planWorkspace(doc), server, { timeoutMs: 30_000, compensate: true }).catch((e: unknown) => e);
         assert.ok(error instanceof ApplyError, String(error));
         const { result } = error;
-        assert.equal(result.failedAction, 'new-window');
+        assert.equal(result.failedAction, 'set-option');
         assert.equal(result.uncertain, false);
         assert.equal(result.compensation, 'refused');
         assert.equal(result.cleanupErrors.length, 1);

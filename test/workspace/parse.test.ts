@@ -207,6 +207,21 @@ windows:
     });
   });
 
+  it('refuses a window_index that the file’s own base-index gives an earlier window', () => {
+    const error = assertRejected(() => parseJson({ session_name: 's', options: { 'base-index': 1 }, windows: [{}, { window_index: 1 }] }), {
+      code: 'value',
+      path: 'windows[1].window_index',
+    });
+    assert.match(error.reason, /index 1 is already taken by windows\[0\]/);
+    assertRejected(() => parseJson({ session_name: 's', options: { 'base-index': 4 }, windows: [{}, {}, { window_index: 5 }] }), {
+      code: 'value',
+      path: 'windows[2].window_index',
+    });
+    // Where the first window lands depends on the server's base-index: left to plan --live and load.
+    parseJson({ session_name: 's', windows: [{}, { window_index: 1 }] });
+    parseJson({ session_name: 's', global_options: { 'base-index': 1 }, windows: [{}, { window_index: 0 }] });
+  });
+
   it('returns a deep-frozen document', () => {
     const doc = parseYaml('session_name: s\nenvironment: {A: b}\nwindows: [{panes: [x]}]\n');
     assert.ok(Object.isFrozen(doc));

@@ -304,9 +304,42 @@ describe('planWorkspace with a snapshot', () => {
     assert.deepEqual(planWorkspace(doc, { snapshot: { sessionNames: [], baseIndex: 2 } }).conflicts, []);
   });
 
-  it('uses the session base-index option over the server default', () => {
-    const doc = parseJson({ session_name: 's', options: { 'base-index': 1 }, windows: [{}, { window_index: 1 }] });
-    assert.equal(planWorkspace(doc, { snapshot: { sessionNames: [], baseIndex: 0 } }).conflicts.length, 1);
+  it('takes the base-index the session last gets, at any scope, over the server default', () => {
+    const doc = parseJson({ session_name: 's', global_options: { 'base-index': 1 }, windows: [{}, { window_index: 0 }, {}, { window_index: 1 }] });
+    // The first window is made before the session has its own base-index, at the server's 0.
+    const conflicts = planWorkspace(doc, { snapshot: { sessionNames: [], baseIndex: 0 } }).conflicts;
+    assert.deepEqual(conflicts.map((c) => [c.kind, c.path, c.message]), [
+      ['window_index_taken', 'windows[1].window_index', 'index 0 is already taken by windows[0] when the windows are created in order'],
+      ['window_index_taken', 'windows[3].window_index', 'index 1 is already taken by windows[2] when the windows are created in order'],
+    ]);
+    const windowScoped = parseJson({ session_name: 's', windows: [{ options: { 'base-index': 3 } }, {}, { window_index: 3 }] });
+    assert.deepEqual(planWorkspace(windowScoped, { snapshot: { sessionNames: [], baseIndex: 0 } }).conflicts.map((c) => c.path), ['windows[2].window_index']);
+  });
+
+  it('reports server-wide and unknown options wherever the file sets them, from the tables the server gave', () => {
+    const doc = parseJson({
+      session_name: 's',
+      options: { 'escape-time': 5, 'status': 'off' },
+      global_options: { 'no-such-option': 1, '@mine': 'x' },
+      windows: [{ options: { 'default-terminal': 'vt100', 'mode-keys': 'vi' } }, { options_after: { 'escape-time': 1234 } }],
+    });
+    const optionTables = new Map([
+      ['escape-time', 'server'],
+      ['status', 'session'],
+      ['no-such-option', null],
+      ['default-terminal', 'server'],
+      ['mode-keys', 'window'],
+    ] as const);
+    const plan = planWorkspace(doc, { snapshot: { sessionNames: [], optionTables } });
+    assert.deepEqual(plan.conflicts.map((c) => [c.kind, c.path]), [
+      ['server_option', 'options.escape-time'],
+      ['unknown_option', 'global_options.no-such-option'],
+      ['server_option', 'windows[0].options.default-terminal'],
+      ['server_option', 'windows[1].options_after.escape-time'],
+    ]);
+    assert.match(plan.toText(), /^ {2}- global_options\.no-such-option: tmux has no option by that name$/m);
+    // Without the server's tables nothing is known about the names.
+    assert.deepEqual(planWorkspace(doc, { snapshot: { sessionNames: [] } }).conflicts, []);
   });
 });
 

@@ -17,7 +17,6 @@ import {
   workspaceToJSON,
   type ApplyResult,
   type PlanSize,
-  type PlanSnapshot,
   type PlanStep,
   type TmuxinatorImport,
   type WorkspaceDocument,
@@ -138,12 +137,12 @@ export async function prepareLoad(file: string, flags: LoadFlags, io: CliIO): Pr
 }
 
 /** The build's plan: at this terminal's size, creating missing start directories only with --create-dirs. */
-async function planBuild(file: string, doc: WorkspaceDocument, flags: BuildFlags, io: CliIO, snapshot?: PlanSnapshot): Promise<WorkspacePlan> {
+async function planBuild(file: string, doc: WorkspaceDocument, flags: BuildFlags, io: CliIO): Promise<WorkspacePlan> {
   const createDirectories = await checkDirectories(doc, { createMissing: flags.createDirs === true }).catch((error: unknown) => {
     if (!(error instanceof WorkspaceError)) throw error;
     throw invalidWorkspace(file, error.problems);
   });
-  return planWorkspace(doc, { size: buildSize(io), createDirectories, ...(snapshot === undefined ? {} : { snapshot }) });
+  return planWorkspace(doc, { size: buildSize(io), createDirectories });
 }
 
 /** The invoking terminal's size when standard output is one, else DETACHED_BUILD_SIZE. */
@@ -277,7 +276,8 @@ async function plan(flags: BuildFlags & { live?: boolean }, io: CliIO, file?: st
   if (flags.live) {
     const server = await openServer(flags, io);
     try {
-      planned = await planBuild(path, doc, flags, io, await captureWorkspaceSnapshot(server, { signal: io.signal }));
+      const draft = await planBuild(path, doc, flags, io);
+      planned = draft.checkedAgainst(await captureWorkspaceSnapshot(server, { signal: io.signal, plan: draft }));
       checkedAt = server.endpoint.socketPath;
     } finally {
       await server.close();

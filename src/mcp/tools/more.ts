@@ -54,8 +54,8 @@ async function readWorkspace(context: ToolContext, input: WorkspaceSource): Prom
 async function planBuild(context: ToolContext, input: WorkspaceSource): Promise<WorkspacePlan> {
   const doc = await readWorkspace(context, input);
   const createDirectories = await checkDirectories(doc);
-  const snapshot = await captureWorkspaceSnapshot(context.server, context.operation);
-  return planWorkspace(doc, { snapshot, size: DETACHED_BUILD_SIZE, createDirectories });
+  const plan = planWorkspace(doc, { size: DETACHED_BUILD_SIZE, createDirectories });
+  return plan.checkedAgainst(await captureWorkspaceSnapshot(context.server, { ...context.operation, plan }));
 }
 
 export const workspaceTools: readonly ToolDefinition[] = [
