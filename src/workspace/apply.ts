@@ -19,7 +19,7 @@ export const DEFAULT_APPLY_TIMEOUT_MS = 5000;
 export const DEFAULT_CLEANUP_TIMEOUT_MS = 500;
 
 export interface WorkspaceApplyOptions {
-  /** One deadline for the whole apply, every tmux command and sleep included. Default 5 000 ms. */
+  /** One deadline for the whole apply's tmux work; the plan's declared pauses are added to it. Default 5 000 ms. */
   timeoutMs?: number;
   signal?: AbortSignal;
   /**
@@ -192,13 +192,23 @@ async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadl
 }
 
 /**
+ * A declared pause is part of the build: tmuxp sleeps as long as the file says, so a user
+ * expects a 40 s `sleep_after` to be waited for, not to fail the load halfway. The deadline is
+ * for tmux's own work, and the plan's pauses (each at most an hour) are added to it, so it
+ * stays bounded and a stuck tmux still fails within the timeout given.
+ */
+function declaredPausesMs(plan: WorkspacePlan): number {
+  return plan.steps.reduce((total, step) => (step.op === 'sleep' ? total + step.args.ms : total), 0);
+}
+
+/**
  * Executes a plan against a tmux server: rechecks that the session name is free, then runs
  * each step in order within one deadline, recording every id tmux returns. Shell commands
  * are dispatched, never awaited. On failure it raises ApplyError with the ledger; with
  * `compensate`, it first removes the session it created if that is provably safe.
  */
 export async function applyPlan(plan: WorkspacePlan, server: Server, options: WorkspaceApplyOptions = {}): Promise<ApplyResult> {
-  const deadline = Deadline.start({ timeoutMs: options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS, signal: options.signal });
+  const deadline = Deadline.start({ timeoutMs: (options.timeoutMs ?? DEFAULT_APPLY_TIMEOUT_MS) + declaredPausesMs(plan), signal: options.signal });
   const evidence: ApplyEvidence = {
     sessionName: plan.sessionName,
     completedSteps: [],

@@ -29,9 +29,10 @@ import { progressOn, type Progress } from '../progress.js';
 import { attachArgv } from './server.js';
 
 /**
- * The load's total deadline unless --timeout-ms says otherwise. The library's 5 s suits a
- * small layout; real files with tens of windows and `sleep_before`/`sleep_after` pauses need
- * more, and a stuck tmux still fails within half a minute.
+ * The deadline of a load's tmux work unless --timeout-ms says otherwise (the file's
+ * `sleep_before`/`sleep_after` pauses are added to it). The library's 5 s suits a small
+ * layout; real files with tens of windows need more, and a stuck tmux still fails within half
+ * a minute.
  */
 export const DEFAULT_LOAD_TIMEOUT_MS = 30_000;
 
@@ -424,7 +425,7 @@ export function registerWorkspaceCommands(program: Command, context: CommandCont
     .option('--attach', 'attach this terminal to the new session afterwards')
     .option('--switch <client>', 'switch this tmux client (tmux list-clients) to the new session afterwards')
     .option('--compensate', 'on failure, remove the session this load created (only what it provably created)')
-    .option('--timeout-ms <ms>', `total deadline of the load, pauses included (default ${DEFAULT_LOAD_TIMEOUT_MS})`)
+    .option('--timeout-ms <ms>', `deadline of the load's tmux work; the file's pauses are added to it (default ${DEFAULT_LOAD_TIMEOUT_MS})`)
     .option('--json', 'print one JSON document: the load ledger (created ids, effects, completed steps, failure, compensation)')
     .action(context.action(load));
 
