@@ -5,6 +5,7 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import type { MuxGrid, MuxOutcome, MuxPort, PaneChannel } from '../mux/index.js';
 import type { AgentInputPort } from '../agents/index.js';
+import { textBeforeCursor } from '../panes/index.js';
 import { refusalError } from './errors.js';
 
 /** The value of an outcome, or its refusal as a BridgeError. */
@@ -51,5 +52,31 @@ export async function sendKeysInTurn(channel: PaneChannel, keys: readonly string
   for (const [index, key] of keys.entries()) {
     if (index > 0) seen = await moved(seen);
     await channel.keys([key]);
+  }
+}
+
+/** How long a one-key answer may take to show on its asking line. */
+const ANSWER_ECHO_MS = 500;
+
+/**
+ * Sends an answer's keys (sendKeysInTurn) and says which went. A one-key answer the line scan
+ * offers (`y` to `[y/n]`, `2` to `1) … 2) …`) is typed into a program drover has no rules for:
+ * one that reads a whole line (Python's input(), the shell's read, apt) shows the key after its
+ * question and waits for Enter, which then goes too; one that took the key alone has moved on,
+ * and gets nothing more.
+ */
+export async function sendAnswer(channel: PaneChannel, keys: readonly string[], asking: { snippet: string; lineScanned: boolean }): Promise<string[]> {
+  await sendKeysInTurn(channel, keys);
+  const [key] = keys;
+  if (!asking.lineScanned || keys.length !== 1 || key === undefined || [...key].length !== 1) return [...keys];
+  const waitsForEnter = (before: string | null): boolean => before !== null && before.trimEnd().endsWith(key) && before.includes(asking.snippet.trim());
+  const until = Date.now() + ANSWER_ECHO_MS;
+  for (;;) {
+    if (waitsForEnter(textBeforeCursor(await channel.read()))) {
+      await channel.keys(['Enter']);
+      return [...keys, 'Enter'];
+    }
+    if (Date.now() >= until) return [...keys];
+    await delay(KEY_POLL_MS);
   }
 }

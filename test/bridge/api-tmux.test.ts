@@ -284,4 +284,23 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     assert.equal(notJson.json.error?.code, 'unsupported_media_type', 'a form post (what a cross-site form can send) is refused');
     assert.equal((await world.call('/api/panes/%E0%A4%A/grid')).json.error?.code, 'bad_request');
   });
+
+  it('answers a [y/n] asked by a program that reads a whole line with the key and Enter, which it needs', async () => {
+    const script = 'answer = input("Overwrite file? [y/n] "); print("got", answer); import time; time.sleep(600)';
+    const { pane: asker } = await work.newWindow({ name: 'asker', command: ['sh'], receipt: true });
+    try {
+      const askerId = tmuxIds.pane(asker.id);
+      await asker.sendText(`exec python3 -c '${script}'`);
+      await asker.sendKeys(['Enter']);
+      await screenShows(asker, '[y/n]');
+      const question = await eventually('the question to show', async () => (await paneView(askerId))?.question ?? undefined).catch(async (error: Error) => assert.fail(`${error.message}: ${JSON.stringify(await paneView(askerId))}`));
+      assert.deepEqual(question.options.map((option) => option.keys), [['y'], ['n']]);
+      const answered = await world.post(`/api/panes/${encodeURIComponent(askerId)}/answer`, { question: question.id, option: 0 });
+      assert.equal(answered.status, 200, answered.text);
+      assert.deepEqual(answered.json.keys, ['y', 'Enter'], 'the line it waits for is ended');
+      await screenShows(asker, 'got y');
+    } finally {
+      await asker.kill();
+    }
+  });
 });

@@ -6,7 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { paneChannel } from '../../mux/index.js';
-import { sendKeysInTurn, unwrap } from '../agent-input.js';
+import { sendAnswer, unwrap } from '../agent-input.js';
 import { textFingerprint } from '../audit.js';
 import { BridgeError } from '../errors.js';
 import { remotePaneOf, type HostPanes, type RemotePane } from '../hosts.js';
@@ -146,8 +146,8 @@ export function paneRoutes({ mux, queue, remote }: PaneRoutesContext): Route[] {
         const question = await requireQuestion(pane, questionId);
         const chosen = question.options[option];
         if (chosen === undefined) throw new BridgeError('bad_request', `the question offers ${question.options.length} answers; there is no answer ${option}`);
-        await sendKeysInTurn(paneChannel(pane.port, pane.paneId, { deadline: performance.now() + ANSWER_BUDGET_MS }), chosen.keys);
-        return chosen.keys;
+        const channel = paneChannel(pane.port, pane.paneId, { deadline: performance.now() + ANSWER_BUDGET_MS });
+        return sendAnswer(channel, chosen.keys, { snippet: question.snippet, lineScanned: question.rule === null });
       });
       call.audit.detail.keys = keys;
       void pane.observer.inspect(pane.paneId);
