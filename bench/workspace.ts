@@ -224,7 +224,7 @@ function sessionWindowOption({ path, drover }: Difference, { doc }: Judged): boo
 const BY_DESIGN: readonly { readonly applies: (difference: Difference, judged: Judged) => boolean; readonly why: string }[] = [
   {
     applies: ({ path, drover }, judged) => /^windows\[\d+\]\.panes\[\d+\]\.environment\.PATH$/.test(path) && drover === judged.drover.environment.PATH,
-    why: "drover's panes get the PATH the file declares; tmuxp's get the PATH of the tmux command tmuxp ran (tmux gives a pane made from a client outside tmux that client's PATH)",
+    why: "each tool's panes get the PATH of the tmux client that made them (tmux gives a pane made from a client outside tmux that client's PATH), not the file's; here drover's match the file's",
   },
   {
     applies: ({ path, tmuxp }, { drover, env }) => {
