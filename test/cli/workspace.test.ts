@@ -29,7 +29,7 @@ interface LoadJson {
   failure_class: string | null;
   conflicts: { kind: string; path: string }[];
   compensation: string;
-  error?: { type: string; exit_code: number };
+  error?: { code: string; type: string; exit_code: number };
   switched?: { client: string; ok: boolean; error: string | null };
   attach?: string[];
 }
@@ -319,7 +319,7 @@ describe('drover workspace', () => {
       const loaded = await onServer(['workspace', 'load', '--json', path]);
       assert.equal(loaded.exitCode, 1, `${name}: ${loaded.stderrText()}`);
       const load = json<LoadJson>(loaded);
-      assert.deepEqual([load.failed_action, load.created.length], ['precondition', 0], name);
+      assert.deepEqual([load.failed_action, load.created.length, load.error?.code], ['precondition', 0, 'refused'], name);
       assert.deepEqual(json<{ conflicts: unknown[] }>(planned).conflicts, load.conflicts, `${name}: the same conflicts`);
       assert.ok(planned.stderrText().includes(message), `${name}: ${planned.stderrText()}`);
     }
@@ -346,7 +346,7 @@ describe('drover workspace', () => {
     const partial = json<LoadJson>(left);
     assert.deepEqual([partial.success, partial.partial, partial.uncertain, partial.failed_action], [false, true, false, 'set-option']);
     assert.equal(partial.compensation, 'not_requested');
-    assert.equal(partial.error?.exit_code, 3);
+    assert.deepEqual([partial.error?.exit_code, partial.error?.code], [3, 'tmux_failed'], 'the stable code of the cause');
     assert.ok(partial.created.some((ref) => ref.kind === 'session'));
     assert.deepEqual((await layout(tmux.server)).get('half-built'), ['main:2', 'side:1']);
 

@@ -3,6 +3,7 @@ import { userInfo } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import { AbortedError, type TerminalResult } from '../../process/index.js';
 import { Server, type Endpoint } from '../../tmux/index.js';
+import { failureCode as errorCode, type FailureCode } from '../../panes/index.js';
 import {
   ApplyError,
   DETACHED_BUILD_SIZE,
@@ -202,6 +203,13 @@ function failureCode(error: ApplyError, io: CliIO): number {
   return error.result.partial ? WORKSPACE_EXIT.partial : WORKSPACE_EXIT.failure;
 }
 
+/** A failed load's code: a conflict found before anything changed is `refused`, else what its cause says, else `load_failed`. */
+function applyFailureCode(error: ApplyError): FailureCode {
+  if (error.result.conflicts.length > 0) return 'refused';
+  const cause = error.cause === undefined ? 'failed' : errorCode(error.cause);
+  return cause === 'failed' ? 'load_failed' : cause;
+}
+
 /** The JSON of a load: the ApplyResult's fields, where it ran, and the error when it failed. */
 export function loadDocument(endpoint: Endpoint, outcome: LoadOutcome): Record<string, unknown> {
   const { error } = outcome;
@@ -209,7 +217,8 @@ export function loadDocument(endpoint: Endpoint, outcome: LoadOutcome): Record<s
     socket_path: endpoint.socketPath,
     ...outcome.result.toJSON(),
     elapsed_ms: Math.round(outcome.elapsedMs),
-    ...(error === undefined ? {} : { error: { type: error.name, message: error.message, phase: error.phase, delivery: error.delivery, exit_code: outcome.code } }),
+    // `code` is the stable one every error document carries (the cause's, as for any other command); `type` stays for scripts that read it.
+    ...(error === undefined ? {} : { error: { code: applyFailureCode(error), type: error.name, message: error.message, phase: error.phase, delivery: error.delivery, exit_code: outcome.code } }),
   };
 }
 
