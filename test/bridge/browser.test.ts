@@ -314,12 +314,15 @@ describe('drover web in a real browser, while the tmux server is down', { skip: 
     await shows(page.locator('#pane-meta'), 'cat');
     const indicator = page.locator('header .live');
     await shows(indicator, /^live$/);
+    const composer = page.getByRole('textbox', { name: 'Reply text' });
+    await composer.fill('typed before the server went');
 
     await tmux.stop();
     const down = page.getByRole('region', { name: 'Multiplexer unreachable' });
     await shows(down, /^The tmux server cannot be read: .+\. No pane is shown and nothing can be sent until it answers again/);
     await shows(indicator, 'multiplexer unreachable');
-    assert.equal(await page.getByRole('textbox', { name: 'Reply text' }).isDisabled(), true, 'no composer for a server that is not there');
+    assert.equal(await composer.isDisabled(), true, 'no composer for a server that is not there');
+    assert.equal(await composer.inputValue(), 'typed before the server went', 'what was typed is kept');
     assert.equal(await page.getByRole('complementary', { name: 'All panes' }).getByRole('link').count(), 0, 'the old panes are not listed as if they were there');
 
     // A page opened now says so too, rather than "Loading…" for ever.
@@ -334,6 +337,8 @@ describe('drover web in a real browser, while the tmux server is down', { skip: 
       await shows(shown.locator('header .live'), /^live$/);
     }
     await shows(fresh.getByRole('main').getByRole('link').first(), 'cat');
+    assert.equal(await composer.inputValue(), 'typed before the server went', 'and kept when the composer comes back');
+    assert.equal(await composer.isDisabled(), false);
   });
 });
 

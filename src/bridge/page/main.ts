@@ -239,6 +239,12 @@ async function loadSnapshot(): Promise<void> {
   }
   const wasDown = state.down !== null;
   state.down = down;
+  // Asked again until the panes can be read: the event that says a server answers again may
+  // have come before this refusal did.
+  if (down !== null) {
+    window.clearTimeout(snapshotTimer);
+    snapshotTimer = window.setTimeout(() => void loadSnapshot(), DOWN_RETRY_MS);
+  }
   renderLive();
   renderNav();
   renderBanner();
@@ -246,9 +252,19 @@ async function loadSnapshot(): Promise<void> {
   const current = route();
   if (current.view === 'home') renderHome();
   else if (current.view === 'spaces') renderSpaces();
-  // The composer and keys follow whether anything can be sent: drawn again when that changes.
-  else if (current.view === 'pane') (wasDown === (down !== null) ? updatePane : renderPane)(current.paneKey);
+  // The composer and keys follow whether anything can be sent: drawn again when that changes,
+  // keeping what was typed in the composer.
+  else if (current.view === 'pane' && wasDown === (down !== null)) updatePane(current.paneKey);
+  else if (current.view === 'pane') {
+    const typed = document.querySelector<HTMLTextAreaElement>('form.composer textarea')?.value ?? '';
+    renderPane(current.paneKey);
+    const textarea = document.querySelector<HTMLTextAreaElement>('form.composer textarea');
+    if (textarea !== null) textarea.value = typed;
+  }
 }
+
+/** How often a page whose multiplexer cannot be read asks for the snapshot again. */
+const DOWN_RETRY_MS = 2000;
 
 function scheduleSnapshot(): void {
   window.clearTimeout(snapshotTimer);
