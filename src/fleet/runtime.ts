@@ -1,5 +1,4 @@
 import { MUX_DECLARATIONS, MuxError, openMux, resolveEndpoint, selectMux, tmuxEndpointOf, zellijIds, type MuxEndpointSpec, type MuxName } from '../mux/index.js';
-import type { Endpoint } from '../tmux/index.js';
 import { terminationSpans, type TerminationSpans } from '../process/index.js';
 import type { OpenMuxOptions } from '../mux/index.js';
 import { FleetBackend, requireFleetSupport } from './backend.js';
@@ -150,7 +149,7 @@ export class FleetRuntime {
     return this.openAt(resolveEndpoint(name, this.env), name === 'tmux' ? this.options.tmuxEndpoint : undefined);
   }
 
-  private async openAt(spec: MuxEndpointSpec, tmuxEndpoint: Endpoint | undefined): Promise<FleetBackend> {
+  private async openAt(spec: MuxEndpointSpec, tmuxEndpoint: OpenMuxOptions['tmuxEndpoint']): Promise<FleetBackend> {
     const tmux = spec.mux === 'tmux' ? (tmuxEndpoint ?? tmuxEndpointOf(spec, this.env)) : undefined;
     // Delivery is many small tmux commands (a read, a line, Enter) under a pane lock: over one
     // control connection each costs a round trip, not a tmux client process.

@@ -94,11 +94,13 @@ export function focusedPane(snapshot: MuxSnapshot): MuxPane | undefined {
  * Transport death: a failure of the transport itself (a dropped socket, a closed stream, a
  * process that ran out of budget, a multiplexer that is not running) answers `unreachable`,
  * never `refused`; `refused` means the multiplexer understood and said no. A MuxError carries
- * its own classification; any other drover failure below the adapter is the transport's. The
- * failure's delivery goes with it: a transport that never reached the multiplexer sent nothing.
+ * its own classification; any other drover failure below the adapter is the transport's. A
+ * failure that knows nothing was sent (a tmux server that was not running) says so with it;
+ * otherwise the refusal's reason decides (refusalDelivery).
  */
 export function refusalFromError(error: unknown): MuxRefusal {
-  if (error instanceof MuxError) return error.replaced ? replacedRefusal(error.message) : { ...refusal(error.reason, error.message), delivery: error.delivery };
-  if (error instanceof DroverError) return { ...refusal('unreachable', error.message), delivery: error.delivery };
+  const known = error instanceof DroverError && error.delivery === 'not_sent' ? { delivery: 'not_sent' as const } : {};
+  if (error instanceof MuxError) return error.replaced ? replacedRefusal(error.message) : { ...refusal(error.reason, error.message), ...known };
+  if (error instanceof DroverError) return { ...refusal('unreachable', error.message), ...known };
   throw error;
 }
