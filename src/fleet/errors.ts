@@ -1,8 +1,8 @@
 import { MuxError } from '../mux/index.js';
-import { DroverError, type ErrorContext } from '../process/index.js';
+import { DroverError, NotFoundError, type ErrorContext } from '../process/index.js';
 
 /** A fleet, member or message that does not exist, is not active, or lies outside the caller's fleet. */
-export class RegistryNotFoundError extends DroverError {
+export class RegistryNotFoundError extends NotFoundError {
   readonly kind: 'fleet' | 'member' | 'message';
   readonly id: number;
   constructor(kind: 'fleet' | 'member' | 'message', id: number, message: string) {

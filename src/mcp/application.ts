@@ -3,7 +3,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createMuxPort, invokingPane, MuxError, TmuxAdapter, type MuxName, type MuxPort } from '../mux/index.js';
 import { failureCode, type FailureCode } from '../panes/index.js';
 import { HostCallError, UnknownHostError } from '../hosts/index.js';
-import { AbortedError, ArgumentError, DroverError, TimeoutError } from '../process/index.js';
+import { AbortedError, ArgumentError, DroverError, NotFoundError, TimeoutError } from '../process/index.js';
 import { isPaneId, requireNoCaptureHook, type OperationOptions, type PaneId, type Server } from '../tmux/index.js';
 import { CaptureStore, DEFAULT_CAPTURE_LIMITS, type CaptureLimits } from './captures.js';
 import { HostAnsweredError, NO_HOSTS, type HostAccess } from './hosts.js';
@@ -131,7 +131,10 @@ function errorResult(error: unknown, mux: MuxName, describeUnreachable: (error: 
   if (host !== undefined) return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: host }) }] };
   const code = failureCode(error);
   const message =
-    code === 'unreachable' ? describeUnreachable(error) : (fixedMessages(mux)[code] ?? (error instanceof DroverError ? error.message : 'the tool failed unexpectedly'));
+    code === 'unreachable'
+      ? describeUnreachable(error)
+      : // An id drover could not find is named in drover's own words, not tmux's: its message stays.
+        ((error instanceof NotFoundError ? undefined : fixedMessages(mux)[code]) ?? (error instanceof DroverError ? error.message : 'the tool failed unexpectedly'));
   const context = error instanceof DroverError ? { phase: error.phase, delivery: error.delivery } : {};
   return { isError: true, content: [{ type: 'text', text: JSON.stringify({ error: { code, message, ...context } }) }] };
 }

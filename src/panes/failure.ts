@@ -1,5 +1,5 @@
 import { MuxError, tmuxFailureCode } from '../mux/index.js';
-import { AbortedError, ArgumentError, LimitError, SpawnError, TimeoutError } from '../process/index.js';
+import { AbortedError, ArgumentError, LimitError, NotFoundError, SpawnError, TimeoutError } from '../process/index.js';
 import { ApplyError, WorkspaceError } from '../workspace/index.js';
 import { AgentExitedError, NotInTmuxError, PaneKeyRefusedError, PaneNotFoundError } from './errors.js';
 
@@ -42,6 +42,7 @@ export function failureCode(error: unknown): FailureCode {
   if (error instanceof LimitError) return 'too_large';
   if (error instanceof AgentExitedError) return 'agent_exited';
   if (error instanceof ApplyError) return 'load_failed';
+  if (error instanceof NotFoundError) return 'not_found';
   if (error instanceof SpawnError) return 'tmux_failed';
   return 'failed';
 }

@@ -45,6 +45,9 @@ export class ArgumentError extends DroverError {
   }
 }
 
+/** Something the caller named by its id (a fleet, a member, a message) does not exist. Nothing was done. */
+export class NotFoundError extends DroverError {}
+
 /** The executable could not be started (missing, not executable). Nothing was dispatched. */
 export class SpawnError extends DroverError {}
 

@@ -207,7 +207,8 @@ describe('drover fleet / member / message on tmux', () => {
     failed(control, 2, /command may not contain control characters \(\\x1B at offset 5\)/);
     failed(noFleet, 1, /fleet '77' not found\./);
     assert.equal(unknownMessage.exitCode, 1);
-    assert.deepEqual((JSON.parse(unknownMessage.text()) as { error: { message: string } }).error.message, 'Message 999 not found');
+    const { error } = JSON.parse(unknownMessage.text()) as { error: { code: string; message: string } };
+    assert.deepEqual([error.code, error.message], ['not_found', 'Message 999 not found'], 'an unknown id is not_found, as the conventions list it');
   });
 });
 
