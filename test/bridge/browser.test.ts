@@ -20,7 +20,7 @@ import { FAKE_AGENT, screenShows } from '../panes/live.js';
 import { RestartableServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 import { CHROMIUM, DESKTOP, launchChromium, PHONE } from './chromium.js';
-import { PAGE_ASSETS, startWebWorld, suiteTeardown, tmuxOpener, type WebWorld } from './support.js';
+import { PAGE_ASSETS, startWebWorld, suiteTeardown, tmuxOpener, type Teardown, type WebWorld } from './support.js';
 
 async function textOf(locator: Locator): Promise<string> {
   return (await locator.textContent()) ?? '';
@@ -255,20 +255,28 @@ describe('drover web in a real browser', { concurrency: 1, skip: browserMissing 
   });
 });
 
+/**
+ * drover web over a tmux server the test can stop and start again at the same socket, running
+ * `cat`, and a desktop page paired with it; all of it ended with `teardown`.
+ */
+async function catOnRestartableServer(teardown: Teardown): Promise<{ tmux: RestartableServer; world: WebWorld; context: BrowserContext; page: Page }> {
+  const tmux = new RestartableServer();
+  teardown.after(() => tmux.dispose());
+  await tmux.start(['cat']);
+  const world = await startWebWorld(teardown, { openMux: tmuxOpener(tmux.socketPath, 300), assets: PAGE_ASSETS });
+  const browser = await launchChromium();
+  teardown.after(() => browser.close());
+  const context = await browser.newContext(DESKTOP);
+  teardown.after(() => context.close());
+  return { tmux, world, context, page: await pairedPage(context, world.bridge) };
+}
+
 describe('drover web in a real browser, across a tmux restart', { skip: browserMissing }, () => {
   const teardown = suiteTeardown();
   after(() => teardown.run());
 
   it('keeps serving, shows the new server’s panes under a banner saying when it restarted, and refuses a reply typed for the old %0', async () => {
-    const tmux = new RestartableServer();
-    teardown.after(() => tmux.dispose());
-    await tmux.start(['cat']);
-    const world = await startWebWorld(teardown, { openMux: tmuxOpener(tmux.socketPath, 300), assets: PAGE_ASSETS });
-    const browser = await launchChromium();
-    teardown.after(() => browser.close());
-    const context = await browser.newContext(DESKTOP);
-    teardown.after(() => context.close());
-    const page = await pairedPage(context, world.bridge);
+    const { tmux, world, page } = await catOnRestartableServer(teardown);
 
     await page.getByRole('main').getByRole('link').first().click();
     const meta = page.locator('#pane-meta');
@@ -301,15 +309,7 @@ describe('drover web in a real browser, while the tmux server is down', { skip: 
   after(() => teardown.run());
 
   it('says the multiplexer cannot be read instead of showing its old panes as live, and shows the panes again once a server answers', async () => {
-    const tmux = new RestartableServer();
-    teardown.after(() => tmux.dispose());
-    await tmux.start(['cat']);
-    const world = await startWebWorld(teardown, { openMux: tmuxOpener(tmux.socketPath, 300), assets: PAGE_ASSETS });
-    const browser = await launchChromium();
-    teardown.after(() => browser.close());
-    const context = await browser.newContext(DESKTOP);
-    teardown.after(() => context.close());
-    const page = await pairedPage(context, world.bridge);
+    const { tmux, world, context, page } = await catOnRestartableServer(teardown);
     await page.getByRole('main').getByRole('link').first().click();
     await shows(page.locator('#pane-meta'), 'cat');
     const indicator = page.locator('header .live');
