@@ -9,6 +9,8 @@ export interface ScreenGeometry {
   readonly width: number;
   readonly height: number;
   readonly cursor: { readonly x: number; readonly y: number; readonly visible: boolean } | null;
+  /** The capture keeps the spaces written at a row's end (tmux's capture -N): which rows wrapped can be read from it. */
+  readonly writtenSpacesKept?: boolean;
 }
 
 /** A pane's screen without saying which pane: all that screen rules (the agents') read of it. */
@@ -23,9 +25,11 @@ export function visibleScreen(capture: string, geometry: ScreenGeometry): Visibl
   const parsed = parseStyledText(capture.endsWith('\n') ? capture.slice(0, -1) : capture);
   const rows = parsed.slice(Math.max(0, parsed.length - geometry.height));
   while (rows.length < geometry.height) rows.push([]);
+  const texts = rows.map(rowText);
   return Object.freeze({
     rows,
-    lines: rows.map((row) => rowText(row).replace(/\s+$/u, '')),
+    lines: texts.map((text) => text.replace(/\s+$/u, '')),
+    ...(geometry.writtenSpacesKept === true ? { wrapped: texts.map((text) => Array.from(text).length >= geometry.width) } : {}),
     width: geometry.width,
     height: geometry.height,
     cursor: geometry.cursor,

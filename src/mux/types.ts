@@ -179,6 +179,12 @@ export interface MuxScreen {
   readonly rows: readonly StyledRow[];
   /** The same rows as plain text, trailing blanks trimmed. */
   readonly lines: readonly string[];
+  /**
+   * Per row, whether the terminal wrapped it into the next (it was written up to its last
+   * column, spaces included), where the multiplexer keeps the spaces written at a row's end;
+   * absent elsewhere, where a row is taken as wrapped when its trimmed text fills the width.
+   */
+  readonly wrapped?: readonly boolean[];
   readonly width: number;
   readonly height: number;
   /** Where the terminal cursor is (0-based); null where the multiplexer does not report it. */

@@ -5,22 +5,38 @@ import { squeeze } from './echo.js';
  * What the input-line judgements read of a screen: its rows as text, its width and its
  * cursor (null when the multiplexer does not report one).
  */
-export type ScreenText = Pick<AgentScreen, 'lines' | 'width' | 'cursor'>;
+export type ScreenText = Pick<AgentScreen, 'lines' | 'width' | 'cursor' | 'wrapped'>;
 
 function cells(row: string): number {
   return Array.from(row).length;
 }
 
 /**
+ * The row's whole text when the terminal wrapped it into the next row, null when a line break
+ * ended it. The screen says which rows wrapped where its multiplexer keeps the spaces written
+ * at a row's end (a line that wrapped just after a space then keeps it); elsewhere a row is
+ * taken as wrapped when its text fills the width. Characters count as one cell each, so a row
+ * of wide characters is not seen as full.
+ */
+function wrappedRow(screen: ScreenText, y: number): string | null {
+  const line = screen.lines[y] ?? '';
+  const width = cells(line);
+  if (screen.wrapped === undefined) return width >= screen.width ? line : null;
+  return screen.wrapped[y] === true ? line + ' '.repeat(Math.max(0, screen.width - width)) : null;
+}
+
+/**
  * The logical line that ends on row `y`: the row (up to column `end`, all of it by default)
- * after the rows the terminal wrapped onto it. A row is taken as wrapped into the next when it
- * is full: tmux hard-wraps at the pane width, and a row that ends earlier ended with a line
- * break. Characters count as one cell each, so a row of wide characters is not seen as full.
+ * after the rows the terminal wrapped onto it (tmux hard-wraps at the pane width).
  */
 export function lineEndingAt(screen: ScreenText, y: number, end?: number): string {
   const row = screen.lines[y] ?? '';
   let text = end === undefined ? row : Array.from(row).slice(0, end).join('');
-  for (let above = y - 1; above >= 0 && cells(screen.lines[above] ?? '') >= screen.width; above -= 1) text = screen.lines[above]! + text;
+  for (let above = y - 1; above >= 0; above -= 1) {
+    const wrapped = wrappedRow(screen, above);
+    if (wrapped === null) break;
+    text = wrapped + text;
+  }
   return text;
 }
 

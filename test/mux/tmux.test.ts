@@ -219,6 +219,30 @@ describe('the tmux adapter', { concurrency: false }, () => {
     assert.equal(!gone.ok && gone.reason, 'gone');
   });
 
+  it('says which rows wrapped, a row that wrapped just after a space included', async () => {
+    const port = portOver(owned.server);
+    const paneId = paneIn(await port.snapshot(), 'logs');
+    await port.typeText(paneId, 'clear');
+    await port.sendKeys(paneId, ['Enter']);
+    const cleared = await eventually('a cleared screen', async () => {
+      const read = await port.readScreen(paneId);
+      return read.ok && read.value.cursor?.y === 0 ? read.value : undefined;
+    });
+    // Typed up to the last column, the space landing in it, then more on the next row.
+    const typed = `${'w'.repeat(cleared.width - 1 - cleared.cursor!.x)} tail`;
+    await port.typeText(paneId, typed);
+    try {
+      const screen = await eventually('the typed text on two rows', async () => {
+        const read = await port.readScreen(paneId);
+        return read.ok && read.value.lines[1] === 'tail' ? read.value : undefined;
+      });
+      assert.deepEqual(screen.wrapped?.slice(0, 3), [true, false, false]);
+      assert.equal(screen.lines[0]!.endsWith('w'), true, 'lines stay trimmed');
+    } finally {
+      await port.sendKeys(paneId, ['ctrl+u']);
+    }
+  });
+
   it('publishes the window index, the pane pid and the agent hooks\' pane option, the current name before the older one', async () => {
     const port = portOver(owned.server);
     const [current, legacy, both] = (await port.snapshot()).panes.filter((pane) => pane.spaceLabel === 'work');

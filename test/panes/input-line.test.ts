@@ -18,6 +18,14 @@ describe('textBeforeCursor and lineEndingAt', () => {
     assert.equal(lineEndingAt(screen(10, 'aaaaaaaaaa', 'cc'), 1), 'aaaaaaaaaacc');
   });
 
+  it('joins a row that wrapped just after a space, with the space, where the screen says which rows wrapped', () => {
+    const text = 'aaaaaaaaa bbb';
+    const wrapped = { ...screen(10, 'aaaaaaaaa ', 'bbb|'), wrapped: [true, false] };
+    assert.equal(textBeforeCursor(wrapped), text);
+    assert.equal(textBeforeCursor({ ...wrapped, wrapped: [false, false] }), 'bbb', 'a row that did not wrap ended with a line break, full or not');
+    assert.equal(textBeforeCursor(screen(10, 'aaaaaaaaa ', 'bbb|')), 'bbb', 'without the flags a trimmed row is not full');
+  });
+
   it('is empty at the start of a row, and null without a cursor', () => {
     assert.equal(textBeforeCursor(screen(10, 'aaaaaaaaaa', '|')), '');
     assert.equal(textBeforeCursor(screen(10, 'abc')), null);

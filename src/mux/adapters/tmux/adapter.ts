@@ -428,7 +428,7 @@ export class TmuxAdapter implements MuxAdapter {
   async readScreen(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxScreen>> {
     const pane = this.native('pane', paneId) as PaneId;
     const deadline = this.deadline(options);
-    const reply = await this.tmux((server) => this.group(server, [['display-message', '-p', '-t', pane, SCREEN_GEOMETRY], captureArgs(pane, { escapes: true })], deadline), step(deadline));
+    const reply = await this.tmux((server) => this.group(server, [['display-message', '-p', '-t', pane, SCREEN_GEOMETRY], captureArgs(pane, { escapes: true, trailingSpaces: true })], deadline), step(deadline));
     const out = reply.stdout.toString('utf8');
     const newline = out.indexOf('\n');
     const [shown, width, height, x, y, visible] = out.slice(0, newline).split(' ');
@@ -439,6 +439,7 @@ export class TmuxAdapter implements MuxAdapter {
       width: wholeNumber(width) ?? 0,
       height: wholeNumber(height) ?? 0,
       cursor: cursorX === null || cursorY === null ? null : { x: cursorX, y: cursorY, visible: visible === '1' },
+      writtenSpacesKept: true,
     });
     return ok(Object.freeze({ paneId, ...screen }));
   }
