@@ -76,6 +76,12 @@ export interface ClaimRequest {
  */
 export interface DeliveryClaim extends DeliverySnapshot {
   claimedElsewhere: Message | null;
+  /**
+   * `next` carried a claim that was neither stamped nor released (its dispatcher died, or
+   * could not stamp a line it had submitted): that delivery may have typed or submitted its
+   * line, so the pane is read for it before the line is typed again.
+   */
+  earlierAttempt: boolean;
 }
 
 export type StampOutcome = 'stamped' | 'acked' | 'already_notified' | 'missing';

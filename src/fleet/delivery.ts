@@ -12,6 +12,7 @@ import {
   INSUFFICIENT_BUDGET_MESSAGE,
   leadFor,
   leadReservation,
+  provablyNotStarted,
   resumeLine,
   submitAgentLine,
   submitLine,
@@ -223,8 +224,9 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       const read = await budgeted(broker, deadline - clock.now(), (bounded) => bounded.claimNext(recipientId, fleetId, claimRequest(attempted, remote === null ? CLAIM_LEASE_MS : REMOTE_CLAIM_LEASE_MS)));
       if ('failure' in read) return result.notified.length === 0 ? fail(initial.next, read.failure) : result;
       const message = read.value.next;
-      // A claim is given back whenever its message is not stamped; one that cannot be (the store
-      // is unreachable) runs out with its lease.
+      // A claim is given back when its message is not stamped and nothing of its line may have
+      // reached the pane; one that cannot be (the store is unreachable) runs out with its lease.
+      // A claim kept after its line may have gone in tells whoever delivers next to look for it.
       const giveBack = async (): Promise<void> => {
         if (message !== null) await broker.within(FINALIZATION_GRACE_MS).releaseClaim(message.messageId, CLAIMANT).catch(() => undefined);
       };
@@ -280,8 +282,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
             // Inert whatever runs there (a shell may sit behind another program); the clause about
             // a dismissed prompt goes with every line of a hold that led with Escape.
             const line = shellPromptLine(message, { escapeLead: holdLead === 'escape' });
-            // A hold's first message is the one a dispatcher that died under this lock was delivering.
-            const resumed = first ? await resumeLine({ input: input!, line, deadline }) : 'absent';
+            const resumed = read.value.earlierAttempt ? await resumeLine({ input: input!, line, deadline }) : 'absent';
             if (resumed === 'absent') await submitLine({ input: input!, line, lead, deadline, clock });
           } else {
             const outcome = await submitAgentLine({ input: input!, line: formatNotificationLine(message, { escapeLead: false }), rules, deadline, clock });
@@ -303,14 +304,16 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
             await broker.markServerReplaced(recipientId, placement.pane);
             return failClaimed(new PlacementStaleError(recipientId, placement.pane, placement.backend).message);
           }
-          return failClaimed(messageOf(error));
+          // Typing or Enter may have gone through: the claim stays as the mark of it.
+          return provablyNotStarted(error) ? failClaimed(messageOf(error)) : fail(message, messageOf(error));
         }
       }
 
       // 7. Stamp while still pending; an ACK or another invocation's stamp also counts.
       const finalDeadline = Math.max(deadline, clock.now() + FINALIZATION_GRACE_MS);
       const stamp = await budgeted(broker, finalDeadline - clock.now(), (bounded) => bounded.stampNotified(message.messageId));
-      if ('failure' in stamp) return failClaimed(stamp.failure);
+      // The line went in: the claim stays as the mark of it, for whoever delivers it next.
+      if ('failure' in stamp) return fail(message, stamp.failure);
       if (stamp.value !== 'missing') result.notified.push(message.messageId);
       // One line per hold for a coding agent: its turn on that line runs now, and between Enter
       // and the busy screen some agents briefly draw an idle composer that would take, and lose,

@@ -1,6 +1,6 @@
 import { isShellCommand, SUBMIT_TIMEOUT_MS, submitToAgent, systemProcessLookup, type AgentScreenRules, type SubmitOutcome } from '../agents/index.js';
 import type { MuxScreen, PaneChannel } from '../mux/index.js';
-import { cursorFollows, foregroundProgram, lineEndingAt, textBeforeCursor, watchUntil, WATCH_INTERVAL_MS } from '../panes/index.js';
+import { countWrapped, cursorFollows, foregroundProgram, lineEndingAt, textBeforeCursor, watchUntil, WATCH_INTERVAL_MS } from '../panes/index.js';
 import { DroverError, messageOf } from '../process/index.js';
 import { systemClock, type Clock } from './clock.js';
 import { PaneInputError } from './errors.js';
@@ -24,7 +24,7 @@ export const LOCK_WAIT_MS = TRANSPORT_BUDGET_MS - INPUT_RESERVATION_MS;
 export const INSUFFICIENT_BUDGET_MESSAGE = 'insufficient pane input budget for literal input, settle and Enter';
 
 /** What a submission does to a pane: read its screen and what runs there, type, paste, press keys (neutral spellings). */
-export type InputChannel = Pick<PaneChannel, 'read' | 'process' | 'type' | 'paste' | 'keys'>;
+export type InputChannel = Pick<PaneChannel, 'read' | 'grid' | 'process' | 'type' | 'paste' | 'keys'>;
 
 /**
  * A member's pane as a submission reaches it, through the mux port. `channel(deadline)` is the
@@ -83,7 +83,8 @@ export interface SubmitOptions {
   clock?: Clock;
 }
 
-function provablyNotStarted(error: unknown): boolean {
+/** A failure that proves nothing reached the pane. */
+export function provablyNotStarted(error: unknown): boolean {
   return error instanceof DroverError && error.delivery === 'not_sent';
 }
 
@@ -200,19 +201,29 @@ async function pressEnter(input: PaneInput, deadline: number): Promise<void> {
   }
 }
 
+/** How far back in a pane's scrollback a line an earlier delivery may have submitted is looked for. */
+export const RESUME_HISTORY_LINES = 100_000;
+
 /**
- * Finishes, on the screen's evidence, a line that an earlier delivery of the same message left
- * in the pane when its process died (killed between typing and Enter, or between Enter and the
- * stamp): Enter alone for a line that stands typed at the cursor (`entered`), nothing for one
- * the pane shows submitted (`submitted`). `absent` when the screen shows no trace of it: the
- * line was never typed, and goes in the ordinary way. A screen that cannot be read proves
- * neither, so nothing is typed and the message stays pending (PaneInputError, not_sent):
- * typing it then could show it twice.
+ * Finishes, on the pane's evidence, a line that an earlier delivery of the same message may
+ * have left there (its process died between typing and Enter or between Enter and the stamp,
+ * or its stamp failed): Enter alone for a line that stands typed at the cursor (`entered`),
+ * nothing for one the pane shows submitted (`submitted`), on screen or scrolled off it since
+ * into the scrollback. `absent` when the pane shows no trace of it: the line was never typed,
+ * and goes in the ordinary way. A pane that cannot be read proves neither, so nothing is typed
+ * and the message stays pending (PaneInputError, not_sent): typing it then could show it twice.
  */
 export async function resumeLine(options: Pick<SubmitOptions, 'input' | 'line' | 'deadline'>): Promise<'entered' | 'submitted' | 'absent'> {
-  let screen: MuxScreen;
+  const channel = (): InputChannel => options.input.channel(options.deadline);
+  let left: 'typed' | 'submitted' | null;
   try {
-    screen = await options.input.channel(options.deadline).read();
+    const screen = await channel().read();
+    left = lineLeftOnScreen(screen, options.line);
+    if (left === null) {
+      // More copies in the scrollback and screen together than on the screen: one scrolled off.
+      const history = await channel().grid({ scope: 'recent', lines: RESUME_HISTORY_LINES, styling: 'strip' });
+      if (countWrapped(history.text, options.line) > countWrapped(screen.lines.join('\n'), options.line)) left = 'submitted';
+    }
   } catch (cause) {
     throw new PaneInputError(
       `pane ${options.input.pane} could not be read to see whether an earlier delivery of this message left its line there, so nothing was typed; it stays pending: ${messageOf(cause)}`,
@@ -220,7 +231,6 @@ export async function resumeLine(options: Pick<SubmitOptions, 'input' | 'line' |
       { delivery: 'not_sent', cause },
     );
   }
-  const left = lineLeftOnScreen(screen, options.line);
   if (left === null) return 'absent';
   if (left === 'typed') await pressEnter(options.input, options.deadline);
   return left === 'typed' ? 'entered' : 'submitted';

@@ -556,8 +556,8 @@ export class SqlBroker implements Broker {
     return this.write(async (tx): Promise<DeliveryClaim> => {
       const snapshot = await this.snapshotIn(tx, recipientId, fleetId, request.exclude);
       const head = snapshot.next;
-      if (head === null || snapshot.eligibility !== 'eligible') return { ...snapshot, claimedElsewhere: null };
-      const elsewhere = { ...snapshot, next: null, claimedElsewhere: head };
+      if (head === null || snapshot.eligibility !== 'eligible') return { ...snapshot, claimedElsewhere: null, earlierAttempt: false };
+      const elsewhere = { ...snapshot, next: null, claimedElsewhere: head, earlierAttempt: false };
       // Claims of one recipient are made one at a time; another dispatcher's claim in progress is not waited for.
       if ((await tx.get(`SELECT member_id FROM members WHERE member_id = $1 ${this.sql.dialect.skipLocked}`, [recipientId])) === undefined) return elsewhere;
       const now = this.timestamp();
@@ -566,7 +566,7 @@ export class SqlBroker implements Broker {
       if (held) return elsewhere;
       const until = formatTimestamp(this.clock() + request.leaseMs * 1000);
       await tx.run('UPDATE messages SET claimed_by = $1, claimed_until = $2 WHERE message_id = $3', [request.claimant, until, head.messageId]);
-      return { ...snapshot, claimedElsewhere: null };
+      return { ...snapshot, claimedElsewhere: null, earlierAttempt: claim?.claimed_by != null };
     });
   }
 

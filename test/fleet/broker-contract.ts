@@ -493,6 +493,22 @@ export function brokerContract(store: ContractStore): void {
         assert.equal(await next('d/5'), null);
       });
 
+      it('says when the message it claims carried a claim neither stamped nor released: an attempt that may have typed it', async (t) => {
+        const { broker, wall } = await open(t);
+        const { fleet, alice, bob } = await seedFleet(broker);
+        const message = await broker.sendMessage({ from: alice.memberId, to: bob.memberId, text: 'first' });
+        const take = (claimant: string) => broker.claimNext(bob.memberId, fleet.fleetId, claim(claimant));
+        assert.deepEqual([(await take('hub/1')).earlierAttempt], [false], 'never claimed before');
+        await broker.releaseClaim(message.messageId, 'hub/1');
+        assert.equal((await take('hub/2')).earlierAttempt, false, 'given back: that attempt sent nothing');
+        const voided = await take('hub/3');
+        assert.deepEqual([voided.next?.messageId, voided.earlierAttempt], [message.messageId, true], "a claim of this host's that its holder left");
+        wall.micros += 10_001 * 1000;
+        assert.equal((await take('other-host/4')).earlierAttempt, true, 'a claim whose lease ran out');
+        const elsewhere = await take('hub/5');
+        assert.deepEqual([elsewhere.next, elsewhere.earlierAttempt], [null, false], "another host's live claim: nothing claimed");
+      });
+
       it('claims nothing for a recipient that is not eligible, and skips what the claimant attempted', async (t) => {
         const { broker } = await open(t);
         const { fleet, director, alice, bob } = await seedFleet(broker);

@@ -239,6 +239,27 @@ describe('deliverPending', () => {
     assert.equal(attempt.diagnostic?.messageId, message.messageId);
     assert.match(attempt.diagnostic!.reason, /^the database stayed busy/);
     assert.equal((await s.broker.showMessage(message.messageId)).notifiedAt, null);
+
+    // The line went in and has scrolled off the screen since: the next delivery finds it in
+    // the scrollback and stamps it without typing it a second time.
+    s.port.scrollback = [...s.port.literals];
+    s.port.onCall = undefined;
+    s.port.calls.length = 0;
+    assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [message.messageId]);
+    assert.deepEqual(s.port.inputs, [], 'nothing typed again');
+    assert.equal(s.port.calls.filter((call) => call.op === 'grid').length, 1, 'the scrollback read once');
+    assert.notEqual((await s.broker.showMessage(message.messageId)).notifiedAt, null);
+  });
+
+  it('types a line again when an earlier attempt that sent nothing gave its claim back', async (t) => {
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
+    s.port.failOn('escape', notSentError());
+    assert.equal((await deliverPending(s.options(s.bob))).diagnostic?.messageId, message.messageId);
+    s.port.calls.length = 0;
+    assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [message.messageId]);
+    assert.deepEqual(s.port.literals, [shellPromptLine(message, { escapeLead: true })]);
+    assert.equal(s.port.calls.filter((call) => call.op === 'grid').length, 0, 'no earlier attempt to look for in the scrollback');
   });
 
   it('defers a termination signal received mid-drain until the stamp is written and the lock released', async (t) => {

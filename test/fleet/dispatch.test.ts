@@ -207,6 +207,19 @@ describe('resuming a line a dead dispatcher left', () => {
     assert.equal(done.port.inputs.length, before, 'nothing sent for a line the pane moved past');
   });
 
+  it('finds a submitted line that scrolled off the screen in the scrollback, and only one that did', async () => {
+    const scrolled = setup();
+    echoingPane(scrolled.port);
+    scrolled.port.scrollback = ['older output', line, 'more output'];
+    assert.equal(await resumeLine({ input: scrolled.port.input('%3'), line, deadline: scrolled.start + 5000 }), 'submitted');
+    assert.deepEqual(scrolled.port.inputs, [], 'nothing sent for a line the pane took long ago');
+
+    const typedOnly = setup();
+    echoingPane(typedOnly.port);
+    await typedOnly.port.input('%3').channel(typedOnly.start + 5000).type(`${line} and more`);
+    assert.equal(await resumeLine({ input: typedOnly.port.input('%3'), line, deadline: typedOnly.start + 5000 }), 'absent', 'a copy on the screen is not one in the scrollback');
+  });
+
   it('types nothing when the screen cannot be read, and says the message stays pending', async () => {
     const { port, start } = setup();
     echoingPane(port);

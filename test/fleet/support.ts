@@ -98,7 +98,7 @@ export class FakeClock implements Clock {
 }
 
 export interface PortCall {
-  op: 'escape' | 'literal' | 'enter' | 'read' | 'paste' | 'keys';
+  op: 'escape' | 'literal' | 'enter' | 'read' | 'grid' | 'paste' | 'keys';
   pane: string;
   text?: string;
   /** What was left of the step's deadline when the call started. */
@@ -121,7 +121,7 @@ export class FakePort {
   /** The multiplexer takes a bracketed paste. */
   pastes = true;
   private readonly failures: { op: Step; nth: number; error: Error }[] = [];
-  private readonly counts: Record<Step, number> = { escape: 0, literal: 0, enter: 0, read: 0, paste: 0, keys: 0 };
+  private readonly counts: Record<Step, number> = { escape: 0, literal: 0, enter: 0, read: 0, grid: 0, paste: 0, keys: 0 };
   /**
    * The agent behind the pane, for members whose coding agent is read off its screen: it
    * shows its composer, takes pastes and turns busy on Enter for `busyReads` reads.
@@ -133,6 +133,8 @@ export class FakePort {
   onCall: ((call: PortCall) => void | Promise<void>) | undefined;
   /** Replaces every screen read (a pane that is gone, say). */
   readScreen: ((pane: string) => Promise<AgentScreen>) | undefined;
+  /** Rows that scrolled off the top of the screen, oldest first: a grid read returns them above the screen's. */
+  scrollback: string[] = [];
 
   constructor(private readonly clock: FakeClock) {}
 
@@ -162,10 +164,15 @@ export class FakePort {
           const failure = this.failures.find((f) => f.op === op && f.nth === nth);
           if (failure) throw failure.error;
         };
+        const screen = async (): Promise<AgentScreen> => (this.readScreen === undefined ? this.agent.screen() : await this.readScreen(pane));
         return {
           read: async () => {
             await record('read');
-            return { paneId: pane, ...(this.readScreen === undefined ? this.agent.screen() : await this.readScreen(pane)) };
+            return { paneId: pane, ...(await screen()) };
+          },
+          grid: async () => {
+            await record('grid');
+            return { paneId: pane, text: [...this.scrollback, ...(await screen()).lines].join('\n'), truncated: false, revision: String(this.calls.length) };
           },
           // Asking what runs is no input: not recorded, and it takes no fake time.
           process: () => Promise.resolve({ paneId: pane, pid: null, foreground: this.foreground, dead: false, exitStatus: null }),
@@ -184,9 +191,9 @@ export class FakePort {
     };
   }
 
-  /** The calls that put something into the pane (screen reads left out). */
+  /** The calls that put something into the pane (screen and scrollback reads left out). */
   get inputs(): PortCall[] {
-    return this.calls.filter((call) => call.op !== 'read');
+    return this.calls.filter((call) => call.op !== 'read' && call.op !== 'grid');
   }
 
   get pasted(): string[] {
@@ -265,6 +272,7 @@ export function keystrokeInput(pane: string, keystroke: (op: 'escape' | 'literal
     pastes: true,
     channel: () => ({
       read: () => Promise.resolve(blank),
+      grid: () => Promise.resolve({ paneId: pane, text: '', truncated: false, revision: '0' }),
       // A program that is not a shell: its lines lead with Escape.
       process: () => Promise.resolve({ paneId: pane, pid: null, foreground: 'node', dead: false, exitStatus: null }),
       paste: unused('pasted into'),
