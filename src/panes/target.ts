@@ -4,7 +4,7 @@ import { PaneKeyRefusedError } from './errors.js';
 
 /** The ways a pane may be named wherever drover takes one, as its errors list them. */
 export const PANE_TARGET_FORMS =
-  'a pane key such as local::tmux::28114-1764844800::%3 (what --json prints as pane_key), a pane id such as %3, or on tmux SESSION:WINDOW[.PANE] with the window by index or name, such as work:0.1 or work:editor';
+  'a pane key such as local::tmux::28114-1764844800::%3 (what --json prints as pane_key), a pane id such as %3, or on tmux SESSION:WINDOW[.PANE] with the window by index or name (names matched exactly), such as work:0.1 or work:editor';
 
 /** One pane as every row and receipt names it: its id, and its key (the id together with the server run it lives on). */
 export interface PaneRef {

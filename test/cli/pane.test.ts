@@ -192,6 +192,15 @@ describe('drover pane map, capture, process, window-name, open, kill', () => {
     });
 
     it('says which forms are accepted when a target names no pane, or is no target at all', async () => {
+      const [prefix, sessionPrefix, pattern] = await Promise.all([
+        sandbox.drover(['pane', 'keys', 'work:print', 'x', '-S', socket]),
+        sandbox.drover(['pane', 'keys', 'wor:printer', 'x', '-S', socket]),
+        sandbox.drover(['pane', 'keys', 'work:pr*', 'x', '-S', socket]),
+      ]);
+      // tmux alone would take a prefix or a pattern of a name: the pane named is reached, or none.
+      assertFailure(prefix, 2, `drover: error: pane work:print not found (give ${PANE_TARGET_FORMS})\n`);
+      assertFailure(sessionPrefix, 2, `drover: error: pane wor:printer not found (give ${PANE_TARGET_FORMS})\n`);
+      assertFailure(pattern, 2, `drover: error: pane work:pr* not found (give ${PANE_TARGET_FORMS})\n`);
       const [noWindow, noPane, option, json] = await Promise.all([
         sandbox.drover(['pane', 'capture', 'work:nope', '-S', socket]),
         sandbox.drover(['pane', 'kill', 'work:0.7', '-S', socket]),
