@@ -17,7 +17,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { setTimeout as delay } from 'node:timers/promises';
-import { DroverError, LongLivedChild, TimeoutError, formatTimestamp, wallMicros, type ChildExit } from '../process/index.js';
+import { DroverError, LongLivedChild, TimeoutError, formatTimestamp, shellQuote, wallMicros, type ChildExit } from '../process/index.js';
 import { RpcClient, RpcHandshakeError, RpcLinkLostError, type RpcRequestOptions } from './client.js';
 import { forwardedSocketProblem, type HostEntry } from './config.js';
 import { RPC_PING, type RpcHandshake, type RpcParams, type RpcReply } from './protocol.js';
@@ -399,7 +399,7 @@ export class HostLink {
       case 'missing':
         return {
           state: 'incompatible',
-          problem: `no drover to run on ${this.host.name}${ssh === undefined ? '' : ` (${ssh})`}: ${this.installHint()}, or name the drover program there with \`${this.droverCommand} host add ${this.host.name} --drover PATH\``,
+          problem: `no drover to run on ${this.host.name}${ssh === undefined ? '' : ` (${ssh})`}: ${this.installHint()}, or name the drover program there: \`${this.droverCommand} host remove ${this.host.name}\`, then \`${this.droverCommand} host add ${this.host.name} --ssh ${shellQuote(this.host.ssh)} --drover PATH\``,
         };
       case 'exited':
         return { state: 'incompatible', problem: `drover on ${this.host.name} exited (status ${exit?.exitCode}) before speaking drover-rpc${ssh === undefined ? '' : `: ${ssh}`}` };

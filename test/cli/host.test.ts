@@ -117,7 +117,7 @@ describe('drover host add, list, check, remove (a fake ssh on PATH)', () => {
     assert.equal(result.exitCode, 1, 'a host that is not up fails the check');
     const hosts = new Map((JSON.parse(result.text()) as { hosts: HealthJson[] }).hosts.map((host) => [host.name, host]));
     assert.equal(hosts.get('bare')!.link_state, 'incompatible');
-    assert.match(hosts.get('bare')!.problem!, /no drover to run on bare .*host add bare --install/);
+    assert.match(hosts.get('bare')!.problem!, /no drover to run on bare .*host add bare --install`, or name the drover program there: `[^`]*host remove bare`, then `[^`]*host add bare --ssh bare --drover PATH`$/);
     assert.equal(hosts.get('locked')!.link_state, 'auth_required');
     assert.match(hosts.get('locked')!.problem!, /could not log in to denied \(denied: Permission denied \(publickey\)\.\); drover never prompts: run `ssh denied` once by hand/);
     assert.equal(hosts.get('gone')!.link_state, 'down');
