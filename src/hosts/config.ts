@@ -15,12 +15,12 @@
  * the file's mode kept, through a symlink to wherever the file really lives.
  */
 import { lstatSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
-import { homedir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname } from 'node:path';
 import type { Document } from 'yaml';
 import { parseYamlFile, yaml } from '../agents/index.js';
 import { ArgumentError, DroverError, writeFileBeside } from '../process/index.js';
 import { LOCAL_HOST, isHostName } from '../mux/index.js';
+import { userConfigPath } from '../fleet/config.js';
 import { remoteProgramProblem, sshDestinationProblem } from './ssh.js';
 
 /** One machine drover reaches over ssh. */
@@ -53,12 +53,6 @@ export class UnknownHostError extends DroverError {
   ) {
     super(`no host ${JSON.stringify(host)} in ${path}${known.length > 0 ? `; it has ${known.join(', ')}` : '; it has none yet (drover host add NAME --ssh ALIAS)'}`, { phase: 'config', delivery: 'not_sent' });
   }
-}
-
-/** Where this user's drover settings live. */
-export function userConfigPath(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.DROVER_CONFIG) return env.DROVER_CONFIG;
-  return join(env.XDG_CONFIG_HOME || join(env.HOME || homedir(), '.config'), 'drover', 'config.yaml');
 }
 
 const HOST_KEYS: readonly string[] = ['ssh', 'drover', 'forward_broker'];

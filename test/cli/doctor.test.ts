@@ -213,5 +213,6 @@ describe('drover doctor on the agents', () => {
     assert.deepEqual(broken.lines, ['hosts', `  ✗ config: ${problem}`]);
     // The fleet reads its store's URL from the same file: the same words, one line.
     assert.deepEqual(broken.document.issues, [problem, `the fleet store cannot be inspected: ${problem}`]);
+    assert.deepEqual(broken.document.hosts, { config_path: config, names: [] }, 'the file to fix is named');
   });
 });

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { AGENT_KINDS, BUILTIN_PROVIDERS, DEFAULT_ROLE, installerFor, planAgentSetup, providersFor, resolveLaunchCommand, type Provider } from '../../agents/index.js';
-import { fleetDoctorSection, type FleetDoctorSection } from '../../fleet/index.js';
+import { fleetDoctorSection, userConfigPath, type FleetDoctorSection } from '../../fleet/index.js';
 import { readHostsConfig } from '../../hosts/index.js';
 import { agentProgram } from '../../panes/index.js';
 import { findExecutable, run } from '../../process/index.js';
@@ -158,7 +158,8 @@ function hostsReport(io: CliIO): { json: Record<string, unknown>; checks: Doctor
     const detail = `${plural(names.length, 'host')} in ${config.path} (${names.join(', ')}); \`${droverCommand(io.env)} host check\` opens their links`;
     return { json, checks: [{ section: 'hosts', check: 'config', ok: true, detail }] };
   } catch (error) {
-    return { json: { config_path: null, names: [] }, checks: [{ section: 'hosts', check: 'config', ok: false, detail: messageOf(error) }] };
+    // The file that could not be read is named: it is the one to fix.
+    return { json: { config_path: userConfigPath(io.env), names: [] }, checks: [{ section: 'hosts', check: 'config', ok: false, detail: messageOf(error) }] };
   }
 }
 
