@@ -104,6 +104,11 @@ describe('drover up / snapshot / down', () => {
     assert.equal(down.exitCode, 0, down.stderrText());
     const after = await sandbox.drover(['snapshot', '-L', 'drover-test-named']);
     assert.equal(after.exitCode, 1);
+
+    const text = await sandbox.drover(['-L', 'drover-test-named', 'up']);
+    assert.equal(text.exitCode, 0, text.stderrText());
+    assert.match(text.text(), /^drover: started tmux on the server you named; it is yours, not drover's private one \(`.*drover\S* down` stops it only with --kill-server\)\n/);
+    assert.equal((await sandbox.drover(['down', '-L', 'drover-test-named', '--kill-server'])).exitCode, 0);
   });
 });
 

@@ -67,7 +67,14 @@ function report(io: CliIO, json: boolean, server: Server, snapshot: Snapshot, se
     });
     return;
   }
-  const what = started === 'started' ? 'started a private tmux server' : started === 'reused' ? 'using the private tmux server started earlier' : 'using the tmux server';
+  const what =
+    started === 'started'
+      ? 'started a private tmux server'
+      : started === 'reused'
+        ? 'using the private tmux server started earlier'
+        : target.startedWith !== undefined
+          ? `started tmux on the server you named; it is yours, not drover's private one (\`${droverCommand(io.env)} down\` stops it only with --kill-server)`
+          : 'using the tmux server';
   writeLine(io.stdout, `drover: ${what}${record && started !== 'borrowed' ? ` (pid ${record.pid})` : ''}`);
   writeLine(io.stdout, `socket: ${server.endpoint.socketPath}`);
   if (target.config !== undefined && target.config.files.length > 0) writeLine(io.stdout, `config: ${target.config.files.join(', ')}`);
