@@ -5,6 +5,8 @@ import type { PaneFacts } from './facts.js';
 
 /** Keys in the port's neutral spelling; the adapter translates them and leaves any mode (tmux copy-mode) before sending. */
 export const KEY_CLEAR_LINE = 'ctrl+u';
+/** What a shell at its prompt takes as "drop this line": a half-typed command, or a quote still waiting for its end. */
+export const KEY_CANCEL_LINE = 'ctrl+c';
 export const KEY_ENTER = 'Enter';
 export const KEY_ERASE = 'Backspace';
 

@@ -1,7 +1,7 @@
 import { SUBMIT_TIMEOUT_MS, rulesFor, submissionBudgetMs, submitToAgent, type AgentScreen, type SubmitEvidence, type SubmitOutcome, type SubmitStatus } from '../agents/index.js';
 import { ArgumentError } from '../process/index.js';
 import { newlyEchoed, squeeze } from './echo.js';
-import { DEFAULT_PACING, KEY_CLEAR_LINE, KEY_ENTER, watchUntil, type DrivenPane, type Pacing } from './choreography.js';
+import { DEFAULT_PACING, KEY_CANCEL_LINE, KEY_CLEAR_LINE, KEY_ENTER, watchUntil, type DrivenPane, type Pacing } from './choreography.js';
 import { keyedSubmitVerdict, type KeyedSubmitVerdict } from './input-line.js';
 import { captureScreen, probeReadiness, watchScreen, type ChoreographyOptions } from './readiness.js';
 import { snippet } from './tail.js';
@@ -74,6 +74,12 @@ export interface DeliveryOptions extends ChoreographyOptions {
   onWarning?: (message: string) => void;
   /** How long a busy or starting agent may take to reach its composer (default: 0, it must be ready now). */
   composerWaitMs?: number;
+  /**
+   * The text is a command line for a shell: a pane whose shell holds the terminal (at its
+   * prompt) takes it, typed after ctrl+c, then Enter. Without it a bare shell is refused, since
+   * whatever is typed there runs. Any other pane is delivered to as without it.
+   */
+  toShell?: boolean;
 }
 
 function screenText(screen: AgentScreen): string {
@@ -157,14 +163,23 @@ async function deliverByKeys(pane: DrivenPane, text: string, pacing: Pacing, opt
   let typedAny = false;
   for (let attempt = 1; ; attempt += 1) {
     const readiness = await probeReadiness(pane, options);
-    if (readiness.state !== 'ready') {
+    const atShellPrompt = options.toShell === true && readiness.state === 'shell';
+    if (readiness.state !== 'ready' && !atShellPrompt) {
       return { ...base, status: 'failed', reason: `the pane is ${readiness.state}, not ready (${readiness.detail})`, evidence: null, attempts: attempt, typed: typedAny, snippet: readiness.snippet };
     }
-    await channel.keys([KEY_CLEAR_LINE]);
-    // On a retry the baseline follows this attempt's own C-u: the previous attempt's text may
-    // still sit in the input line, and counting it as "before" would fail a perfect retype. On
-    // the first the probe's clear has just emptied the line, and nothing of the text was typed.
-    if (attempt > 1) await pacing.sleep(pacing.settleMs, options.signal);
+    if (atShellPrompt) {
+      // ctrl+c rather than ctrl+u: an unfinished quote survives ctrl+u, and the line would close it.
+      // The shell shows a fresh prompt for it; the text goes in once it has (or the settle ran out).
+      const before = await captureScreen(channel);
+      await channel.keys([KEY_CANCEL_LINE]);
+      await watchScreen(channel, (screen) => screen !== before, pacing.settleMs, pacing, options.signal);
+    } else {
+      await channel.keys([KEY_CLEAR_LINE]);
+      // On a retry the baseline follows this attempt's own C-u: the previous attempt's text may
+      // still sit in the input line, and counting it as "before" would fail a perfect retype. On
+      // the first the probe's clear has just emptied the line, and nothing of the text was typed.
+      if (attempt > 1) await pacing.sleep(pacing.settleMs, options.signal);
+    }
     const cleared = await captureScreen(channel);
     await channel.type(text);
     typedAny = true;

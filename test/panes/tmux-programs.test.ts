@@ -106,6 +106,26 @@ describe('delivery into programs drover has no screen rules for, in real tmux', 
     assert.match(await screenOf(pane), new RegExp(`edit> ${TEXT}`));
   });
 
+  it('a bare shell: refused, and with toShell given the line after ctrl+c drops what was half-typed there, an open quote included', async () => {
+    const pane = await start(['env', 'PS1=shell> ', 'bash', '--norc', '--noprofile'], 'shell>');
+    const refused = await paneDeliver(portOn(live.server), pane.id, 'echo refused-$((6*7))');
+    assert.deepEqual([refused.status, refused.typed], ['failed', false]);
+    assert.match(refused.reason, /the pane is shell, not ready/);
+    // Someone left a command and an unfinished quote at the prompt: ctrl+u would clear the
+    // line on screen but bash would still wait for the quote's end, which the text would close.
+    await pane.sendText("echo 'left open");
+    await pane.sendKeys(['Enter']);
+    await pane.sendText('echo half-typed');
+    await screenShows(pane, 'echo half-typed');
+    const receipt = await paneDeliver(portOn(live.server), pane.id, 'echo delivered-$((6*7))', { toShell: true });
+    assert.equal(receipt.status, 'submitted', `${receipt.reason}\n${receipt.snippet}`);
+    await screenShows(pane, '\ndelivered-42\n');
+    const screen = await screenOf(pane);
+    assert.match(screen, /\nshell> echo delivered-\$\(\(6\*7\)\)\ndelivered-42\nshell>/, 'typed at a fresh prompt, alone');
+    assert.doesNotMatch(screen, /^left open/m, 'the open quote was dropped, not closed by the text');
+    assert.equal(screen.match(/^delivered-42$/gm)?.length, 1, 'run once');
+  });
+
   it('a program that redraws on Enter but keeps the line is not submitted', async () => {
     const pane = await start(stubbornEditor('mark'), 'edit>');
     const receipt = await paneDeliver(portOn(live.server), pane.id, TEXT);

@@ -52,7 +52,7 @@ import {
 } from '../../panes/index.js';
 import { Endpoint, Server } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
-import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, RPC_GLANCE_SINCE, type KnownDelivery } from '../../hosts/index.js';
+import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, RPC_GLANCE_SINCE, RPC_TO_SHELL_NEEDS, type KnownDelivery } from '../../hosts/index.js';
 import { DroverError, shellQuote } from '../../process/index.js';
 import { droverCommand } from '../invocation.js';
 import { deliveryLedgerDirectory } from '../state.js';
@@ -419,6 +419,7 @@ interface DeliverOptions extends JsonFlag {
   stdin?: boolean;
   waitMs: string;
   deliveryId?: string;
+  toShell?: boolean;
 }
 
 async function readAll(stream: NodeJS.ReadableStream): Promise<string> {
@@ -443,6 +444,7 @@ function resendCommand(options: DeliverOptions & PaneFlags, io: CliIO, given: st
     deliveryId,
     ...(options.promptFile !== undefined ? ['--prompt-file', options.promptFile] : options.stdin ? ['--stdin'] : ['--text', options.text!]),
     ...(composerWaitMs > 0 ? ['--wait-ms', String(composerWaitMs)] : []),
+    ...(options.toShell === true ? ['--to-shell'] : []),
     ...(options.json ? ['--json'] : []),
   ];
   return `${droverCommand(io.env)} ${words.map(shellQuote).join(' ')}`;
@@ -497,7 +499,8 @@ async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: st
       named,
       {
         method: 'pane.deliver',
-        params: { ...params, wait_ms: composerWaitMs, delivery_id: deliveryId },
+        params: { ...params, wait_ms: composerWaitMs, delivery_id: deliveryId, ...(options.toShell === true ? { to_shell: true } : {}) },
+        ...(options.toShell === true ? { needs: RPC_TO_SHELL_NEEDS } : {}),
         hostBudgetMs: HOST_VERB_BUDGET_MS + IN_FLIGHT_WAIT_MS + composerWaitMs,
         json: options.json === true,
         delivery: { id: deliveryId, resend: resendCommand(options, io, given, deliveryId, composerWaitMs) },
@@ -515,7 +518,7 @@ async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: st
     const { holdingPaneInput } = await import('../../fleet/index.js');
     const receipt = await onPane(options, io, target, (port, pane) =>
       holdingPaneInput(port, pane, { env: io.env, signal: io.signal }, () =>
-        paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, onWarning: (message) => writeWarning(io, message) }),
+        paneDeliver(port, pane, text, { signal: io.signal, cwd: io.cwd, composerWaitMs, toShell: options.toShell === true, onWarning: (message) => writeWarning(io, message) }),
       ),
     );
     const exitStatus = receipt.status === 'failed' ? EXIT.failure : receipt.status === 'staged_unconfirmed' ? EXIT.unconfirmed : EXIT.ok;
@@ -690,6 +693,9 @@ To an agent drover knows, the text is pasted (bracketed paste), checked in the c
 pressed, and success needs evidence: the agent turned busy, asks permission, or the composer
 emptied. A draft already in the composer is cleared first and reported. Dialogs, questions and
 busy turns are never typed into. Other programs get the text typed as keys (one line only).
+A bare shell at its prompt is refused, since what is typed there runs; with --to-shell it gets
+the text as a command line: ctrl+c first (dropping anything half-typed there, an open quote
+included), then the text, then Enter, submitted once the line left the prompt.
 
 With --delivery-id ID the delivery is recorded under ID (in drover's state directory) before
 anything is typed: run again with the same ID, it is answered from the record (replayed: true)
@@ -796,6 +802,7 @@ export function registerPaneCommands(program: Command, context: CommandContext):
     .addOption(new Option('--stdin', 'delivers the text read from standard input').conflicts(['promptFile', 'text']))
     .option('--wait-ms <ms>', 'how long a busy or starting agent may take to reach its composer', '0')
     .option('--delivery-id <id>', 'remember this delivery by ID: sent again with the same ID, it is answered from the record and never typed twice')
+    .option('--to-shell', 'the text is a command line for a shell: a shell at its prompt gets it (after ctrl+c), where without this it is refused')
     .option('--json', JSON_HELP)
     .allowExcessArguments()
     .addHelpText('after', DELIVER_HELP)
