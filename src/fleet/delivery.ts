@@ -256,6 +256,7 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
             pane: hostPaneTarget(placement),
             // A plain-shell member's line is inert there too (its pane may run a shell behind another program).
             line: rules === undefined ? shellPromptLine(message) : formatNotificationLine(message, { escapeLead: false }),
+            toShell: rules === undefined,
             deliveryId: remoteDeliveryId(broker.store.location, message.messageId),
             budgetMs: REMOTE_DELIVERY_BUDGET_MS,
           });

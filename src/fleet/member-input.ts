@@ -79,7 +79,7 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
     }
     if (placement.goneAt !== null) throw new PaneGoneError(placement.pane, { cause: new Error(paneGoneReason(placement.pane)) });
     if (isRemote(placement)) {
-      await promptOnHost(options, placement, line, what);
+      await promptOnHost(options, placement, line, what, rules === undefined);
       return { memberId, placement, line };
     }
     // openPort refuses a stale placement, or one whose server turns out replaced now.
@@ -121,13 +121,13 @@ async function dispatchLine(options: MemberInputOptions, line: string, what: 'pr
  * under its own pane lock (the caller holds this machine's lock for the member). Anything but a
  * `submitted` receipt is a failure that says what the host saw.
  */
-async function promptOnHost(options: MemberInputOptions, placement: ConcretePlacement & { host: string }, line: string, what: 'prompt' | 'native command'): Promise<void> {
+async function promptOnHost(options: MemberInputOptions, placement: ConcretePlacement & { host: string }, line: string, what: 'prompt' | 'native command', toShell: boolean): Promise<void> {
   const { broker, memberId } = options;
   if (options.remote === undefined) throw noRemotePanes(memberId, placement.host);
   if (placement.staleAt !== null) throw new PlacementStaleError(memberId, placement.pane, placement.backend);
   let receipt;
   try {
-    receipt = await options.remote.deliver({ host: placement.host, pane: hostPaneTarget(placement), line, deliveryId: `prompt-${randomUUID()}`, budgetMs: REMOTE_DELIVERY_BUDGET_MS });
+    receipt = await options.remote.deliver({ host: placement.host, pane: hostPaneTarget(placement), line, toShell, deliveryId: `prompt-${randomUUID()}`, budgetMs: REMOTE_DELIVERY_BUDGET_MS });
   } catch (error) {
     throw await remoteRefusal(broker, memberId, placement, error);
   }

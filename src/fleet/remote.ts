@@ -25,6 +25,8 @@ export interface RemoteDelivery {
   /** The pane as its host names it (hostPaneTarget). */
   readonly pane: string;
   readonly line: string;
+  /** The line is for the shell at the pane's prompt (a plain-shell member): the host types it there too. */
+  readonly toShell: boolean;
   /** The same id on every attempt of one message: the host types a line at most once per id. */
   readonly deliveryId: string;
   /** How long the answer may take, the link's round trips included. */

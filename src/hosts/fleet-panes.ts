@@ -7,9 +7,9 @@
  */
 import { PLACEMENT_BACKENDS, RemotePaneError, type PlacementBackend, type RemotePanes, type RemoteDelivery, type RemoteReceipt, type RemoteSpawn, type RemoteSpawned } from '../fleet/index.js';
 import { forwardedSocketProblem, readHostsConfig } from './config.js';
-import { callOnHost, HostCallError } from './host-call.js';
+import { callOnHost, HostCallError, type HostCall } from './host-call.js';
 import { HostUnreachableError, type HostLink } from './link.js';
-import type { RpcParams } from './protocol.js';
+import { RPC_TO_SHELL_NEEDS, type RpcParams } from './protocol.js';
 import { Hosts } from './registry.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -49,11 +49,11 @@ export class LinkedRemotePanes implements RemotePanes {
    * One method on the host within `budgetMs` (the link's coming up, then the host's answer);
    * its result document, or RemotePaneError with what the host or the link said.
    */
-  private async call(host: string, method: string, params: RpcParams, budgetMs: number, deliveryId?: string): Promise<unknown> {
+  private async call(host: string, method: string, params: RpcParams, budgetMs: number, deliveryId?: string, needs?: HostCall['needs']): Promise<unknown> {
     let answer;
     try {
       const delivery = deliveryId === undefined ? undefined : { id: deliveryId, resend: 'the next message send to the member or message wait asks again under this id' };
-      answer = await callOnHost(this.link(host), { method, params, hostBudgetMs: budgetMs, delivery }, { linkDeadlineMs: budgetMs, signal: this.options.signal });
+      answer = await callOnHost(this.link(host), { method, params, hostBudgetMs: budgetMs, delivery, needs }, { linkDeadlineMs: budgetMs, signal: this.options.signal });
     } catch (error) {
       if (error instanceof HostCallError) throw new RemotePaneError(host, error.message, error.delivery === 'not_sent' ? 'not_sent' : 'possibly_sent', error.code);
       throw error;
@@ -79,7 +79,8 @@ export class LinkedRemotePanes implements RemotePanes {
   }
 
   async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {
-    const document = await this.call(request.host, 'pane.deliver', { pane: request.pane, text: request.line, delivery_id: request.deliveryId }, request.budgetMs, request.deliveryId);
+    const params = { pane: request.pane, text: request.line, delivery_id: request.deliveryId, ...(request.toShell ? { to_shell: true } : {}) };
+    const document = await this.call(request.host, 'pane.deliver', params, request.budgetMs, request.deliveryId, request.toShell ? RPC_TO_SHELL_NEEDS : undefined);
     const receipt = receiptOf(document);
     if (receipt === undefined) throw new RemotePaneError(request.host, `pane.deliver answered no receipt: ${JSON.stringify(document)}`, 'possibly_sent');
     return receipt;

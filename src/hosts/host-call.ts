@@ -18,6 +18,8 @@ export interface HostCall {
   readonly hostBudgetMs: number;
   /** A delivery's id, and the command that resends it, for the answer when the link is cut mid-call. */
   readonly delivery?: { readonly id: string; readonly resend: string };
+  /** The oldest drover-rpc version that can run this call, and what the call needs of it: an older host gets nothing. */
+  readonly needs?: { readonly version: string; readonly what: string };
 }
 
 /** The budget of one call: the host's own, the link's latency, and what the hub waited (their sum). */
@@ -77,6 +79,15 @@ export async function callOnHost(link: HostLink, call: HostCall, options: HostCa
       `host ${host} runs drover ${client.handshake.drover_version} (drover-rpc ${client.handshake.version}), which does not remember delivery ids; nothing was sent: ${link.installHint()}`,
       'not_sent',
       { delivery: 'not_sent', delivery_id: call.delivery.id },
+    );
+  }
+  if (call.needs !== undefined && !versionAtLeast(client.handshake.version, call.needs.version)) {
+    throw new HostCallError(
+      'host_incompatible',
+      host,
+      `host ${host} runs drover ${client.handshake.drover_version} (drover-rpc ${client.handshake.version}), which cannot ${call.needs.what}; nothing was sent: ${link.installHint()}`,
+      'not_sent',
+      { delivery: 'not_sent', ...(call.delivery === undefined ? {} : { delivery_id: call.delivery.id }) },
     );
   }
   const latencyMs = link.health.latencyMs ?? 0;

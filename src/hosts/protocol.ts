@@ -21,12 +21,16 @@ export const RPC_PROTOCOL = 'drover-rpc';
 /**
  * major.minor; see isCompatible. 1.1: pane.deliver takes delivery_id, and the server remembers
  * it. 1.2: pane.map takes glance (rows add branch, last_line, screen_digest), pane.questions
- * matches carry their answers, and the handshake may name a broker_socket.
+ * matches carry their answers, and the handshake may name a broker_socket. 1.3: pane.deliver
+ * takes to_shell.
  */
-export const RPC_VERSION = '1.2';
+export const RPC_VERSION = '1.3';
 
 /** The first version whose servers remember delivery ids (a resend is never typed twice). */
 export const RPC_DELIVERY_IDS_SINCE = '1.1';
+
+/** What pane.deliver's `to_shell` needs of a host: the first version that takes it, and what it does. */
+export const RPC_TO_SHELL_NEEDS = Object.freeze({ version: '1.3', what: "type a line at a shell's prompt" });
 
 /** The first version whose pane.map takes `glance`. */
 export const RPC_GLANCE_SINCE = '1.2';

@@ -103,7 +103,11 @@ describe('drover pane deliver to a host whose drover predates delivery ids (a fa
     requests = join(remote.home, 'requests.log');
     mkdirSync(join(remote.home, '.local', 'bin'), { recursive: true });
     writeFileSync(join(remote.home, '.local', 'bin', 'drover'), `#!/bin/sh\nexec '${process.execPath}' '${join(FIXTURES, 'ssh', 'old-drover.js')}' '${requests}'\n`, { mode: 0o755 });
-    writeFileSync(join(sandbox.dir, 'config.yaml'), 'hosts:\n  old:\n    ssh: old-box\n');
+    // One that remembers delivery ids but predates --to-shell.
+    const older = ssh.remote('older-box');
+    mkdirSync(join(older.home, '.local', 'bin'), { recursive: true });
+    writeFileSync(join(older.home, '.local', 'bin', 'drover'), `#!/bin/sh\nexec '${process.execPath}' '${join(FIXTURES, 'ssh', 'old-drover.js')}' '${requests}' 1.2\n`, { mode: 0o755 });
+    writeFileSync(join(sandbox.dir, 'config.yaml'), 'hosts:\n  old:\n    ssh: old-box\n  older:\n    ssh: older-box\n');
   });
   after(() => ssh.cleanup());
 
@@ -114,6 +118,15 @@ describe('drover pane deliver to a host whose drover predates delivery ids (a fa
     assert.deepEqual([error.code, error.delivery, error.host], ['host_incompatible', 'not_sent', 'old']);
     assert.match(error.delivery_id, /^dlv-/);
     assert.match(answer.stderrText(), /runs drover 0\.0\.1-old \(drover-rpc 1\.0\), which does not remember delivery ids; nothing was sent: install this drover's release there with `.* host add old --install`/);
+    assert.equal(existsSync(requests), false, 'no request but pings reached it');
+  });
+
+  it('sends a host older than --to-shell nothing for a shell, and names the fix', async () => {
+    const answer = await sandbox.drover(['pane', 'deliver', 'older::%1', '--text', 'make test', '--to-shell', '--json'], { env: { ...ssh.env, DROVER_CONFIG: join(sandbox.dir, 'config.yaml') }, timeoutMs: 60_000 });
+    assert.equal(answer.exitCode, 1, answer.stderrText());
+    const error = (JSON.parse(answer.text()) as { error: { code: string; delivery: string; host: string } }).error;
+    assert.deepEqual([error.code, error.delivery, error.host], ['host_incompatible', 'not_sent', 'older']);
+    assert.match(answer.stderrText(), /runs drover 0\.0\.1-old \(drover-rpc 1\.2\), which cannot type a line at a shell's prompt; nothing was sent: install this drover's release there with `.* host add older --install`/);
     assert.equal(existsSync(requests), false, 'no request but pings reached it');
   });
 });

@@ -145,9 +145,19 @@ describe('delivery to a member on another host', () => {
     assert.equal(sent.notificationSent, true, JSON.stringify(sent.diagnostic));
     // A plain-shell member's line is inert on its host too: whatever runs in that pane, no shell there runs the message.
     assert.deepEqual(s.host.typed, [{ pane: '%40', line: shellPromptLine(sent.message) }]);
+    assert.equal(s.host.deliveries[0]!.toShell, true, "a plain-shell member's shell at its prompt there takes the line");
     assert.equal(s.host.deliveries[0]!.deliveryId, remoteDeliveryId(s.store.path, sent.message.messageId));
     assert.equal(s.host.deliveries[0]!.host, 'box');
     assert.ok((await s.broker.showMessage(sent.message.messageId)).notifiedAt);
+  });
+
+  it("sends a coding agent's line as a prompt, never as a shell's command line", async (t) => {
+    const s = await setup(t);
+    const agent = await s.broker.registerMember({ fleetId: s.fleet.fleetId, name: 'coder', codingAgent: 'codex', placement: { host: 'box', backend: 'tmux', session: '$4', window: '@4', server: 'remote-run' } });
+    await s.broker.recordPane(agent.memberId, '%41');
+    const sent = await sendAndNotify({ ...s.options(agent), from: s.alice.memberId, to: agent.memberId, text: 'review this' });
+    assert.equal(sent.notificationSent, true, JSON.stringify(sent.diagnostic));
+    assert.deepEqual(s.host.deliveries.map((delivery) => [delivery.pane, delivery.toShell]), [[hostKey('%41'), false]]);
   });
 
   it('leaves the message pending with a diagnostic naming the host while it is down, and the retry uses the same id', async (t) => {
@@ -288,6 +298,7 @@ describe('prompting, reading and deleting a member on another host', () => {
     const dispatched = await promptMember({ ...input(s), text: 'run the tests' });
     assert.equal(dispatched.line, 'run the tests');
     assert.deepEqual(s.host.typed, [{ pane: '%40', line: 'run the tests' }]);
+    assert.equal(s.host.deliveries[0]!.toShell, true, "a plain-shell member's prompt is a command line for its shell");
     assert.equal(s.host.deliveries[0]!.pane, hostKey('%40'));
     assert.match(s.host.deliveries[0]!.deliveryId, /^prompt-/);
 

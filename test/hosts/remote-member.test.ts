@@ -176,6 +176,30 @@ describe('a fleet member on another host, through a real OpenSSH server behind a
     assert.match(await sshd.exec(`${remoteTmux} list-panes -a -F '#{pane_id}'`), new RegExp(`^${member.placement.pane_id}$`, 'm'), "the new run's pane is left alone");
   });
 
+  it("types a message at a real shell's prompt there, after ctrl+c, and nothing in it or left at the prompt runs", async () => {
+    const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
+    // The member's program is the path in this machine's $SHELL: a real bash this time.
+    const create = await sandbox.drover(['member', 'create', '--fleet', String(fleetId), '--name', 'bash-there', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json'], {
+      env: { ...env, SHELL: '/bin/bash' },
+      timeoutMs: 120_000,
+    });
+    assert.equal(create.exitCode, 0, create.stderrText());
+    const member = (JSON.parse(create.text()) as { member: { member_id: number; placement: { pane_id: string } } }).member;
+    const pane = member.placement.pane_id;
+    const screen = (): Promise<string> => sshd.exec(`${remoteTmux} capture-pane -p -J -S - -t '${pane}'`);
+    await eventually('bash to show its prompt there', async () => /[$#] $/m.test(await screen()));
+    assert.equal((await sshd.exec(`${remoteTmux} display-message -p -t '${pane}' '#{pane_current_command}'`)).trim(), 'bash');
+    // Someone left a command half-typed at that prompt; the message would run one of its own if it were typed bare.
+    await sshd.exec(`${remoteTmux} send-keys -t '${pane}' -l 'touch ${sshd.home}/left-at-prompt '`);
+    const sent = await drover(['message', 'send', '--from', String(directorId), '--to', String(member.member_id), `$(touch ${sshd.home}/from-message) done`, '--json']);
+    assert.equal(sent.exitCode, 0, sent.stderrText());
+    const result = JSON.parse(sent.text()) as SendJson;
+    assert.equal(result.notification_sent, true, sent.stderrText());
+    const shown = await screen();
+    assert.equal(shown.split(`: '[drover msg ${result.message.message_id} `).length - 1, 1, shown);
+    assert.equal((await sshd.exec(`ls ${sshd.home}`)).match(/left-at-prompt|from-message/g), null, 'nothing ran there');
+  });
+
   it('deregisters a member whose pane there is already gone', async () => {
     const beside = (await sshd.exec(`${remoteTmux} display-message -p -t remote '#{pane_id}'`)).trim();
     const create = await drover(['member', 'create', '--fleet', String(fleetId), '--name', 'short-lived', '--agent', 'shell', '--host', 'box', '--beside', beside, '--json']);
