@@ -69,7 +69,7 @@ export interface BridgeOptions {
    */
   readonly openFleet?: () => Promise<FleetRuntime | undefined>;
   readonly writeRate?: RateLimit;
-  /** How often an open stream is pinged and its device checked again (a revoked device loses it then). */
+  /** How often an open stream is pinged (its device is checked every second, or this often when sooner). */
   readonly heartbeatMs?: number;
   /** How long after a failed attempt to open a port onto a restarted multiplexer it is tried again. */
   readonly reopenMs?: number;

@@ -1,6 +1,6 @@
 /**
  * The event stream: hints as Server-Sent Events, the missed ones replayed after a reconnect
- * (Last-Event-ID), a ping per heartbeat, at which a revoked device loses the stream, and a
+ * (Last-Event-ID), a ping per heartbeat, a revoked device cut off within a second, and a
  * stream too far behind dropped (the browser reconnects and resumes from its last id).
  */
 import type { DeviceRegistry } from '../devices.js';
@@ -10,6 +10,8 @@ import type { Route, StreamSink } from '../routing.js';
 
 const MAX_STREAM_BACKLOG_BYTES = 1024 * 1024;
 export const DEFAULT_HEARTBEAT_MS = 15_000;
+/** How often an open stream's device is checked: a revocation (`drover web revoke`, from any process) ends it by then. */
+const REVOCATION_CHECK_MS = 1000;
 
 export interface EventRoutesContext {
   readonly hub: EventHub;
@@ -48,13 +50,15 @@ export function eventRoutes({ hub, devices, heartbeatMs = DEFAULT_HEARTBEAT_MS }
           else for (const event of missed) send(event);
         }
         const unsubscribe = hub.subscribe(send);
-        const heartbeat = setInterval(() => {
+        const heartbeat = setInterval(() => sink.write(': ping\n\n'), heartbeatMs);
+        // The devices file is re-read only when it changed: a check is one stat.
+        const revocation = setInterval(() => {
           if (devices.authenticate(token) === undefined) sink.end();
-          else sink.write(': ping\n\n');
-        }, heartbeatMs);
+        }, Math.min(REVOCATION_CHECK_MS, heartbeatMs));
         open.add(sink);
         sink.onClose(() => {
           clearInterval(heartbeat);
+          clearInterval(revocation);
           unsubscribe();
           open.delete(sink);
         });
