@@ -41,6 +41,14 @@ export function paneWhere(pane: PaneView, config: Pick<ConfigView, 'spaces'> | n
   return showsSpaces(config) ? `${pane.space_label} › ${tab}` : tab;
 }
 
+/**
+ * A triage card's second line: the host (when the page shows several), what runs, where, and
+ * the pane's id, which tells apart two panes of one tab running the same program.
+ */
+export function paneCardLine(pane: PaneView, config: Pick<ConfigView, 'spaces'> | null, showHost: boolean): string {
+  return `${showHost ? `${pane.host} · ` : ''}${pane.agent ?? pane.foreground ?? 'shell'} · ${paneWhere(pane, config)} · ${pane.pane_id}`;
+}
+
 /** The banner over a restarted multiplexer's panes. */
 export function restartBanner(mux: string, restart: RestartView, locale?: string): string {
   const at = new Date(restart.at);

@@ -19,6 +19,7 @@ import {
   normalisePairingCode,
   originVerdict,
   paneName,
+  paneCardLine,
   paneWhere,
   presentSpan,
   readAgentScreen,
@@ -320,6 +321,10 @@ describe('the words on the page', () => {
     assert.equal(paneWhere(pane({}), { spaces: 'many' }), 'work › logs');
     assert.equal(paneWhere(pane({}), { spaces: 'one' }), 'logs');
     assert.equal(showsSpaces({ spaces: 'one' }), false);
+    // Two panes of one tab running the same program: the card says which is which.
+    const twins = [pane({}), pane({ pane_id: '%4', pane_key: 'local::tmux::1-2::%4' })].map((twin) => paneCardLine(twin, { spaces: 'many' }, false));
+    assert.deepEqual(twins, ['bash · work › logs · %3', 'bash · work › logs · %4']);
+    assert.equal(paneCardLine(pane({ host: 'gpu', agent: 'codex' }), { spaces: 'one' }, true), 'gpu · codex · logs · %3');
     assert.equal(showsSpaces(null), true, 'before the declaration is read, spaces are assumed');
   });
 

@@ -9,7 +9,7 @@
  */
 import type { MuxCapability } from '../../mux/index.js';
 import { parsePaneKey } from '../../mux/identity.js';
-import { ago, hostBanner, paneName, paneRepo, paneWhere, restartBanner, showsSessions, showsSpaces, staleNote, staleTitleNote } from '../present.js';
+import { ago, hostBanner, paneCardLine, paneName, paneRepo, paneWhere, restartBanner, showsSessions, showsSpaces, staleNote, staleTitleNote } from '../present.js';
 import type {
   ConfigView,
   DeviceView,
@@ -398,7 +398,7 @@ function paneCard(pane: PaneView): HTMLLIElement {
       h('span', { class: 'name' }, paneName(pane)),
       // A stale row's state is how it was, not how it is: it never reads as live.
       h('span', { class: `state state-${pane.stale ? 'stale' : pane.state}` }, old ?? (pane.finished_unseen ? 'finished' : STATE_WORDS[pane.state])),
-      h('span', { class: 'agent' }, `${manyHosts() ? `${pane.host} · ` : ''}${pane.agent ?? pane.foreground ?? 'shell'} · ${paneWhere(pane, state.config)}`),
+      h('span', { class: 'agent' }, paneCardLine(pane, state.config, manyHosts())),
       h('span', { class: 'changed' }, pane.changed_at === null ? '' : h('time', { datetime: pane.changed_at }, `changed ${ago(pane.changed_at)}`)),
       repo === null ? null : h('span', { class: 'repo' }, repo),
       stale === null ? null : h('span', { class: 'stale' }, stale),
