@@ -57,7 +57,7 @@ interface PaneRecord {
 
 const TOPOLOGY_SETTLE_MS = 30;
 const WATCH_UP_TIMEOUT_MS = 10_000;
-/** At most one re-read of agents' status (the listing, the hooks) per this interval while panes change. */
+/** At most one re-read of the listing (foreground programs, agents' status, the hooks) per this interval while panes change. */
 const STATUS_SETTLE_MS = 250;
 
 /** At most `limit` tasks at once, the rest queued in order. */
@@ -396,6 +396,12 @@ export class PaneObserver {
     const live = new Set(layout.panes.map((pane) => pane.paneId));
     for (const paneId of [...this.records.keys()]) if (!live.has(paneId)) this.records.delete(paneId);
     const fresh = layout.panes.filter((pane) => !this.panes.has(pane.paneId));
+    // Whether a screen asks depends on what runs there: a program that took over from a shell
+    // (a window whose command execs python3) is read again under its own name.
+    const handedOver = layout.panes.filter((pane) => {
+      const before = this.panes.get(pane.paneId);
+      return before !== undefined && before.foregroundCommand !== pane.foregroundCommand;
+    });
     this.layout = layout;
     this.panes.clear();
     for (const pane of layout.panes) this.panes.set(pane.paneId, pane);
@@ -405,7 +411,7 @@ export class PaneObserver {
       if (record.state !== undefined) this.publishState(pane, record);
     }
     this.ensureWatch(live);
-    for (const pane of fresh) void this.inspect(pane.paneId);
+    for (const pane of [...fresh, ...handedOver]) void this.inspect(pane.paneId);
   }
 
   /** drover's census of agents, or undefined (the last one stays) when there is none or it failed. */
@@ -434,7 +440,8 @@ export class PaneObserver {
       onTopologyChange: () => this.scheduleTopology(),
       onPaneChange: (paneId) => {
         void this.inspect(paneId);
-        if (this.mux.declaration.supports.agentDetection || this.options.census !== undefined) this.scheduleStatus();
+        // The listing again, soon: agents' status, and who runs in the pane now.
+        this.scheduleStatus();
       },
       onUp: () => {
         settle(true);

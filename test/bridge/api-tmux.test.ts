@@ -285,6 +285,21 @@ describe('drover web over tmux: the API', { concurrency: 1 }, () => {
     assert.equal((await world.call('/api/panes/%E0%A4%A/grid')).json.error?.code, 'bad_request');
   });
 
+  it('reads the question of a program that took over its window from the shell that started it', async () => {
+    // The listing sees sh while it waits; python3 asks once sh has exec'd it, and nothing else changes after.
+    const script = 'input("Deploy now? [y/n] "); import time; time.sleep(600)';
+    const { pane: asker } = await work.newWindow({ name: 'handed-over', command: ['sh', '-c', `sleep 1; exec python3 -c '${script}'`], receipt: true });
+    try {
+      const askerId = tmuxIds.pane(asker.id);
+      await eventually('the window in the listing, under sh', async () => (await paneView(askerId))?.foreground === 'sh');
+      await screenShows(asker, '[y/n]');
+      const question = await eventually('the question to show', async () => (await paneView(askerId))?.question ?? undefined).catch(async (error: Error) => assert.fail(`${error.message}: ${JSON.stringify(await paneView(askerId))}`));
+      assert.match(question.snippet, /Deploy now\? \[y\/n\]/);
+    } finally {
+      await asker.kill();
+    }
+  });
+
   it('answers a [y/n] asked by a program that reads a whole line with the key and Enter, which it needs', async () => {
     const script = 'answer = input("Overwrite file? [y/n] "); print("got", answer); import time; time.sleep(600)';
     const { pane: asker } = await work.newWindow({ name: 'asker', command: ['sh'], receipt: true });
