@@ -226,9 +226,10 @@ export async function deliverPending(options: DeliveryOptions): Promise<Delivery
       const message = read.value.next;
       // A claim is given back when its message is not stamped and nothing of its line may have
       // reached the pane; one that cannot be (the store is unreachable) runs out with its lease.
-      // A claim kept after its line may have gone in tells whoever delivers next to look for it.
+      // A claim kept after its line may have gone in tells whoever delivers next to look for it,
+      // so one taken over from such an attempt is kept until the message is stamped.
       const giveBack = async (): Promise<void> => {
-        if (message !== null) await broker.within(FINALIZATION_GRACE_MS).releaseClaim(message.messageId, CLAIMANT).catch(() => undefined);
+        if (message !== null && !read.value.earlierAttempt) await broker.within(FINALIZATION_GRACE_MS).releaseClaim(message.messageId, CLAIMANT).catch(() => undefined);
       };
       const failClaimed = async (reason: string): Promise<DeliveryAttempt> => {
         await giveBack();

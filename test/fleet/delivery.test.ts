@@ -251,6 +251,31 @@ describe('deliverPending', () => {
     assert.notEqual((await s.broker.showMessage(message.messageId)).notifiedAt, null);
   });
 
+  it('keeps the mark of an earlier attempt when the look for its line fails, so the next delivery looks again', async (t) => {
+    const s = await setup(t);
+    const message = await s.send(s.alice, s.bob, 'hello');
+    const blocker = new Database(s.store.path);
+    t.after(() => blocker.close());
+    s.port.onCall = (call) => {
+      if (call.op !== 'enter') return;
+      blocker.exec('BEGIN IMMEDIATE');
+      s.clock.advance(3500);
+    };
+    assert.match((await deliverPending(s.options(s.bob))).diagnostic!.reason, /^the database stayed busy/);
+    blocker.exec('ROLLBACK');
+    s.port.onCall = undefined;
+    s.port.scrollback = [...s.port.literals];
+
+    // The pane cannot be read: nothing is typed, and the message keeps its mark.
+    s.port.failOn('grid', notSentError('tmux did not answer'), 1);
+    const unread = await deliverPending(s.options(s.bob));
+    assert.match(unread.diagnostic!.reason, /could not be read to see whether an earlier delivery of this message left its line there/);
+    s.port.calls.length = 0;
+    assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [message.messageId]);
+    assert.deepEqual(s.port.inputs, [], 'found in the scrollback on the next look, never typed twice');
+    assert.equal(s.port.calls.filter((call) => call.op === 'grid').length, 1);
+  });
+
   it('types a line again when an earlier attempt that sent nothing gave its claim back', async (t) => {
     const s = await setup(t);
     const message = await s.send(s.alice, s.bob, 'hello');
