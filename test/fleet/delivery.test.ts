@@ -13,6 +13,7 @@ import {
   sendAndNotify,
   shellPromptLine,
   type ConcretePlacement,
+  type DeliveryAttempt,
   type DeliveryOptions,
   type Member,
   type Message,
@@ -43,6 +44,27 @@ async function setup(t: { after(fn: () => unknown): void }) {
   });
   const send = (from: Member, to: Member, text: string) => fixture.broker.sendMessage({ from: from.memberId, to: to.memberId, text });
   return { ...fixture, ...seeded, clock, port, host, spans, opened, options, send };
+}
+
+/**
+ * One delivery to bob whose stamp meets a database another connection holds from Enter on: the
+ * line goes in, the stamp fails. The delivery finishes near its deadline, so the stamp waits
+ * only the one-second finalization grace; the database is let go and the pane's hook removed after.
+ */
+async function deliverWithStampBlocked(t: { after(fn: () => unknown): void }, s: Awaited<ReturnType<typeof setup>>): Promise<DeliveryAttempt> {
+  const blocker = new Database(s.store.path);
+  t.after(() => blocker.close());
+  s.port.onCall = (call) => {
+    if (call.op !== 'enter') return;
+    blocker.exec('BEGIN IMMEDIATE');
+    s.clock.advance(3500);
+  };
+  try {
+    return await deliverPending(s.options(s.bob));
+  } finally {
+    blocker.exec('ROLLBACK');
+    s.port.onCall = undefined;
+  }
 }
 
 describe('deliverPending', () => {
@@ -225,16 +247,7 @@ describe('deliverPending', () => {
   it('turns a busy database at the stamp into a diagnostic and leaves the message pending', async (t) => {
     const s = await setup(t);
     const message = await s.send(s.alice, s.bob, 'hello');
-    const blocker = new Database(s.store.path);
-    t.after(() => blocker.close());
-    s.port.onCall = (call) => {
-      if (call.op !== 'enter') return;
-      blocker.exec('BEGIN IMMEDIATE');
-      // Finish near the deadline, so the stamp waits only the one-second finalization grace.
-      s.clock.advance(3500);
-    };
-    const attempt = await deliverPending(s.options(s.bob));
-    blocker.exec('ROLLBACK');
+    const attempt = await deliverWithStampBlocked(t, s);
     assert.deepEqual(attempt.notified, []);
     assert.equal(attempt.diagnostic?.messageId, message.messageId);
     assert.match(attempt.diagnostic!.reason, /^the database stayed busy/);
@@ -243,7 +256,6 @@ describe('deliverPending', () => {
     // The line went in and has scrolled off the screen since: the next delivery finds it in
     // the scrollback and stamps it without typing it a second time.
     s.port.scrollback = [...s.port.literals];
-    s.port.onCall = undefined;
     s.port.calls.length = 0;
     assert.deepEqual((await deliverPending(s.options(s.bob))).notified, [message.messageId]);
     assert.deepEqual(s.port.inputs, [], 'nothing typed again');
@@ -254,16 +266,7 @@ describe('deliverPending', () => {
   it('keeps the mark of an earlier attempt when the look for its line fails, so the next delivery looks again', async (t) => {
     const s = await setup(t);
     const message = await s.send(s.alice, s.bob, 'hello');
-    const blocker = new Database(s.store.path);
-    t.after(() => blocker.close());
-    s.port.onCall = (call) => {
-      if (call.op !== 'enter') return;
-      blocker.exec('BEGIN IMMEDIATE');
-      s.clock.advance(3500);
-    };
-    assert.match((await deliverPending(s.options(s.bob))).diagnostic!.reason, /^the database stayed busy/);
-    blocker.exec('ROLLBACK');
-    s.port.onCall = undefined;
+    assert.match((await deliverWithStampBlocked(t, s)).diagnostic!.reason, /^the database stayed busy/);
     s.port.scrollback = [...s.port.literals];
 
     // The pane cannot be read: nothing is typed, and the message keeps its mark.
