@@ -9,7 +9,7 @@ import { PLACEMENT_BACKENDS, RemotePaneError, type PlacementBackend, type Remote
 import { forwardedSocketProblem, readHostsConfig } from './config.js';
 import { callOnHost, HostCallError, type HostCall } from './host-call.js';
 import { HostUnreachableError, type HostLink } from './link.js';
-import { RPC_TO_SHELL_NEEDS, type RpcParams } from './protocol.js';
+import { RPC_TO_SHELL, type RpcParams } from './protocol.js';
 import { Hosts } from './registry.js';
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -80,7 +80,7 @@ export class LinkedRemotePanes implements RemotePanes {
 
   async deliver(request: RemoteDelivery): Promise<RemoteReceipt> {
     const params = { pane: request.pane, text: request.line, delivery_id: request.deliveryId, ...(request.toShell ? { to_shell: true } : {}) };
-    const document = await this.call(request.host, 'pane.deliver', params, request.budgetMs, request.deliveryId, request.toShell ? RPC_TO_SHELL_NEEDS : undefined);
+    const document = await this.call(request.host, 'pane.deliver', params, request.budgetMs, request.deliveryId, request.toShell ? RPC_TO_SHELL : undefined);
     const receipt = receiptOf(document);
     if (receipt === undefined) throw new RemotePaneError(request.host, `pane.deliver answered no receipt: ${JSON.stringify(document)}`, 'possibly_sent');
     return receipt;

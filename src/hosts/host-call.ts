@@ -8,7 +8,7 @@
 import { DroverError, TimeoutError, type Delivery } from '../process/index.js';
 import { RpcLinkLostError } from './client.js';
 import { HostUnreachableError, type HostLink } from './link.js';
-import { RPC_DELIVERY_IDS_SINCE, versionAtLeast, type RpcParams, type RpcReply } from './protocol.js';
+import { RPC_DELIVERY_IDS, versionAtLeast, type RpcFeature, type RpcParams, type RpcReply } from './protocol.js';
 
 export interface HostCall {
   /** The drover-rpc method: the command's path joined by dots (`pane.capture`). */
@@ -18,8 +18,8 @@ export interface HostCall {
   readonly hostBudgetMs: number;
   /** A delivery's id, and the command that resends it, for the answer when the link is cut mid-call. */
   readonly delivery?: { readonly id: string; readonly resend: string };
-  /** The oldest drover-rpc version that can run this call, and what the call needs of it: an older host gets nothing. */
-  readonly needs?: { readonly version: string; readonly what: string };
+  /** What this call needs of the host beyond delivery ids (which a call with `delivery` needs): an older host gets nothing. */
+  readonly needs?: RpcFeature;
 }
 
 /** The budget of one call: the host's own, the link's latency, and what the hub waited (their sum). */
@@ -71,21 +71,14 @@ export async function callOnHost(link: HostLink, call: HostCall, options: HostCa
     if (error instanceof HostUnreachableError) throw new HostCallError('host_unreachable', host, error.message, 'not_sent', { link_state: error.linkState, delivery: 'not_sent' });
     throw error;
   }
-  if (call.delivery !== undefined && !versionAtLeast(client.handshake.version, RPC_DELIVERY_IDS_SINCE)) {
-    // Such a host would type a resend again: nothing is sent to it.
+  // A host older than what the call needs would do something else with it (type a resend again): nothing is sent to it.
+  const needed = [...(call.delivery === undefined ? [] : [RPC_DELIVERY_IDS]), ...(call.needs === undefined ? [] : [call.needs])];
+  const lacking = needed.find((feature) => !versionAtLeast(client.handshake.version, feature.version));
+  if (lacking !== undefined) {
     throw new HostCallError(
       'host_incompatible',
       host,
-      `host ${host} runs drover ${client.handshake.drover_version} (drover-rpc ${client.handshake.version}), which does not remember delivery ids; nothing was sent: ${link.installHint()}`,
-      'not_sent',
-      { delivery: 'not_sent', delivery_id: call.delivery.id },
-    );
-  }
-  if (call.needs !== undefined && !versionAtLeast(client.handshake.version, call.needs.version)) {
-    throw new HostCallError(
-      'host_incompatible',
-      host,
-      `host ${host} runs drover ${client.handshake.drover_version} (drover-rpc ${client.handshake.version}), which cannot ${call.needs.what}; nothing was sent: ${link.installHint()}`,
+      `host ${host} runs drover ${client.handshake.drover_version} (drover-rpc ${client.handshake.version}), which ${lacking.lacking}; nothing was sent: ${link.installHint()}`,
       'not_sent',
       { delivery: 'not_sent', ...(call.delivery === undefined ? {} : { delivery_id: call.delivery.id }) },
     );

@@ -26,11 +26,20 @@ export const RPC_PROTOCOL = 'drover-rpc';
  */
 export const RPC_VERSION = '1.3';
 
+/** What a call needs of the host's drover-rpc: the first version that has it, and what an older host lacks, as an error says it. */
+export interface RpcFeature {
+  readonly version: string;
+  readonly lacking: string;
+}
+
 /** The first version whose servers remember delivery ids (a resend is never typed twice). */
 export const RPC_DELIVERY_IDS_SINCE = '1.1';
 
-/** What pane.deliver's `to_shell` needs of a host: the first version that takes it, and what it does. */
-export const RPC_TO_SHELL_NEEDS = Object.freeze({ version: '1.3', what: "type a line at a shell's prompt" });
+/** Delivery ids, which every call carrying one needs: an older host would type a resend again. */
+export const RPC_DELIVERY_IDS: RpcFeature = Object.freeze({ version: RPC_DELIVERY_IDS_SINCE, lacking: 'does not remember delivery ids' });
+
+/** pane.deliver's `to_shell` (a plain-shell member's line typed at its shell's prompt). */
+export const RPC_TO_SHELL: RpcFeature = Object.freeze({ version: '1.3', lacking: "cannot type a line at a shell's prompt" });
 
 /** The first version whose pane.map takes `glance`. */
 export const RPC_GLANCE_SINCE = '1.2';

@@ -52,7 +52,7 @@ import {
 } from '../../panes/index.js';
 import { Endpoint, Server } from '../../tmux/index.js';
 import { resolveEndpoint, serverDescription, type SocketFlags } from '../endpoint.js';
-import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, RPC_GLANCE_SINCE, RPC_TO_SHELL_NEEDS, type KnownDelivery } from '../../hosts/index.js';
+import { DeliveryLedger, deliveryIdProblem, newDeliveryId, parseHostTarget, RPC_GLANCE_SINCE, RPC_TO_SHELL, type KnownDelivery } from '../../hosts/index.js';
 import { DroverError, shellQuote } from '../../process/index.js';
 import { droverCommand } from '../invocation.js';
 import { deliveryLedgerDirectory } from '../state.js';
@@ -500,7 +500,7 @@ async function deliver(options: DeliverOptions & PaneFlags, io: CliIO, given: st
       {
         method: 'pane.deliver',
         params: { ...params, wait_ms: composerWaitMs, delivery_id: deliveryId, ...(options.toShell === true ? { to_shell: true } : {}) },
-        ...(options.toShell === true ? { needs: RPC_TO_SHELL_NEEDS } : {}),
+        ...(options.toShell === true ? { needs: RPC_TO_SHELL } : {}),
         hostBudgetMs: HOST_VERB_BUDGET_MS + IN_FLIGHT_WAIT_MS + composerWaitMs,
         json: options.json === true,
         delivery: { id: deliveryId, resend: resendCommand(options, io, given, deliveryId, composerWaitMs) },
