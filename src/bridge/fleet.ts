@@ -8,6 +8,7 @@
 import {
   PANE_INPUT_WAIT_MS,
   PaneLockError,
+  checkMemberPanes,
   placementPaneKey,
   type ChangeWatch,
   RegistryNotFoundError,
@@ -89,7 +90,9 @@ export class FleetApi {
   async list(): Promise<FleetListView> {
     const fleets = await Promise.all(
       (await this.runtime.broker.listFleets()).map(async (fleet): Promise<FleetView> => {
-      const members = await this.runtime.broker.listMembers(fleet.fleetId);
+      // Checked against the panes there are now, as `drover fleet show` does: a closed pane or a restarted server shows.
+      const listMembers = () => this.runtime.broker.listMembers(fleet.fleetId);
+      const members = await checkMemberPanes(this.runtime, await listMembers(), listMembers);
       return {
         fleet_id: fleet.fleetId,
         name: fleet.name,
@@ -102,6 +105,7 @@ export class FleetApi {
           pane: member.placement?.pane ?? null,
           pane_key: placementPaneKey(member.placement),
           gone: member.placement?.goneAt !== null && member.placement?.goneAt !== undefined,
+          stale: member.placement?.staleAt !== null && member.placement?.staleAt !== undefined,
         })),
       };
       }),

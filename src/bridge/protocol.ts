@@ -277,7 +277,10 @@ export interface FleetMemberView {
   readonly pane: string | null;
   /** The pane with the run of the multiplexer it was placed on; null while pending or for a placement older than drover recording the run. */
   readonly pane_key: string | null;
+  /** Its pane was closed. */
   readonly gone: boolean;
+  /** Its pane's server was restarted: the pane id now names nothing of the member's, and nothing is typed there. */
+  readonly stale: boolean;
 }
 
 export interface FleetMessageView {

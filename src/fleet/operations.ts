@@ -38,11 +38,12 @@ export async function createFleetHere(runtime: FleetRuntime, request: { name: st
 const LIVENESS_TIMEOUT_MS = 2000;
 
 /**
- * An ordinary member placed in a pane on this machine not yet found gone or stale: the ones a
- * roster checks (a pane id of another host names nothing on this machine's multiplexer).
+ * A member or Director placed in a pane on this machine not yet found gone or stale: the ones a
+ * roster checks (a pane id of another host names nothing on this machine's multiplexer). The
+ * Director is checked too: a roster never shows a pane of a restarted server as live.
  */
 function checkable(member: Member): member is Member & { placement: ConcretePlacement } {
-  return member.kind === 'member' && isConcrete(member.placement) && !isRemote(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
+  return isConcrete(member.placement) && !isRemote(member.placement) && member.placement.goneAt === null && member.placement.staleAt === null;
 }
 
 /**
@@ -64,13 +65,10 @@ export async function checkMemberPanes<M extends Member>(runtime: FleetRuntime, 
     let server = servers.get(key);
     if (server === undefined) {
       const deadline = runtime.clock.now() + LIVENESS_TIMEOUT_MS;
-      server = runtime.reach(placement, deadline).then(
-        async (current) => ({ ...current, live: await current.backend.livePanes(deadline) }),
-        () => undefined,
-      );
+      server = runtime.livePanesOf(placement, deadline).catch(() => undefined);
       servers.set(key, server);
     }
-    const current = await server.catch(() => undefined);
+    const current = await server;
     if (current === undefined) continue;
     const { pane, server: placedOn } = placement;
     const verdict = placedOn === null ? 'same' : serverVerdict({ server: placedOn, endpoint: placement.endpoint }, current.backend, current.incarnation);

@@ -192,6 +192,22 @@ export class FleetRuntime {
   }
 
   /**
+   * reach(), and the ids of every pane that run has now, for a roster. A binding learns its run
+   * once and keeps it, so a restart at the socket may first show in the listing, which the
+   * binding then refuses: that server is reached again, as the run it is now.
+   */
+  async livePanesOf(placement: ConcretePlacement, deadline: number): Promise<{ backend: FleetBackend; incarnation: string; live: Set<string> }> {
+    const reached = await this.reach(placement, deadline);
+    try {
+      return { ...reached, live: await reached.backend.livePanes(deadline) };
+    } catch (error) {
+      if (!(error instanceof MuxError && error.replaced)) throw error;
+      const again = await this.reach(placement, deadline);
+      return { ...again, live: await again.backend.livePanes(deadline) };
+    }
+  }
+
+  /**
    * The backend of a placement's multiplexer, once it is proven to be the run the pane was
    * placed on, asked by `deadline` (at most SERVER_CHECK_TIMEOUT_MS from now). A placement whose
    * server was replaced (a tmux server restarted at the same socket reuses pane ids for

@@ -1,11 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { FleetListView, InboxView } from '../../src/bridge/index.js';
-import { createMember, placementLockKey } from '../../src/fleet/index.js';
+import { createFleetHere, createMember, FleetRuntime, placementLockKey } from '../../src/fleet/index.js';
 import { createMuxPort, TmuxAdapter, tmuxIds } from '../../src/mux/index.js';
-import { paneHistory, tmuxFleet } from '../fleet/support.js';
+import { Endpoint } from '../../src/tmux/index.js';
+import { echoProgram, openFixture, paneHistory, tmuxFleet } from '../fleet/support.js';
+import { RestartableServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
-import { startWebWorld } from './support.js';
+import { startWebWorld, tmuxOpener } from './support.js';
 
 describe('drover web: the fleet', () => {
   it("lists members, shows the Director's inbox live, acknowledges, and sends as the Director", async (t) => {
@@ -59,6 +61,40 @@ describe('drover web: the fleet', () => {
     await eventually('the line in alice’s pane', async () => (await paneHistory(fleet.server, alice.pane)).includes('please rerun the flaky test'));
     assert.equal((await world.post(`/api/fleet/${fleet.fleetId}/messages`, { to: 999, text: 'x' })).json.error?.code, 'not_found');
     assert.equal((await world.post('/api/fleet/abc/messages', { to: 1, text: 'x' })).json.error?.code, 'bad_request');
+  });
+
+  it('shows a member whose pane was closed as gone, and every pane of a restarted server as stale, without anything sent first', async (t) => {
+    const fixture = openFixture(t);
+    const tmux = new RestartableServer();
+    t.after(() => tmux.dispose());
+    await tmux.start(['cat']);
+    const env: NodeJS.ProcessEnv = { PATH: process.env.PATH, HOME: fixture.dir, SHELL: echoProgram(fixture.dir), TMUX_PANE: '%0' };
+    const endpoint = Endpoint.fromSocketPath(tmux.socketPath);
+    const runtime = await FleetRuntime.open({ broker: fixture.broker, env, tmuxEndpoint: endpoint });
+    t.after(() => runtime.close());
+    const { fleet } = await createFleetHere(runtime, { name: 'team', agent: 'shell' });
+    const alice = await createMember(runtime, { fleetId: fleet.fleetId, name: 'alice', cwd: fixture.dir });
+    await createMember(runtime, { fleetId: fleet.fleetId, name: 'bob', cwd: fixture.dir });
+    const world = await startWebWorld(t, { openMux: tmuxOpener(tmux.socketPath, 200), fleet: runtime });
+    const states = async (): Promise<[string, boolean, boolean][]> =>
+      ((await world.call('/api/fleet')).json as unknown as FleetListView).fleets[0]!.members.map((member) => [member.name, member.gone, member.stale]);
+
+    assert.deepEqual(await states(), [
+      ['Director', false, false],
+      ['alice', false, false],
+      ['bob', false, false],
+    ]);
+    await tmux.tmuxCommand('kill-pane', '-t', alice.pane);
+    assert.deepEqual((await states()).find(([name]) => name === 'alice'), ['alice', true, false], 'the closed pane is found, not only one already recorded');
+
+    await tmux.restart(['cat']);
+    await tmux.tmuxCommand('split-window', '-t', '%0', 'cat');
+    await tmux.tmuxCommand('split-window', '-t', '%0', 'cat');
+    assert.deepEqual(await states(), [
+      ['Director', false, true],
+      ['alice', true, false],
+      ['bob', false, true],
+    ], "the new server's %0 and %2 are not the Director's and bob's");
   });
 
   it("types into a member's pane only under the fleet's pane input lock, refusing while another holds it", async (t) => {

@@ -54,6 +54,9 @@ describe('a fleet whose tmux server was restarted at the same socket', () => {
     const [listed] = await checkMemberPanes(runtime, [await runtime.broker.getMember(aliceId)], async () => [await runtime.broker.getMember(aliceId)]);
     assert.notEqual(listed?.placement?.staleAt, null);
     assert.equal(listed?.placement?.goneAt, null, 'stale, not gone: the pane id was not looked up on a stranger');
+    // The Director's pane was on the old server too: a roster shows it stale before anything is sent to it.
+    const [directorListed] = await checkMemberPanes(runtime, [await runtime.broker.getMember(director.memberId)], async () => [await runtime.broker.getMember(director.memberId)]);
+    assert.notEqual(directorListed?.placement?.staleAt, null, 'the Director is stale as well');
 
     const deleted = await deleteMember(runtime, aliceId);
     assert.match(deleted.diagnostics.join('\n'), /was not closed/);

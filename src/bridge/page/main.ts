@@ -15,6 +15,7 @@ import type {
   DeviceView,
   EventData,
   FleetListView,
+  FleetMemberView,
   GridView,
   InboxView,
   PaneView,
@@ -98,6 +99,12 @@ function paneOf(paneKey: string): PaneView | undefined {
 function paneIdOf(paneKey: string): string {
   const parsed = parsePaneKey(paneKey);
   return parsed.ok ? parsed.key.paneId : paneKey;
+}
+
+/** What a fleet list says after a member whose pane cannot take its messages now. */
+function memberPaneState(member: FleetMemberView): string {
+  if (member.stale) return ' · stale: its server was restarted';
+  return member.gone ? ' · pane gone' : '';
 }
 
 /** Why a pane of the route is not in the snapshot. */
@@ -785,7 +792,7 @@ function renderFleet(): void {
         'section',
         { class: 'fleet', 'aria-labelledby': `fleet-${entry.fleet_id}` },
         h('h2', { id: `fleet-${entry.fleet_id}` }, entry.name),
-        h('ul', { class: 'members', 'aria-label': 'Members' }, ...entry.members.map((member) => h('li', {}, `${member.name} · ${member.coding_agent}${member.gone ? ' · pane gone' : ''}`))),
+        h('ul', { class: 'members', 'aria-label': 'Members' }, ...entry.members.map((member) => h('li', {}, `${member.name} · ${member.coding_agent}${memberPaneState(member)}`))),
         h('h3', {}, "Director's inbox"),
         h(
           'ul',
