@@ -16,9 +16,10 @@
  * file's name holds a hash of the chunk's directory, so each install has its own); V8 itself
  * refuses a cache made by another V8 or under other flags. A chunk's cache is saved again when a
  * command that has not run it before runs it (up to a bound), so the functions each command
- * needs end up in it. A cache that cannot be read or written is skipped: it only saves time.
+ * needs end up in it. A cache that cannot be read or written is skipped: it only saves time. An install's
+ * caches of chunks it no longer has (an upgrade in place renames them) are removed when it saves.
  */
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -82,9 +83,25 @@ export function commandKey(argv: readonly string[]): string {
  * installs of drover (a clone and a global install, say) never take turns overwriting one file.
  */
 export function cacheFileName(chunkDir: string, name: string): string {
+  return `${name}${installSuffix(chunkDir)}`;
+}
+
+/** The end of every cache file name of the chunks in `chunkDir`: a hash of the directory. */
+function installSuffix(chunkDir: string): string {
   let hash = 0x811c9dc5; // FNV-1a, 32 bits: a short path needs no more
   for (const byte of Buffer.from(chunkDir)) hash = Math.imul(hash ^ byte, 0x01000193) >>> 0;
-  return `${name}.${hash.toString(16).padStart(8, '0')}.cache`;
+  return `.${hash.toString(16).padStart(8, '0')}.cache`;
+}
+
+/**
+ * Removes this install's caches of chunks it no longer has: an upgrade in place names its
+ * chunks anew, and the old caches would stay in the temporary directory for good.
+ */
+function pruneGoneChunks(cacheDir: string, chunkDir: string): void {
+  const suffix = installSuffix(chunkDir);
+  for (const file of readdirSync(cacheDir)) {
+    if (file.endsWith(suffix) && !existsSync(join(chunkDir, file.slice(0, -suffix.length)))) rmSync(join(cacheDir, file), { force: true });
+  }
 }
 
 /** Loads CommonJS chunks from one directory, each once, through the code cache. */
@@ -145,6 +162,7 @@ export class ChunkLoader {
         writeFileSync(temporary, Buffer.concat([Buffer.from(`${MAGIC}${JSON.stringify(header)}\n`), script.createCachedData()]), { mode: 0o600 });
         renameSync(temporary, cacheFile);
       }
+      pruneGoneChunks(this.cacheDir, this.dir);
     } catch {
       // A cache that cannot be written (a read-only or full disk) only costs the next start its time.
     }

@@ -10,12 +10,12 @@ import { run } from '../../src/process/index.js';
 const LOADER = new URL('../../src/cli/code-cache.js', import.meta.url).href;
 const BIN = fileURLToPath(new URL('../../cli/drover.js', import.meta.url));
 
-/** Loads `main.cjs` from `chunks` in a fresh Node, as the bin would, and reports the chunk's exports and each cache's fate. */
-async function loadInFreshNode(chunks: string, cacheDir: string, command: string): Promise<{ exports: Record<string, unknown>; outcomes: Record<string, string> }> {
+/** Loads `entry` from `chunks` in a fresh Node, as the bin would, and reports the chunk's exports and each cache's fate. */
+async function loadInFreshNode(chunks: string, cacheDir: string, command: string, entry = 'main.cjs'): Promise<{ exports: Record<string, unknown>; outcomes: Record<string, string> }> {
   const script = `
     import { ChunkLoader } from ${JSON.stringify(LOADER)};
     const loader = new ChunkLoader(${JSON.stringify(chunks)}, ${JSON.stringify(cacheDir)}, ${JSON.stringify(command)});
-    const exports = loader.load('main.cjs');
+    const exports = loader.load(${JSON.stringify(entry)});
     loader.save();
     process.stdout.write(JSON.stringify({ exports, outcomes: Object.fromEntries(loader.outcomes) }));`;
   const result = await run([process.execPath, '--input-type=module', '-e', script], { timeoutMs: 30_000 });
@@ -128,6 +128,24 @@ describe('the code cache the bundled CLI runs through', () => {
     const second = await loadInFreshNode(other, cacheDir, 'pane map');
     assert.deepEqual(second, { exports: { sum: 7, padding: "a longer chunk than the first install's" }, outcomes: { 'main.cjs': 'used' } });
     assert.notEqual(cacheFileName(chunks, 'main.cjs'), cacheFileName(other, 'main.cjs'));
+  });
+
+  it("removes an install's caches of chunks it no longer has when it saves, and no other install's", async () => {
+    writeChunks();
+    const other = join(dir, 'other-install');
+    rmSync(other, { recursive: true, force: true });
+    mkdirSync(other);
+    writeFileSync(join(other, 'old.cjs'), 'exports.sum = 7;');
+    await loadInFreshNode(other, cacheDir, 'pane map', 'old.cjs');
+    writeFileSync(join(chunks, 'old.cjs'), 'exports.sum = 1;');
+    await loadInFreshNode(chunks, cacheDir, 'pane map');
+    await loadInFreshNode(chunks, cacheDir, 'pane map', 'old.cjs');
+    assert.ok(existsSync(join(cacheDir, cacheFileName(chunks, 'old.cjs'))));
+    rmSync(join(other, 'old.cjs'));
+    // An upgrade in place: the chunk is gone, and the next save removes its cache.
+    rmSync(join(chunks, 'old.cjs'));
+    await loadInFreshNode(chunks, cacheDir, 'fleet list');
+    assert.deepEqual(readdirSync(cacheDir).sort(), [cacheFileName(chunks, 'lib.cjs'), cacheFileName(chunks, 'main.cjs'), cacheFileName(other, 'old.cjs')].sort(), "another install's caches are its own to prune");
   });
 
   it('does not use a cache directory that others can write, and writes nothing into it', async () => {
