@@ -168,7 +168,7 @@ type Bound = Session | Window | Pane;
 
 /**
  * Asks the server which table each option name the plan sets belongs to (the option set
- * varies between tmux versions), or null when none has it. Each table is listed whole: asked
+ * varies between tmux versions; a name may be shortened as tmux allows), or null when none has it. Each table is listed whole: asked
  * about one name, tmux answers from that name's own table whatever table was asked. A user
  * option (`@name`) belongs wherever it is put; the session is where one of the session's
  * options or global_options goes.
@@ -184,11 +184,19 @@ async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadl
       listed.push([table, new Set(lines.map((line) => line.split(' ', 1)[0]!.replace(/\[\d+\]$/, '')))]);
     }
   }
-  for (const name of names) {
-    if (name.startsWith('@')) tables.set(name, 'session');
-    else tables.set(name, listed.find(([, known]) => known.has(name.replace(/\[\d+\]$/, '')))?.[0] ?? null);
-  }
+  for (const name of names) tables.set(name, name.startsWith('@') ? 'session' : tableOf(name.replace(/\[\d+\]$/, ''), listed));
   return tables;
+}
+
+/**
+ * The table of option `name` as tmux resolves a name: the option of exactly that name, else the
+ * one option whose name it begins (`status-pos` is `status-position`); null for none or several.
+ */
+function tableOf(name: string, listed: readonly [OptionTable, ReadonlySet<string>][]): OptionTable | null {
+  const exact = listed.find(([, known]) => known.has(name));
+  if (exact !== undefined) return exact[0];
+  const starting = listed.flatMap(([table, known]) => [...known].filter((option) => option.startsWith(name)).map(() => table));
+  return starting.length === 1 ? starting[0]! : null;
 }
 
 /**

@@ -333,6 +333,26 @@ describe('applyPlan on real tmux', () => {
     assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
   });
 
+  it('takes an option name shortened as tmux takes it (the start of one name only), and refuses a start several names share', async () => {
+    const doc = parseJson({ session_name: 'short-names', options: { 'status-pos': 'top' }, windows: [{ window_name: 'one', options: { 'mode-k': 'vi' } }] });
+    const result = await applyPlan(planWorkspace(doc), tmux.server, GENEROUS);
+    const session = tmux.server.session(result.sessionId ?? '');
+    assert.equal((await session.options().get('status-position', { inherited: false })).as('string'), 'top');
+    const [window] = result.created.filter((ref) => ref.kind === 'window');
+    assert.equal((await tmux.server.window(window?.id ?? '').options().get('mode-keys', { inherited: false })).as('string'), 'vi');
+    await session.kill();
+
+    const sessions = (await tmux.server.snapshot()).sessions.size;
+    const refused = parseJson({ session_name: 'short-names-refused', options: { mode: 'x', 'escape-t': 10 }, windows: [{}] });
+    const error = await applyPlan(planWorkspace(refused), tmux.server, GENEROUS).catch((e: unknown) => e);
+    assert.ok(error instanceof ApplyError, String(error));
+    assert.deepEqual(error.result.conflicts.map((c) => [c.kind, c.path]), [
+      ['unknown_option', 'options.mode'],
+      ['server_option', 'options.escape-t'],
+    ], 'mode starts mode-keys and mode-style; escape-t is escape-time, server-wide');
+    assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
+  });
+
   it('refuses a window_index the server’s base-index gives an earlier window, before creating anything', async () => {
     await withServer(
       async (server) => {
