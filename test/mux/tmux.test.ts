@@ -7,7 +7,7 @@ import { performance } from 'node:perf_hooks';
 import { describe, it } from 'node:test';
 import { processDiagnostics } from '../../src/process/index.js';
 import { Endpoint, Server, versionAtLeast } from '../../src/tmux/index.js';
-import { conformance, createMuxPort, MuxError, TmuxAdapter, type MuxOutcome, type MuxPort, type MuxSnapshot } from '../../src/mux/index.js';
+import { conformance, createMuxPort, MuxError, TmuxAdapter, tmuxIds, type MuxOutcome, type MuxPort, type MuxSnapshot } from '../../src/mux/index.js';
 import { RestartableServer, startTestServer, useTestServer, withServer } from '../support/tmux.js';
 import { eventually } from '../support/wait.js';
 import { seed, withAttachedTerminal } from './tmux-world.js';
@@ -415,6 +415,43 @@ describe('the tmux watch', () => {
       await port.refresh();
       assert.equal(seen.down.length, 1);
       watch.close();
+    } finally {
+      await server.close();
+    }
+  });
+});
+
+describe('the tmux watch over more sessions than it attaches clients to', () => {
+  it('announces output in a session no control client follows, from the window activity each resync reads', async () => {
+    const server = await startTestServer();
+    try {
+      const panes: string[] = [];
+      for (const name of ['one', 'two', 'three', 'four']) {
+        const session = await server.newSession({ name, command: ['cat'] });
+        panes.push(tmuxIds.pane((await session.listPanes())[0]!.id));
+      }
+      const port = portOver(server);
+      const unfollowed = panes[3]!;
+      const announced: string[] = [];
+      let up = false;
+      const watch = port.watch({ panes, onUp: () => (up = true), onPaneChange: (id) => announced.push(id) });
+      try {
+        await eventually('the watch to come up', () => up, 10_000);
+        const clients = (await server.run(['list-clients', '-F', '#{client_control_mode}'])).text().trim().split('\n');
+        assert.deepEqual(clients, ['1', '1', '1'], 'three control clients: the fourth session has none');
+        // A window active in the second a census began may have printed after it: the second the
+        // sessions were made may be announced once. Past it, a quiet pane is not announced again.
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        const quiet = announced.filter((id) => id === unfollowed).length;
+        await new Promise((resolve) => setTimeout(resolve, 2000));
+        assert.equal(announced.filter((id) => id === unfollowed).length, quiet, 'nothing printed there, nothing announced');
+        await port.typeText(unfollowed, 'printed-in-session-four');
+        await port.sendKeys(unfollowed, ['Enter']);
+        await eventually('the output in the fourth session to be announced', () => announced.includes(unfollowed), 5000);
+      } finally {
+        watch.close();
+        await port.close();
+      }
     } finally {
       await server.close();
     }

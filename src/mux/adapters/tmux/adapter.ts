@@ -81,7 +81,7 @@ import {
   type MuxWatch,
   type MuxWatchOptions,
 } from '../../types.js';
-import { TmuxWatch, structureSignature } from './watch.js';
+import { TmuxWatch, censusOf } from './watch.js';
 
 export const TMUX_RESYNC_MS = 5_000;
 /** Text up to this size is typed with send-keys -l; longer text goes through a paste buffer (tmux caps one command's size). */
@@ -388,7 +388,7 @@ export class TmuxAdapter implements MuxAdapter {
   watch(options: MuxWatchOptions): MuxWatch {
     const watch = new TmuxWatch(
       {
-        census: async () => structureSignature(await this.listing()),
+        census: async () => censusOf(await this.listing()),
         server: () => this.server(),
         nativePane: (paneId) => tmuxIds.nativePane(paneId),
         paneId: (native) => tmuxIds.pane(native),

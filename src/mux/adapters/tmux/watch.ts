@@ -1,9 +1,12 @@
 /**
  * tmux's watch pushes: control clients (tmux -C, attached without taking a size) announce
  * window and session changes, and %output for the panes of the session they are attached to,
- * so one client is attached per session holding a watched pane (at most three), or one for
- * topology alone. A resync every 5 s is the backstop for what no client hears (sessions with no
- * control client, a tmux without control mode); refresh() resyncs now and re-arms it.
+ * so one client is attached per session holding a watched pane (at most three: each is a tmux
+ * client, and shows its session as attached), or one for topology alone. A resync every 5 s is
+ * the backstop for what no client hears (sessions with no control client, a tmux without control
+ * mode): it reads each window's last activity, which tmux keeps to the second for every window,
+ * and a watched pane no client follows whose window was active since the last resync is
+ * announced. refresh() resyncs now and re-arms it.
  */
 import { TOPOLOGY_KINDS, type ControlConnection, type ControlEvent, type Server, type Snapshot as TmuxSnapshot } from '../../../tmux/index.js';
 import type { MuxWatch, MuxWatchOptions } from '../../types.js';
@@ -15,9 +18,17 @@ const MAX_CONTROL_CLIENTS = 3;
  */
 const OUTPUT_COALESCE_MS = 100;
 
+/** What a resync reads of a fresh listing. */
+export interface TmuxCensus {
+  /** The listing's structure (structureSignature). */
+  readonly signature: string;
+  /** Each pane's window's last activity, in whole seconds since the epoch, by tmux pane id. */
+  readonly activity: ReadonlyMap<string, number>;
+}
+
 export interface TmuxWatchSource {
-  /** The structure signature of a fresh listing; throws when tmux cannot be read. */
-  census(): Promise<string>;
+  /** A fresh listing's census; throws when tmux cannot be read. */
+  census(): Promise<TmuxCensus>;
   server(): Promise<Server>;
   nativePane(paneId: string): string | undefined;
   paneId(native: string): string;
@@ -33,14 +44,28 @@ export function structureSignature(listing: TmuxSnapshot): string {
   ]);
 }
 
+/** The census of a listing. */
+export function censusOf(listing: TmuxSnapshot): TmuxCensus {
+  const windowActivity = new Map(listing.windows.toArray().map((window) => [window.windowId as string, window.windowActivity]));
+  const activity = new Map<string, number>();
+  for (const pane of listing.panes.toArray()) {
+    const seconds = windowActivity.get(pane.windowId);
+    if (seconds !== undefined) activity.set(pane.paneId, seconds);
+  }
+  return { signature: structureSignature(listing), activity };
+}
+
 export class TmuxWatch implements MuxWatch {
   private closed = false;
   private signature: string | undefined;
   private timer: NodeJS.Timeout | undefined;
   /** Panes announced within the last interval, and whether they printed again since. */
   private readonly bursts = new Map<string, { timer: NodeJS.Timeout; again: boolean }>();
-  private readonly connections = new Set<ControlConnection>();
+  /** Each control client, with the watched panes whose output it hears. */
+  private readonly connections = new Map<ControlConnection, ReadonlySet<string>>();
   private readonly watched: ReadonlySet<string>;
+  /** The second the last census began: a window active since then may have printed after tmux listed it. */
+  private lastCensusSecond: number | undefined;
 
   constructor(
     private readonly source: TmuxWatchSource,
@@ -73,7 +98,7 @@ export class TmuxWatch implements MuxWatch {
     clearTimeout(this.timer);
     for (const burst of this.bursts.values()) clearTimeout(burst.timer);
     this.bursts.clear();
-    for (const connection of this.connections) void connection.close().catch(() => undefined);
+    for (const connection of this.connections.keys()) void connection.close().catch(() => undefined);
     this.connections.clear();
     this.onClosed(this);
   }
@@ -92,9 +117,10 @@ export class TmuxWatch implements MuxWatch {
 
   /** Takes a census; false (after onDown) when tmux cannot be read. */
   private async resync(): Promise<boolean> {
-    let signature: string;
+    const startedSecond = Math.floor(Date.now() / 1000);
+    let census: TmuxCensus;
     try {
-      signature = await this.source.census();
+      census = await this.source.census();
     } catch (error) {
       if (!this.closed) {
         this.close();
@@ -103,10 +129,25 @@ export class TmuxWatch implements MuxWatch {
       return false;
     }
     if (this.closed) return false;
-    const changed = this.signature !== undefined && signature !== this.signature;
-    this.signature = signature;
+    const changed = this.signature !== undefined && census.signature !== this.signature;
+    this.signature = census.signature;
     if (changed) this.options.onTopologyChange?.();
+    this.announceActive(census.activity);
+    this.lastCensusSecond = startedSecond;
     return true;
+  }
+
+  /** Announces each watched pane no control client follows whose window was active since the last census began. */
+  private announceActive(activity: ReadonlyMap<string, number>): void {
+    const since = this.lastCensusSecond;
+    if (since === undefined) return;
+    const followed = new Set([...this.connections.values()].flatMap((panes) => [...panes]));
+    for (const paneId of this.watched) {
+      if (followed.has(paneId) || this.bursts.has(paneId)) continue;
+      const native = this.source.nativePane(paneId);
+      const seconds = native === undefined ? undefined : activity.get(native);
+      if (seconds !== undefined && seconds >= since) this.announce(paneId);
+    }
   }
 
   /** Attaches control clients; without one (no session yet) the resync carries the watch. */
@@ -117,17 +158,18 @@ export class TmuxWatch implements MuxWatch {
     } catch {
       return;
     }
-    const sessions = new Set<string>();
+    const panesBySession = new Map<string, string[]>();
     for (const paneId of this.watched) {
       const native = this.source.nativePane(paneId);
       if (native === undefined) continue;
       try {
-        sessions.add((await server.pane(native).display('#{session_id}')).toString('utf8').trim());
+        const session = (await server.pane(native).display('#{session_id}')).toString('utf8').trim();
+        panesBySession.set(session, [...(panesBySession.get(session) ?? []), paneId]);
       } catch {
         // A watched pane that is gone has no output to report.
       }
     }
-    const targets: (string | undefined)[] = sessions.size === 0 ? [undefined] : [...sessions].slice(0, MAX_CONTROL_CLIENTS);
+    const targets: (string | undefined)[] = panesBySession.size === 0 ? [undefined] : [...panesBySession.keys()].slice(0, MAX_CONTROL_CLIENTS);
     for (const session of targets) {
       if (this.closed) return;
       try {
@@ -136,7 +178,7 @@ export class TmuxWatch implements MuxWatch {
           void connection.close().catch(() => undefined);
           return;
         }
-        this.connections.add(connection);
+        this.connections.set(connection, new Set(session === undefined ? [] : panesBySession.get(session)));
         void this.follow(connection);
       } catch {
         // No session to attach to, or no room for another client: the resync still covers topology.
