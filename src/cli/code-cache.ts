@@ -16,8 +16,9 @@
  * file's name holds a hash of the chunk's directory, so each install has its own); V8 itself
  * refuses a cache made by another V8 or under other flags. A chunk's cache is saved again when a
  * command that has not run it before runs it (up to a bound), so the functions each command
- * needs end up in it. A cache that cannot be read or written is skipped: it only saves time. An install's
- * caches of chunks it no longer has (an upgrade in place renames them) are removed when it saves.
+ * needs end up in it. A cache that cannot be read or written is skipped: it only saves time.
+ * An install's caches of chunks it no longer has (an upgrade in place renames them) are removed
+ * when it saves.
  */
 import { existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

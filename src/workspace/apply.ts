@@ -168,10 +168,10 @@ type Bound = Session | Window | Pane;
 
 /**
  * Asks the server which table each option name the plan sets belongs to (the option set
- * varies between tmux versions; a name may be shortened as tmux allows), or null when none has it. Each table is listed whole: asked
- * about one name, tmux answers from that name's own table whatever table was asked. A user
- * option (`@name`) belongs wherever it is put; the session is where one of the session's
- * options or global_options goes.
+ * varies between tmux versions; a name may be shortened as tmux allows), or null when none has
+ * it. Each table is listed whole: asked about one name, tmux answers from that name's own table
+ * whatever table was asked. A user option (`@name`) belongs wherever it is put; the session is
+ * where one of the session's options or global_options goes.
  */
 async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable | null>> {
   const names = new Set(plan.steps.flatMap((step) => (step.op === 'set-option' ? [step.args.name] : [])));
