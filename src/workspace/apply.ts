@@ -160,7 +160,7 @@ export async function captureWorkspaceSnapshot(server: Server, options: { timeou
   return {
     sessionNames: snapshot.sessions.toArray().map((session) => session.sessionName),
     ...(baseIndex === undefined ? {} : { baseIndex: baseIndex.as('integer') as number }),
-    ...(options.plan === undefined ? {} : { optionTables: await optionTables(server, options.plan, deadline) }),
+    ...(options.plan === undefined ? {} : await optionTables(server, options.plan, deadline)),
   };
 }
 
@@ -173,9 +173,10 @@ type Bound = Session | Window | Pane;
  * whatever table was asked. A user option (`@name`) belongs wherever it is put; the session is
  * where one of the session's options or global_options goes.
  */
-async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Map<string, OptionTable | null>> {
+async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadline): Promise<Required<Pick<PlanSnapshot, 'optionTables' | 'ambiguousOptions'>>> {
   const names = new Set(plan.steps.flatMap((step) => (step.op === 'set-option' ? [step.args.name] : [])));
   const tables = new Map<string, OptionTable | null>();
+  const ambiguous = new Map<string, string[]>();
   const listed: [OptionTable, ReadonlySet<string>][] = [];
   if ([...names].some((name) => !name.startsWith('@'))) {
     for (const [table, scope] of [['server', 'server'], ['session', 'global-session'], ['window', 'global-window']] as const) {
@@ -184,19 +185,26 @@ async function optionTables(server: Server, plan: WorkspacePlan, deadline: Deadl
       listed.push([table, new Set(lines.map((line) => line.split(' ', 1)[0]!.replace(/\[\d+\]$/, '')))]);
     }
   }
-  for (const name of names) tables.set(name, name.startsWith('@') ? 'session' : tableOf(name.replace(/\[\d+\]$/, ''), listed));
-  return tables;
+  for (const name of names) {
+    if (name.startsWith('@')) {
+      tables.set(name, 'session');
+      continue;
+    }
+    const found = optionNamed(name.replace(/\[\d+\]$/, ''), listed);
+    tables.set(name, found.length === 1 ? found[0]!.table : null);
+    if (found.length > 1) ambiguous.set(name, found.map((option) => option.name));
+  }
+  return { optionTables: tables, ambiguousOptions: ambiguous };
 }
 
 /**
- * The table of option `name` as tmux resolves a name: the option of exactly that name, else the
- * one option whose name it begins (`status-pos` is `status-position`); null for none or several.
+ * The options `name` names as tmux resolves a name: the option of exactly that name, else every
+ * option whose name it begins (one: `status-pos` is `status-position`; several: tmux refuses it).
  */
-function tableOf(name: string, listed: readonly [OptionTable, ReadonlySet<string>][]): OptionTable | null {
+function optionNamed(name: string, listed: readonly [OptionTable, ReadonlySet<string>][]): { table: OptionTable; name: string }[] {
   const exact = listed.find(([, known]) => known.has(name));
-  if (exact !== undefined) return exact[0];
-  const starting = listed.flatMap(([table, known]) => [...known].filter((option) => option.startsWith(name)).map(() => table));
-  return starting.length === 1 ? starting[0]! : null;
+  if (exact !== undefined) return [{ table: exact[0], name }];
+  return listed.flatMap(([table, known]) => [...known].filter((option) => option.startsWith(name)).map((option) => ({ table, name: option })));
 }
 
 /**

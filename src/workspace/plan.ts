@@ -145,6 +145,8 @@ export interface PlanSnapshot {
    * not checked.
    */
   readonly optionTables?: ReadonlyMap<string, OptionTable | null>;
+  /** The option names (as the plan sets them) that begin several of tmux's options' names, and those names. */
+  readonly ambiguousOptions?: ReadonlyMap<string, readonly string[]>;
 }
 
 /** The size a session is built at, and why that one (shown in the plan). */
@@ -499,7 +501,11 @@ function optionConflicts(steps: readonly PlanStep[], snapshot: PlanSnapshot): Pl
   return steps.flatMap((step): PlanConflict[] => {
     if (step.op !== 'set-option' || step.args.name.startsWith('@')) return [];
     const table = tables.get(step.args.name);
-    if (table === null) return [{ kind: 'unknown_option', path: step.source, message: 'tmux has no option by that name' }];
+    if (table === null) {
+      const several = snapshot.ambiguousOptions?.get(step.args.name);
+      const message = several === undefined ? 'tmux has no option by that name' : `tmux has no option by that name, and several begin with it: ${several.join(', ')}`;
+      return [{ kind: 'unknown_option', path: step.source, message }];
+    }
     // tmux picks an option's table by its name whatever scope it is set at, so a window's
     // options reach the server as surely as the session's do.
     if (table === 'server') {

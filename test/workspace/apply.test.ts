@@ -350,6 +350,7 @@ describe('applyPlan on real tmux', () => {
       ['unknown_option', 'options.mode'],
       ['server_option', 'options.escape-t'],
     ], 'mode starts mode-keys and mode-style; escape-t is escape-time, server-wide');
+    assert.match(error.result.conflicts[0]!.message, /^tmux has no option by that name, and several begin with it: .*\bmode-keys\b.*\bmode-style\b/);
     assert.equal((await tmux.server.snapshot()).sessions.size, sessions);
   });
 
