@@ -4,7 +4,7 @@ import type { ClosedPane, FleetBackend } from './backend.js';
 import { TRANSPORT_BUDGET_MS } from './dispatch.js';
 import { PlacementElsewhereError, PlacementError, PlacementStaleError } from './errors.js';
 import { deleteFleetLocked, deleteMemberLocked, type FleetDeleted, type LayoutTidy, type MemberDeleted } from './lifecycle.js';
-import { CODING_AGENTS, isConcrete, isRemote, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type PlacementBackend } from './model.js';
+import { CODING_AGENTS, isConcrete, isRemote, placementPaneKey, type CodingAgent, type ConcretePlacement, type Fleet, type Member, type Placement } from './model.js';
 import { INVOKING_PANE_VARIABLE, invokingPane, serverVerdict, type FleetRuntime } from './runtime.js';
 import { hostPaneTarget, noRemotePanes, remoteRefusal } from './remote.js';
 
@@ -96,11 +96,22 @@ function leftAlone(error: PlacementStaleError): string {
   return `${error.message}; the pane was not closed`;
 }
 
-/** The Director's pane when it lives on `backend`, for the layout tidy. */
-async function directorPaneOn(runtime: FleetRuntime, fleetId: number, backend: PlacementBackend): Promise<string | null> {
+/**
+ * The Director's pane for the layout tidy after closing `member`'s pane: only a Director placed
+ * on the member's own server run, and not found gone or stale there. Any other pane id would
+ * name a pane the tidy must not resize.
+ */
+function directorTidyPane(director: Placement | null | undefined, member: ConcretePlacement): string | null {
+  if (director === undefined || !isConcrete(director) || isRemote(director) || director.goneAt !== null || director.staleAt !== null) return null;
+  // A run is named by its server; placements recorded before drover kept it by their endpoint.
+  const sameRun = director.server !== null && member.server !== null ? director.server === member.server : director.endpoint === member.endpoint;
+  return director.backend === member.backend && sameRun ? director.pane : null;
+}
+
+/** The Director's placement of a fleet, if it has one. */
+async function directorPlacement(runtime: FleetRuntime, fleetId: number): Promise<Placement | null> {
   const fleet = await runtime.broker.getFleet(fleetId);
-  const director = fleet.directorMemberId === null ? null : (await runtime.broker.getMember(fleet.directorMemberId)).placement;
-  return isConcrete(director) && director.backend === backend ? director.pane : null;
+  return fleet.directorMemberId === null ? null : (await runtime.broker.getMember(fleet.directorMemberId)).placement;
 }
 
 function tidyAfterClosing(closed: readonly { backend: FleetBackend; pane: ClosedPane }[], directorPane: string | null): LayoutTidy {
@@ -154,7 +165,7 @@ export async function deleteMember(runtime: FleetRuntime, memberId: number): Pro
         paneLeft = await closeRemotePane(runtime, placement, deadline);
         return;
       }
-      const directorPane = await directorPaneOn(runtime, (await runtime.broker.getMember(placement.memberId)).fleetId, placement.backend);
+      const directorPane = directorTidyPane(await directorPlacement(runtime, (await runtime.broker.getMember(placement.memberId)).fleetId), placement);
       let backend: FleetBackend;
       try {
         backend = await runtime.backendFor(placement, deadline);
@@ -185,7 +196,7 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
     closePanes: async (placements, deadline) => {
       const fleet = await runtime.broker.getFleet(fleetId);
       const directorEntry = placements.find((entry) => entry.memberId === fleet.directorMemberId);
-      const closed: { backend: FleetBackend; pane: ClosedPane }[] = [];
+      const closed: { backend: FleetBackend; pane: ClosedPane; placement: ConcretePlacement }[] = [];
       for (const { memberId, placement } of placements) {
         if (memberId === fleet.directorMemberId) continue;
         if (isRemote(placement)) {
@@ -201,10 +212,10 @@ export async function deleteFleet(runtime: FleetRuntime, fleetId: number): Promi
           panesLeft.push(leftAlone(error));
           continue;
         }
-        closed.push({ backend, pane: await backend.closePane(placement.pane, deadline) });
+        closed.push({ backend, pane: await backend.closePane(placement.pane, deadline), placement });
       }
-      const onDirectorBackend = closed.filter((entry) => entry.backend.name === directorEntry?.placement.backend);
-      return tidyAfterClosing(onDirectorBackend, directorEntry?.placement.pane ?? null);
+      const beside = closed.filter((entry) => directorTidyPane(directorEntry?.placement, entry.placement) !== null);
+      return tidyAfterClosing(beside, directorEntry?.placement.pane ?? null);
     },
   });
   return { ...deleted, diagnostics: [...panesLeft, ...deleted.diagnostics] };

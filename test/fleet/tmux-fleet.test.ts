@@ -154,6 +154,32 @@ describe('members on real tmux', { concurrency: true }, () => {
     assert.equal(spans.depth, 0);
   });
 
+  it('tidies the layout around a Director on the member\'s own server only, never around one found stale', async (t) => {
+    class Recording extends FleetBackend {
+      readonly tidiedAround: string[] = [];
+      override rebalance(closed: ClosedPane, directorPane: string, deadline: number): Promise<void> {
+        this.tidiedAround.push(directorPane);
+        return super.rebalance(closed, directorPane, deadline);
+      }
+    }
+    const s = await tmuxFleet(t);
+    const recording = new Recording(createMuxPort(new TmuxAdapter({ server: s.server })));
+    const runtime = await FleetRuntime.open({ broker: s.broker, env: s.runtime.env, backends: { tmux: recording } });
+    t.after(() => runtime.close());
+    t.after(() => recording.close());
+    const alice = await createMember(runtime, { fleetId: s.fleetId, name: 'alice', cwd: s.dir });
+    const bob = await createMember(runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    await deleteMember(runtime, alice.member.memberId);
+    assert.deepEqual(recording.tidiedAround, [s.director], 'the column is tidied around the Director');
+
+    // The Director's pane id, once found to name a pane of another server run, names nothing to resize.
+    assert.equal(await s.broker.markServerReplaced(s.directorId, s.director), true);
+    const deleted = await deleteMember(runtime, bob.member.memberId);
+    assert.deepEqual([deleted.placement?.pane, deleted.diagnostics], [bob.pane, []]);
+    assert.deepEqual(recording.tidiedAround, [s.director], 'no tidy around a stale Director');
+    assert.deepEqual([...(await geometry(s.server, s.director)).panes.keys()], [s.director], "bob's pane is closed all the same");
+  });
+
   it('reports compensation it could not do, closing no other pane', async (t) => {
     class FailingRegistry extends SqlBroker {
       override recordPane(): never {
