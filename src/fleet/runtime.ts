@@ -197,13 +197,15 @@ export class FleetRuntime {
    * binding then refuses: that server is reached again, as the run it is now.
    */
   async livePanesOf(placement: ConcretePlacement, deadline: number): Promise<{ backend: FleetBackend; incarnation: string; live: Set<string> }> {
-    const reached = await this.reach(placement, deadline);
-    try {
+    const listed = async (): Promise<{ backend: FleetBackend; incarnation: string; live: Set<string> }> => {
+      const reached = await this.reach(placement, deadline);
       return { ...reached, live: await reached.backend.livePanes(deadline) };
+    };
+    try {
+      return await listed();
     } catch (error) {
       if (!(error instanceof MuxError && error.replaced)) throw error;
-      const again = await this.reach(placement, deadline);
-      return { ...again, live: await again.backend.livePanes(deadline) };
+      return listed();
     }
   }
 
