@@ -88,26 +88,29 @@ export class FleetApi {
   }
 
   async list(): Promise<FleetListView> {
-    const fleets = await Promise.all(
-      (await this.runtime.broker.listFleets()).map(async (fleet): Promise<FleetView> => {
-      // Checked against the panes there are now, as `drover fleet show` does: a closed pane or a restarted server shows.
-      const listMembers = () => this.runtime.broker.listMembers(fleet.fleetId);
-      const members = await checkMemberPanes(this.runtime, await listMembers(), listMembers);
-      return {
+    const { broker } = this.runtime;
+    const listed = await broker.listFleets();
+    const everyMember = async (): Promise<Member[]> => (await Promise.all(listed.map((fleet) => broker.listMembers(fleet.fleetId)))).flat();
+    // Checked against the panes there are now, as `drover fleet show` does (a closed pane or a
+    // restarted server shows), in one roster: one listing per server for every fleet on it.
+    const members = await checkMemberPanes(this.runtime, await everyMember(), everyMember);
+    const fleets = listed.map(
+      (fleet): FleetView => ({
         fleet_id: fleet.fleetId,
         name: fleet.name,
         director_member_id: fleet.directorMemberId,
-        members: members.map((member) => ({
-          member_id: member.memberId,
-          name: member.name,
-          kind: member.kind,
-          coding_agent: member.codingAgent,
-          pane: member.placement?.pane ?? null,
-          pane_key: placementPaneKey(member.placement),
-          gone: member.placement?.goneAt !== null && member.placement?.goneAt !== undefined,
-          stale: member.placement?.staleAt !== null && member.placement?.staleAt !== undefined,
-        })),
-      };
+        members: members
+          .filter((member) => member.fleetId === fleet.fleetId)
+          .map((member) => ({
+            member_id: member.memberId,
+            name: member.name,
+            kind: member.kind,
+            coding_agent: member.codingAgent,
+            pane: member.placement?.pane ?? null,
+            pane_key: placementPaneKey(member.placement),
+            gone: member.placement?.goneAt !== null && member.placement?.goneAt !== undefined,
+            stale: member.placement?.staleAt !== null && member.placement?.staleAt !== undefined,
+          })),
       }),
     );
     return { available: true, reason: null, fleets };
