@@ -62,6 +62,15 @@ describe('the code cache the bundled CLI runs through', () => {
     for (const [name, text] of Object.entries(files)) writeFileSync(join(chunks, name), text);
   }
 
+  /** A second install's chunk directory, fresh, holding `files`. */
+  function otherInstall(files: Record<string, string>): string {
+    const other = join(dir, 'other-install');
+    rmSync(other, { recursive: true, force: true });
+    mkdirSync(other);
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(other, name), text);
+    return other;
+  }
+
   it('runs each chunk once, serves chunks and Node modules to require, and gives each chunk its own URL', async () => {
     writeChunks();
     const { exports } = await loadInFreshNode(chunks, cacheDir, 'pane map');
@@ -118,10 +127,7 @@ describe('the code cache the bundled CLI runs through', () => {
 
   it('keeps the caches of two installs apart', async () => {
     writeChunks();
-    const other = join(dir, 'other-install');
-    rmSync(other, { recursive: true, force: true });
-    mkdirSync(other);
-    writeFileSync(join(other, 'main.cjs'), 'exports.sum = 7; exports.padding = "a longer chunk than the first install\'s";');
+    const other = otherInstall({ 'main.cjs': 'exports.sum = 7; exports.padding = "a longer chunk than the first install\'s";' });
     await loadInFreshNode(chunks, cacheDir, 'pane map');
     await loadInFreshNode(other, cacheDir, 'pane map');
     assert.equal((await loadInFreshNode(chunks, cacheDir, 'pane map')).outcomes['main.cjs'], 'used');
@@ -132,10 +138,7 @@ describe('the code cache the bundled CLI runs through', () => {
 
   it("removes an install's caches of chunks it no longer has when it saves, and no other install's", async () => {
     writeChunks();
-    const other = join(dir, 'other-install');
-    rmSync(other, { recursive: true, force: true });
-    mkdirSync(other);
-    writeFileSync(join(other, 'old.cjs'), 'exports.sum = 7;');
+    const other = otherInstall({ 'old.cjs': 'exports.sum = 7;' });
     await loadInFreshNode(other, cacheDir, 'pane map', 'old.cjs');
     writeFileSync(join(chunks, 'old.cjs'), 'exports.sum = 1;');
     await loadInFreshNode(chunks, cacheDir, 'pane map');
