@@ -358,6 +358,25 @@ describe('the tmux adapter', { concurrency: false }, () => {
     assert.equal((await port.closePane(split.value.paneId)).ok, true);
   });
 
+  it('reads the exit status of a pane found dead before tmux has reaped its program', async () => {
+    const port = portOver(owned.server);
+    const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;
+    // Closing its terminal makes tmux mark the pane dead at once; the program exits 3 a moment
+    // later, as any program does on a busy machine between its terminal closing and its reaping.
+    const program = 'trap "" HUP; exec 0<&- 1>&- 2>&-; sleep 0.1; exit 3';
+    const split = await port.splitPane({ besidePaneId: beside.paneId, direction: 'right', command: ['sh', '-c', program], keepOnExit: true });
+    assert.ok(split.ok, JSON.stringify(split));
+    try {
+      const dead = await eventually('the kept pane to report its program dead', async () => {
+        const read = await port.readProcess(split.value.paneId);
+        return read.ok && read.value.dead ? read.value : undefined;
+      });
+      assert.equal(dead.exitStatus, 3, 'the first read that finds the pane dead has its status');
+    } finally {
+      await port.closePane(split.value.paneId);
+    }
+  });
+
   it('refuses to split a pane on a tmux that would crash with window-size manual', async () => {
     const port = portOver(owned.server);
     const beside = (await port.snapshot()).panes.find((pane) => pane.tabLabel === 'logs')!;

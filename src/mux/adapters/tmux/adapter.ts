@@ -24,6 +24,7 @@
  */
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
 import {
   ArgumentError,
   captureArgs,
@@ -96,7 +97,10 @@ export const TMUX_AGENT_STATE_OPTIONS = ['@rk_pane_agent_state', '@rk_agent_stat
 /** A pane's size and cursor, after its id so that a reply about another pane is caught. */
 const SCREEN_GEOMETRY = '#{pane_id} #{pane_width} #{pane_height} #{cursor_x} #{cursor_y} #{cursor_flag}';
 /** The pane's own program and its fate; the command last, since it is the one free-text field. */
-const PROCESS_FIELDS = '#{pane_pid}\u001f#{pane_dead}\u001f#{pane_dead_status}\u001f#{pane_current_command}';
+const PROCESS_FIELDS = '#{pane_pid}\u001f#{pane_dead}\u001f#{pane_dead_status}\u001f#{pane_dead_signal}\u001f#{pane_current_command}';
+/** How long a dead pane's unrecorded exit is waited for, and how often it is looked at again. */
+const EXIT_SETTLE_MS = 250;
+const EXIT_SETTLE_POLL_MS = 10;
 /** What a kept pane runs until its real program replaces it, so that even a program exiting at once is kept. */
 const PLACEHOLDER = ['sleep', '86400'];
 
@@ -448,14 +452,25 @@ export class TmuxAdapter implements MuxAdapter {
   async readProcess(paneId: string, options: MuxCallOptions): Promise<MuxOutcome<MuxPaneProcess>> {
     const pane = this.native('pane', paneId);
     const deadline = this.deadline(options);
-    const shown = await this.tmux((server) => server.pane(pane).display(PROCESS_FIELDS, step(deadline)), step(deadline));
-    const [pidText, dead, status, ...command] = shown.toString('utf8').split('\u001f');
-    const pid = wholeNumber(pidText);
-    let exitStatus = dead === '1' ? wholeNumber(status) : null;
-    // tmux can mark a pane dead when its terminal closes and then miss the program's exit for
-    // a long while, leaving it unreaped; its status is still there to read.
-    if (dead === '1' && exitStatus === null && pid !== null) exitStatus = await zombieExitStatus(pid);
-    return ok({ paneId, pid, foreground: command.join('\u001f'), dead: dead === '1', exitStatus });
+    const display = async () => {
+      const shown = await this.tmux((server) => server.pane(pane).display(PROCESS_FIELDS, step(deadline)), step(deadline));
+      const [pidText, dead, status, signal, ...command] = shown.toString('utf8').split('\u001f');
+      return { pid: wholeNumber(pidText), dead: dead === '1', status: wholeNumber(status), signalled: signal !== '', foreground: command.join('\u001f') };
+    };
+    let shown = await display();
+    let exitStatus = shown.dead ? shown.status : null;
+    // tmux marks a pane dead when its terminal closes, which can come before it reaps the program
+    // (a moment on a busy machine, or a long while when it misses the exit). Until then the status
+    // is the zombie's to read, or, once the program is past its exit, soon tmux's.
+    const settle = Date.now() + EXIT_SETTLE_MS;
+    while (shown.dead && exitStatus === null && !shown.signalled && shown.pid !== null) {
+      exitStatus = await zombieExitStatus(shown.pid);
+      if (exitStatus !== null || Date.now() >= settle || deadline.expired) break;
+      await delay(EXIT_SETTLE_POLL_MS);
+      shown = await display();
+      exitStatus = shown.status;
+    }
+    return ok({ paneId, pid: shown.pid, foreground: shown.foreground, dead: shown.dead, exitStatus });
   }
 
   async typeText(paneId: string, text: string, options: MuxCallOptions): Promise<MuxOutcome<void>> {
