@@ -12,6 +12,7 @@ import {
   type AgentNamer,
   type ProcessLookup,
 } from '../agents/index.js';
+import { foregroundWait } from '../process/index.js';
 import { MuxError, paneChannel, type MuxPane, type MuxPaneProcess, type MuxPort, type PaneChannel } from '../mux/index.js';
 import { PaneNotFoundError } from './errors.js';
 import { resolvePane, type PaneRef } from './target.js';
@@ -37,6 +38,12 @@ export interface PaneFacts {
   agent: PaneAgent;
   /** The pid of the pane's own program; null where the multiplexer does not report one. */
   pid: number | null;
+  /**
+   * When no program of the terminal's foreground reads it (each waits in a sleep or for a child,
+   * as `sleep 8` run from a shell does), the calls they wait in; null when one may read, or
+   * where that cannot be told. Read only for a program that is neither a shell nor an agent.
+   */
+  foregroundWaits: readonly string[] | null;
 }
 
 /** The agent names in effect for a directory: the built-ins plus its project's providers. */
@@ -92,13 +99,16 @@ export async function readPaneFacts(channel: PaneChannel, nameAgent: AgentNamer)
   const { port, paneId } = channel;
   if (port.declaration.supports.paneProcess) {
     const process = await channel.process();
-    if (process.dead) return { foreground: process.foreground, dead: true, agent: NO_AGENT, pid: process.pid };
-    if (process.pid === null) return { foreground: process.foreground, dead: false, agent: detectedAgent(await listedPane(port, paneId)), pid: null };
+    if (process.dead) return { foreground: process.foreground, dead: true, agent: NO_AGENT, pid: process.pid, foregroundWaits: null };
+    if (process.pid === null) return { foreground: process.foreground, dead: false, agent: detectedAgent(await listedPane(port, paneId)), pid: null, foregroundWaits: null };
     const lookup = await systemProcessLookup();
-    return { foreground: foregroundProgram(process, lookup), dead: false, agent: paneAgent(process.pid, nameAgent, lookup), pid: process.pid };
+    const foreground = foregroundProgram(process, lookup);
+    const agent = paneAgent(process.pid, nameAgent, lookup);
+    const foregroundWaits = agent.kind === null && !isShellCommand(foreground) ? ((await foregroundWait(process.pid)) ?? null) : null;
+    return { foreground, dead: false, agent, pid: process.pid, foregroundWaits };
   }
   const pane = await listedPane(port, paneId);
-  return { foreground: pane.foregroundCommand ?? '', dead: !pane.alive, agent: detectedAgent(pane), pid: pane.pid ?? null };
+  return { foreground: pane.foregroundCommand ?? '', dead: !pane.alive, agent: detectedAgent(pane), pid: pane.pid ?? null, foregroundWaits: null };
 }
 
 /** What a verb gives one pane: its operation's budget and an abort signal. */

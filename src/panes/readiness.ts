@@ -19,8 +19,9 @@ export type Readiness = (typeof READINESS_STATES)[number];
 /**
  * Why a pane got its classification. For agents drover knows, the screen decides
  * (`agent_*`). An editor, pager or full-screen tool in the foreground is `key_driven_foreground`:
- * it takes typed keys as commands (vim's `D` deletes a line), so no probe is typed. For any
- * other program the probe decides:
+ * it takes typed keys as commands (vim's `D` deletes a line), so no probe is typed. A foreground
+ * whose every program waits in a sleep or for a child is `foreground_waiting`: it reads nothing,
+ * and the terminal would echo a probe all the same. For any other program the probe decides:
  * - probe_echoed: the probe text appeared; the pane takes typed input.
  * - blank_screen: no echo and nothing drawn yet.
  * - screen_changing: no echo and the screen moved between the two captures (still painting).
@@ -29,6 +30,7 @@ export type Readiness = (typeof READINESS_STATES)[number];
 export type ReadinessReason =
   | 'shell_foreground'
   | 'key_driven_foreground'
+  | 'foreground_waiting'
   | 'pane_dead'
   | 'agent_composer'
   | 'agent_busy'
@@ -153,12 +155,16 @@ export async function watchScreen(
  * verdict for an agent drover knows (its `reading`), `shell` for a bare shell; undefined where
  * only the typed probe can tell. `pane ready` and `pane explain` both decide by it.
  */
-export function untypedReadiness(facts: Pick<PaneFacts, 'dead' | 'foreground'>, reading: ScreenReading | undefined): (ReadinessVerdict & { detail: string }) | undefined {
+export function untypedReadiness(facts: Pick<PaneFacts, 'dead' | 'foreground' | 'foregroundWaits'>, reading: ScreenReading | undefined): (ReadinessVerdict & { detail: string }) | undefined {
   if (facts.dead) return { state: 'exited', reason: 'pane_dead', detail: 'the pane’s program has exited' };
   if (reading !== undefined) return { ...readinessOfReading(reading), detail: reading.detail };
   if (isShellCommand(facts.foreground)) return { state: 'shell', reason: 'shell_foreground', detail: `${facts.foreground} owns the pane; no agent runs` };
   if (isKeyDrivenProgram(facts.foreground)) {
     return { state: 'parked', reason: 'key_driven_foreground', detail: `${facts.foreground} owns the pane and takes typed keys as commands; nothing was typed` };
+  }
+  if (facts.foregroundWaits !== null) {
+    const waits = facts.foregroundWaits.join(' and ');
+    return { state: 'busy', reason: 'foreground_waiting', detail: `${facts.foreground} owns the pane and reads nothing (it waits in ${waits}); typed text would wait until it ends, nothing was typed` };
   }
   return undefined;
 }

@@ -8,3 +8,4 @@ export * from './time.js';
 export * from './exit-status.js';
 export * from './files.js';
 export * from './file-lock.js';
+export * from './terminal-wait.js';

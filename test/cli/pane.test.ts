@@ -447,6 +447,38 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     assert.equal((await live.server.snapshot()).pane(pane.id)?.paneCurrentCommand, 'less');
   });
 
+  it('reports a job that reads nothing as busy and types nothing into it, while cat run the same way takes the probe', async () => {
+    // An interactive shell hands its job the terminal; `sh -c` keeps it, and tmux names the shell.
+    const [job, script] = await Promise.all([
+      live.server.newSession({ command: ['sh'], env: { PS1: 'job$ ' }, receipt: true }).then(async ({ pane }) => (await screenShows(pane, 'job$'), pane)),
+      live.server.newSession({ command: ['sh', '-c', 'sleep 600; true'], receipt: true }).then(({ pane }) => pane),
+    ]);
+    await job.sendText('sleep 600');
+    await job.sendKeys(['Enter']);
+    await eventually('the job to own the pane', async () => (await job.display('#{pane_current_command}')).toString() === 'sleep');
+    // The script's sleep is a child of its shell, which waits for it.
+    await eventually('the script to start its sleep', async () => (await paneProcess(portOn(live.server), script.id)).processes[0]?.children.length === 1);
+    const before = await screenOf(job);
+    for (const pane of [job, script]) {
+      const ready = JSON.parse(ok(await sandbox.drover(['pane', 'ready', pane.id, '--json', '-S', socket]))) as { state: string; reason: string; detail: string };
+      assert.deepEqual([ready.state, ready.reason], ['busy', 'foreground_waiting'], pane.id);
+      assert.match(ready.detail, /^sleep owns the pane and reads nothing \(it waits in (clock_)?nanosleep( and wait4)?\); typed text would wait until it ends/, pane.id);
+      const delivered = await sandbox.drover(['pane', 'deliver', pane.id, '--text', 'touch typed-into-a-job', '--json', '-S', socket]);
+      assert.equal(delivered.exitCode, 1, pane.id);
+      const receipt = JSON.parse(delivered.text()) as { status: string; typed: boolean; reason: string };
+      assert.deepEqual([receipt.status, receipt.typed], ['failed', false], pane.id);
+      assert.match(receipt.reason, /^the pane is busy, not ready \(sleep owns the pane and reads nothing/, pane.id);
+    }
+    assert.equal(await screenOf(job), before, 'the terminal echoed nothing: nothing was typed');
+    await job.sendKeys(['C-c']);
+    await eventually('a fresh prompt', async () => (await screenOf(job)).split('job$').length > 2);
+    await job.sendText('cat');
+    await job.sendKeys(['Enter']);
+    await eventually('cat to own the pane', async () => (await job.display('#{pane_current_command}')).toString() === 'cat');
+    const reading = JSON.parse(ok(await sandbox.drover(['pane', 'ready', job.id, '--json', '-S', socket]))) as { state: string; reason: string };
+    assert.deepEqual([reading.state, reading.reason], ['ready', 'probe_echoed'], 'cat reads its terminal');
+  });
+
   it('reports a shell as a shell and a dialog as parked, and fails delivery into the dialog with the screen', async () => {
     const [shell, dialog] = await Promise.all([
       live.server.newSession({ command: ['sh'], env: { PS1: 'shell$ ' }, receipt: true }).then(async ({ pane }) => (await screenShows(pane, 'shell$'), pane)),

@@ -17,6 +17,8 @@ export class FakePane implements ChoreographyChannel {
   foreground = 'node';
   agent: PaneAgent = NO_AGENT;
   dead = false;
+  /** The calls a foreground that reads nothing waits in (a sleep run from a shell); null when it may read. */
+  foregroundWaits: readonly string[] | null = null;
   /** Whether the multiplexer takes a bracketed paste. */
   pastes = true;
   columns = 30;
@@ -47,7 +49,7 @@ export class FakePane implements ChoreographyChannel {
   }
 
   get facts(): PaneFacts {
-    return { foreground: this.behaviour === 'shell' ? 'bash' : this.foreground, dead: this.dead, agent: this.agent, pid: null };
+    return { foreground: this.behaviour === 'shell' ? 'bash' : this.foreground, dead: this.dead, agent: this.agent, pid: null, foregroundWaits: this.foregroundWaits };
   }
 
   /** The pane as the probe and delivery take it. */

@@ -109,6 +109,16 @@ describe('probeReadiness', () => {
     assert.equal(isKeyDrivenProgram('vimx'), false, 'names are whole');
   });
 
+  it('reports a foreground that reads nothing as busy without typing: the terminal would echo the probe all the same', async () => {
+    const pane = new FakePane();
+    pane.foreground = 'sleep';
+    pane.foregroundWaits = ['clock_nanosleep', 'wait4'];
+    const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
+    assert.deepEqual([report.state, report.reason], ['busy', 'foreground_waiting']);
+    assert.equal(report.detail, 'sleep owns the pane and reads nothing (it waits in clock_nanosleep and wait4); typed text would wait until it ends, nothing was typed');
+    assert.deepEqual(pane.sends(), []);
+  });
+
   it('reports a dialog as parked with the screen as snippet, both reads before the clear', async () => {
     const pane = new FakePane();
     pane.behaviour = 'parked';
