@@ -68,6 +68,9 @@ describe('a submission whose tmux server stops answering', () => {
   it('to a shell: stopped once the line is typed, Enter gives up at the deadline and the message stays pending', async (t) => {
     const s = await tmuxFleet(t);
     const bob = await createMember(s.runtime, { fleetId: s.fleetId, name: 'bob', cwd: s.dir });
+    // Until cat runs, the pane's shell starting it is taken for one at its prompt, and the
+    // ctrl+c that leads a line there would end it, and the pane with it.
+    await echoRunning(s.server, bob.pane);
     const message = await s.broker.sendMessage({ from: s.directorId, to: bob.member.memberId, text: 'never reaches Enter' });
     const server = await stopper(t, s);
     const { elapsed, attempt } = await timed({ ...s.runtime.notify, openPort: watching(s.runtime.openPort, 'type', server.stop), recipientId: bob.member.memberId, fleetId: s.fleetId });
