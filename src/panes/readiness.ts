@@ -152,8 +152,9 @@ export async function watchScreen(
 
 /**
  * Readiness as far as it is known without typing: `exited` for a dead pane, the screen rules'
- * verdict for an agent drover knows (its `reading`), `shell` for a bare shell; undefined where
- * only the typed probe can tell. `pane ready` and `pane explain` both decide by it.
+ * verdict for an agent drover knows (its `reading`), `shell` for a bare shell, `parked` for a
+ * program that takes keys as commands, `busy` for a foreground that reads nothing; undefined
+ * where only the typed probe can tell. `pane ready` and `pane explain` both decide by it.
  */
 export function untypedReadiness(facts: Pick<PaneFacts, 'dead' | 'foreground' | 'foregroundWaits'>, reading: ScreenReading | undefined): (ReadinessVerdict & { detail: string }) | undefined {
   if (facts.dead) return { state: 'exited', reason: 'pane_dead', detail: 'the pane’s program has exited' };
