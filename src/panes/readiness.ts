@@ -165,7 +165,7 @@ export function untypedReadiness(facts: Pick<PaneFacts, 'dead' | 'foreground' | 
   }
   if (facts.foregroundWaits !== null) {
     const waits = facts.foregroundWaits.join(' and ');
-    return { state: 'busy', reason: 'foreground_waiting', detail: `${facts.foreground} owns the pane and reads nothing (it waits in ${waits}); typed text would wait until it ends, nothing was typed` };
+    return { state: 'busy', reason: 'foreground_waiting', detail: `${facts.foreground} owns the pane and reads nothing: it waits in ${waits}; typed text would wait until it ends, nothing was typed` };
   }
   return undefined;
 }

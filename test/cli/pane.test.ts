@@ -462,7 +462,7 @@ describe('drover pane ready, deliver and questions with a fake agent reporting t
     for (const pane of [job, script]) {
       const ready = JSON.parse(ok(await sandbox.drover(['pane', 'ready', pane.id, '--json', '-S', socket]))) as { state: string; reason: string; detail: string };
       assert.deepEqual([ready.state, ready.reason], ['busy', 'foreground_waiting'], pane.id);
-      assert.match(ready.detail, /^sleep owns the pane and reads nothing \(it waits in (clock_)?nanosleep( and wait4)?\); typed text would wait until it ends/, pane.id);
+      assert.match(ready.detail, /^sleep owns the pane and reads nothing: it waits in (clock_)?nanosleep( and wait4)?; typed text would wait until it ends/, pane.id);
       const delivered = await sandbox.drover(['pane', 'deliver', pane.id, '--text', 'touch typed-into-a-job', '--json', '-S', socket]);
       assert.equal(delivered.exitCode, 1, pane.id);
       const receipt = JSON.parse(delivered.text()) as { status: string; typed: boolean; reason: string };

@@ -115,7 +115,7 @@ describe('probeReadiness', () => {
     pane.foregroundWaits = ['clock_nanosleep', 'wait4'];
     const report = await probeReadiness(pane.driven(), { pacing: recordingPacing() });
     assert.deepEqual([report.state, report.reason], ['busy', 'foreground_waiting']);
-    assert.equal(report.detail, 'sleep owns the pane and reads nothing (it waits in clock_nanosleep and wait4); typed text would wait until it ends, nothing was typed');
+    assert.equal(report.detail, 'sleep owns the pane and reads nothing: it waits in clock_nanosleep and wait4; typed text would wait until it ends, nothing was typed');
     assert.deepEqual(pane.sends(), []);
   });
 
