@@ -95,6 +95,25 @@ export interface ProcessLookup {
  */
 const RUNTIME_THREAD_NAMES: ReadonlySet<string> = new Set(['MainThread']);
 
+/**
+ * The children a thread started. A thread other than the main one may end between the listing
+ * of the tasks and this read (a runtime's worker pools come and go): it has none left then, and
+ * the process is still there.
+ */
+function threadChildren(dir: string, tid: string, mainTid: string): number[] {
+  let list: string;
+  try {
+    list = readFileSync(join(dir, 'task', tid, 'children'), 'utf8');
+  } catch (error) {
+    if (tid !== mainTid && ['ENOENT', 'ESRCH'].includes((error as NodeJS.ErrnoException).code ?? '')) return [];
+    throw error;
+  }
+  return list
+    .split(' ')
+    .filter((word) => word !== '')
+    .map(Number);
+}
+
 /** Reads one process from /proc, or undefined when it exited meanwhile. */
 function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined {
   const dir = join(procRoot, String(pid));
@@ -114,12 +133,7 @@ function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined 
     // Children are listed per thread; most processes have one, whose id is the process's own,
     // so the task directory is listed only for the others (a map reads every pane's tree).
     const tids = fields[17] === '1' ? [String(pid)] : readdirSync(join(dir, 'task'));
-    const children = tids.flatMap((tid) =>
-      readFileSync(join(dir, 'task', tid, 'children'), 'utf8')
-        .split(' ')
-        .filter((word) => word !== '')
-        .map(Number),
-    );
+    const children = tids.flatMap((tid) => threadChildren(dir, tid, String(pid)));
     return { ppid, comm, argv, children, group: Number(fields[2]), terminalGroup: Number(fields[5]) };
   } catch {
     return undefined;

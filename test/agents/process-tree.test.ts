@@ -96,6 +96,10 @@ describe('readProcessTree over a /proc layout', () => {
     fakeProcess(proc, 200, 100, 'node', ['node', '/usr/local/bin/gemini', '--yolo'], { 200: [], 201: [400] });
     fakeProcess(proc, 300, 100, 'git', ['git', 'fetch'], { 300: [] });
     fakeProcess(proc, 400, 200, 'odd) name', ['python3', '-c', "print('claude')"], { 400: [] });
+    // A worker thread (602) that ended after the task listing: its directory is there, its list is not.
+    fakeProcess(proc, 600, 1, 'codex', ['codex'], { 600: [601], 602: [] });
+    fakeProcess(proc, 601, 600, 'sh', ['sh', '-c', 'true'], { 601: [] });
+    rmSync(join(proc, '600', 'task', '602', 'children'));
   });
   after(() => rmSync(proc, { recursive: true, force: true }));
 
@@ -117,6 +121,11 @@ describe('readProcessTree over a /proc layout', () => {
     assert.equal(firstAgent(tree)?.pid, 200);
     assert.equal(firstAgent(tree)?.agent, 'gemini', 'a node process running gemini is gemini');
     assert.equal(renderProcessTree(tree), '100 bash [other]\n  200 node [agent: gemini]\n    400 odd) name [other]\n  300 git [git]\n');
+  });
+
+  it('keeps a process one of whose threads ended while it was read', () => {
+    const tree = readProcessTree(600, nameAgent, procLookup(proc));
+    assert.deepEqual([tree?.comm, tree?.agent, tree?.children.map((child) => child.pid)], ['codex', 'codex', [601]]);
   });
 
   it('finds the agent a pane runs as the whole tree would, reading no process past it', () => {
