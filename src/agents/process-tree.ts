@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { basename, join } from 'node:path';
-import { DroverError, run } from '../process/index.js';
+import { DroverError, parseProcStat, run } from '../process/index.js';
 import type { AgentKind } from './screens/types.js';
 import { isShellCommand } from './shells.js';
 
@@ -118,15 +118,9 @@ function threadChildren(dir: string, tid: string, mainTid: string): number[] {
 function readProcFacts(procRoot: string, pid: number): ProcessFacts | undefined {
   const dir = join(procRoot, String(pid));
   try {
-    const stat = readFileSync(join(dir, 'stat'), 'utf8');
-    // The command name (what /proc/PID/comm holds too) is in parentheses and may itself
-    // contain ") ", so it ends at the last one.
-    const nameEnd = stat.lastIndexOf(')');
-    // The fields after the name: state, ppid, pgrp, session, tty_nr, tpgid, … with the thread
-    // count the 18th (stat's 20th).
-    const fields = stat.slice(nameEnd + 2).split(' ');
+    // The name is what /proc/PID/comm holds too; the thread count is the 18th field after it (stat's 20th).
+    const { name: threadName, fields } = parseProcStat(readFileSync(join(dir, 'stat'), 'utf8'));
     const ppid = Number(fields[1]);
-    const threadName = stat.slice(stat.indexOf('(') + 1, nameEnd);
     const argv = readFileSync(join(dir, 'cmdline'), 'utf8').split('\0');
     if (argv.at(-1) === '') argv.pop();
     const comm = RUNTIME_THREAD_NAMES.has(threadName) && argv[0] !== undefined ? basename(argv[0]) : threadName;

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { parseProcStat } from './proc-stat.js';
 
 /**
  * The exit status of a child that has exited but not been reaped yet (a zombie), read from
@@ -12,8 +13,7 @@ export async function zombieExitStatus(pid: number): Promise<number | null> {
   } catch {
     return null;
   }
-  // The command name sits in parentheses and may hold spaces or parentheses of its own.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).trim().split(' ');
+  const { fields } = parseProcStat(stat);
   // fields[0] is the state (stat's field 3); the wait status is field 52.
   if (fields[0] !== 'Z') return null;
   const waitStatus = Number(fields[49]);

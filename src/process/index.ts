@@ -6,6 +6,7 @@ export * from './signals.js';
 export * from './frames.js';
 export * from './time.js';
 export * from './exit-status.js';
+export * from './proc-stat.js';
 export * from './files.js';
 export * from './file-lock.js';
 export * from './terminal-wait.js';

@@ -12,6 +12,7 @@ import {
   TimeoutError,
   decodeUtf8,
 } from './errors.js';
+import { parseProcStat } from './proc-stat.js';
 
 export interface RunLimits {
   /** Total bytes of all argv strings (UTF-8) plus their terminators. */
@@ -506,7 +507,7 @@ export function isProcessAlive(pid: number): boolean {
   }
   try {
     const stat = readFileSync(`/proc/${pid}/stat`, 'latin1');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+    return parseProcStat(stat).fields[0] !== 'Z';
   } catch {
     // No /proc (not Linux): trust the signal probe.
     return true;

@@ -1,5 +1,6 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parseProcStat } from './proc-stat.js';
 
 /**
  * System calls in which a thread reads nothing, by number, per architecture: a sleep, or a wait
@@ -23,10 +24,7 @@ async function procStat(procRoot: string, pid: string): Promise<ProcStat | undef
   } catch {
     return undefined;
   }
-  // The name sits in parentheses and may hold spaces or parentheses of its own.
-  const nameEnd = stat.lastIndexOf(')');
-  const fields = stat.slice(nameEnd + 2).split(' ');
-  // fields: state, ppid, pgrp, session, tty_nr, tpgid, …
+  const { fields } = parseProcStat(stat);
   return { group: Number(fields[2]), terminalGroup: Number(fields[5]) };
 }
 
